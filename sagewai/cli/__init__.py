@@ -1,0 +1,1 @@
+"""The ``sagewai`` command line (``python -m sagewai`` or the ``sagewai`` script)."""

@@ -1,0 +1,121 @@
+"""The one exception tree of sagewai.
+
+Every error sagewai raises derives from :class:`SagewaiError`, so ``except SagewaiError`` catches
+all of them. Two branches tell a caller what to do next:
+
+* :class:`ConfigurationError` – the caller asked for something that cannot work (a bad argument, a
+  missing optional dependency, a missing model file). Retrying will not help; fix the call.
+* :class:`SagewaiRuntimeError` – something failed while working (a backend is unreachable, a call
+  timed out, an extraction failed). Retrying later may help.
+
+Driver exceptions (asyncpg, qdrant, sqlite3, litellm, nebula3) are translated into this tree where
+they enter sagewai, so user code never has to import a driver to handle errors.
+
+```
+SagewaiError
+├── ConfigurationError
+│   ├── MissingDependencyError
+│   ├── ModelNotAvailableError
+│   └── InvalidInputError
+│       └── ScopeError
+└── SagewaiRuntimeError
+    ├── BackendError
+    │   ├── BackendUnavailableError
+    │   └── IntegrityError
+    ├── FactNotFoundError
+    ├── LockedError
+    ├── SagewaiTimeoutError
+    └── ExtractionError
+```
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BackendError",
+    "BackendUnavailableError",
+    "ConfigurationError",
+    "ExtractionError",
+    "FactNotFoundError",
+    "IntegrityError",
+    "InvalidInputError",
+    "LockedError",
+    "MissingDependencyError",
+    "ModelNotAvailableError",
+    "SagewaiError",
+    "SagewaiRuntimeError",
+    "SagewaiTimeoutError",
+    "ScopeError",
+]
+
+
+class SagewaiError(Exception):
+    """Root of every error raised by sagewai."""
+
+
+class ConfigurationError(SagewaiError):
+    """The call cannot work as written: fix the arguments or the installation."""
+
+
+class MissingDependencyError(ConfigurationError, ImportError):
+    """An optional dependency is not installed; the message holds the exact pip command."""
+
+    def __init__(self, package: str, extra: str, feature: str) -> None:
+        self.package = package
+        self.extra = extra
+        self.feature = feature
+        super().__init__(
+            f"{feature} needs the optional dependency {package!r}, which is not installed. "
+            f'Install it with: pip install "sagewai[{extra}]"'
+        )
+
+
+class ModelNotAvailableError(ConfigurationError):
+    """A model (weights, tokenizer) is not on this machine and sagewai never downloads at run time."""
+
+
+class InvalidInputError(ConfigurationError, ValueError):
+    """An argument or a record failed validation (empty, too large, malformed, hostile)."""
+
+
+class ScopeError(InvalidInputError):
+    """A scope was named without the identifier it needs (a USER search without a user_id, ...)."""
+
+
+class SagewaiRuntimeError(SagewaiError):
+    """Something failed while working; retrying later may succeed."""
+
+
+class BackendError(SagewaiRuntimeError):
+    """A storage backend failed; the original driver error is chained as ``__cause__``."""
+
+
+class BackendUnavailableError(BackendError):
+    """A backend cannot be reached (server down, connection refused, file locked by a process)."""
+
+
+class IntegrityError(BackendError):
+    """A write was rejected because it would break the store's invariants."""
+
+
+class FactNotFoundError(SagewaiRuntimeError, KeyError):
+    """No fact with that id exists in this project."""
+
+    def __init__(self, fact_id: str) -> None:
+        self.fact_id = fact_id
+        super().__init__(fact_id)
+
+    def __str__(self) -> str:
+        return f"no fact with id {self.fact_id!r} in this project"
+
+
+class LockedError(SagewaiRuntimeError):
+    """Another process holds the lock (e.g. a consolidation run on the same project)."""
+
+
+class SagewaiTimeoutError(SagewaiRuntimeError, TimeoutError):
+    """An operation did not finish in the time it was given."""
+
+
+class ExtractionError(SagewaiRuntimeError):
+    """An extractor failed on an input (model error, unparsable output after retries)."""

@@ -1,0 +1,113 @@
+"""An in-memory vector store on numpy: exact cosine search, for tests and small projects."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from sagewai.embeddings.base import Vector
+from sagewai.stores.vector import VectorFilter, VectorHit, VectorPayload, VectorRecord, VectorStore
+
+__all__ = ["InMemoryVectorStore"]
+
+
+class InMemoryVectorStore(VectorStore):
+    """Exact nearest-neighbour search over a growable float32 matrix.
+
+    Rows are kept in one contiguous matrix so a search is one matrix-vector product followed by a
+    filter over the payloads of the best candidates. Deleted rows are reused.
+
+    Args:
+        dimension: Vector length.
+    """
+
+    def __init__(self, dimension: int) -> None:
+        if dimension <= 0:
+            raise ValueError("dimension must be positive")
+        self._dimension = dimension
+        self._matrix = np.zeros((0, dimension), dtype=np.float32)
+        self._row_of: dict[str, int] = {}
+        self._ids: list[str | None] = []
+        self._payloads: list[VectorPayload | None] = []
+        self._free: list[int] = []
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    def _grow(self, needed: int) -> None:
+        capacity = self._matrix.shape[0]
+        if needed <= capacity:
+            return
+        new_capacity = max(needed, capacity * 2, 64)
+        grown = np.zeros((new_capacity, self._dimension), dtype=np.float32)
+        grown[:capacity] = self._matrix
+        self._matrix = grown
+
+    async def upsert(self, records: Sequence[VectorRecord]) -> None:
+        checked = [(r, self._check_vector(r.vector)) for r in records]
+        for record, vector in checked:
+            row = self._row_of.get(record.id)
+            if row is None:
+                if self._free:
+                    row = self._free.pop()
+                else:
+                    row = len(self._ids)
+                    self._ids.append(None)
+                    self._payloads.append(None)
+                    self._grow(row + 1)
+                self._row_of[record.id] = row
+                self._ids[row] = record.id
+            self._matrix[row] = vector
+            self._payloads[row] = record.payload
+
+    async def search(self, vector: Vector, top_k: int, where: VectorFilter) -> list[VectorHit]:
+        query = self._check_vector(vector)
+        if top_k <= 0 or not self._row_of:
+            return []
+        used = len(self._ids)
+        scores = self._matrix[:used] @ query
+        hits: list[VectorHit] = []
+        for row in np.argsort(-scores, kind="stable"):
+            point_id = self._ids[row]
+            payload = self._payloads[row]
+            if point_id is None or payload is None or not where.matches(payload, point_id):
+                continue
+            hits.append(VectorHit(point_id, float(scores[row])))
+            if len(hits) == top_k:
+                break
+        return hits
+
+    async def get_vectors(self, ids: Sequence[str]) -> dict[str, Vector]:
+        return {i: self._matrix[self._row_of[i]].copy() for i in ids if i in self._row_of}
+
+    async def update_payloads(self, payloads: Mapping[str, VectorPayload]) -> None:
+        for point_id, payload in payloads.items():
+            row = self._row_of.get(point_id)
+            if row is not None:
+                self._payloads[row] = payload
+
+    async def delete(self, ids: Sequence[str]) -> None:
+        for point_id in ids:
+            row = self._row_of.pop(point_id, None)
+            if row is not None:
+                self._ids[row] = None
+                self._payloads[row] = None
+                self._matrix[row] = 0.0
+                self._free.append(row)
+
+    async def delete_project(self, project_id: str) -> None:
+        doomed = [
+            point_id
+            for point_id, payload in zip(self._ids, self._payloads, strict=True)
+            if point_id is not None and payload is not None and payload.project_id == project_id
+        ]
+        await self.delete(doomed)
+
+    async def count(self, where: VectorFilter) -> int:
+        return sum(
+            1
+            for point_id, payload in zip(self._ids, self._payloads, strict=True)
+            if point_id is not None and payload is not None and where.matches(payload, point_id)
+        )
