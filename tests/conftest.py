@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -35,7 +35,7 @@ def _postgres_reachable(dsn: str) -> str | None:
 
 
 @pytest.fixture(scope="session")
-def postgres_dsn() -> Iterator[str]:
+def postgres_dsn() -> str:
     """DSN of a reachable PostgreSQL; skips locally and fails in CI when there is none."""
     dsn = os.environ.get("SAGEWAI_TEST_POSTGRES_DSN", DEFAULT_DSN)
     reason = _postgres_reachable(dsn)
@@ -43,7 +43,7 @@ def postgres_dsn() -> Iterator[str]:
         if _in_ci():
             pytest.fail(f"CI=true and the PostgreSQL tests cannot run: {reason}")
         pytest.skip(reason)
-    yield dsn
+    return dsn
 
 
 @pytest.fixture

@@ -42,7 +42,12 @@ class ContextScope(StrEnum):
         return other.depth >= self.depth
 
 
-_DEPTH = {ContextScope.ORG: 0, ContextScope.PROJECT: 1, ContextScope.USER: 2, ContextScope.SESSION: 3}
+_DEPTH = {
+    ContextScope.ORG: 0,
+    ContextScope.PROJECT: 1,
+    ContextScope.USER: 2,
+    ContextScope.SESSION: 3,
+}
 
 
 def validate_identifier(value: str, what: str) -> str:

@@ -1,0 +1,803 @@
+"""ContextEngine: the one door to a project's stored knowledge.
+
+The engine owns no storage of its own. It validates, scopes, embeds and audits, and keeps a vector
+store (the index) in step with a metadata store (the truth). Every write goes through
+:meth:`ContextEngine.commit`, so every change, whoever makes it, lands the same way: vectors first
+(an orphan vector is harmless, the metadata store never knows it), then one atomic metadata batch,
+then payload updates. A crash between steps leaves the metadata as it was or fully updated, and
+reads re-check every hit against the metadata store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Self
+
+from pydantic import JsonValue, ValidationError
+
+from sagewai.context.chunking import chunk_text
+from sagewai.context.ranking import SearchConfig, fuse
+from sagewai.context.scope import ContextScope, ScopeAddress, validate_identifier
+from sagewai.embeddings.base import Embedder
+from sagewai.errors import FactNotFoundError, InvalidInputError, ScopeError
+from sagewai.records import (
+    ChangeAction,
+    Fact,
+    FactChange,
+    FactKind,
+    FactStatus,
+    FactType,
+    Provenance,
+    SearchResult,
+    new_id,
+    utcnow,
+)
+from sagewai.stores.metadata import ChangeQuery, FactQuery, MetadataStore, WriteBatch
+from sagewai.stores.vector import VectorFilter, VectorPayload, VectorRecord, VectorStore
+
+if TYPE_CHECKING:
+    from sagewai.context.forgetting import ForgetReport
+
+__all__ = ["ContextEngine"]
+
+logger = logging.getLogger("sagewai.context")
+
+MAX_QUERY_CHARS = 4_000
+MAX_TOP_K = 1_000
+_WRITE_BATCH = 256
+_SEARCHABLE = (FactStatus.ACTIVE, FactStatus.FLAGGED)
+_AS_OF_STATUSES = (FactStatus.ACTIVE, FactStatus.FLAGGED, FactStatus.SUPERSEDED)
+
+
+def _snapshot(fact: Fact, fields: Iterable[str]) -> dict[str, JsonValue]:
+    data = fact.model_dump(mode="json")
+    return {name: data[name] for name in fields}
+
+
+class ContextEngine:
+    """Store, search and forget a project's facts and documents.
+
+    Args:
+        metadata_store: The source of truth (in-memory, SQLite or PostgreSQL).
+        vector_store: The dense index (in-memory, Qdrant embedded engine or Qdrant).
+        project_id: Every read and write of this engine stays inside this project.
+        embedder: Turns text into vectors; its dimension must match the vector store's.
+        graph_store: Optional knowledge graph view of this project (``ContextEngine.local`` makes
+            one); ``forget`` reaches it and graph-aware search reads it.
+        org_id: Optional organisation; ORG-scope facts are shared by the org's projects.
+        episode_store: Optional episode store; ``forget`` reaches it.
+        search_config: Hybrid search tuning.
+
+    Example:
+        >>> import asyncio
+        >>> from sagewai.testing import FakeEmbedder
+        >>> async def demo() -> str:
+        ...     async with ContextEngine.in_memory(project_id="demo",
+        ...                                         embedder=FakeEmbedder()) as ctx:
+        ...         await ctx.add("Alice prefers green tea", subject="Alice")
+        ...         results = await ctx.search("what tea does Alice like?")
+        ...         return results[0].fact.content
+        >>> asyncio.run(demo())
+        'Alice prefers green tea'
+    """
+
+    def __init__(
+        self,
+        *,
+        metadata_store: MetadataStore,
+        vector_store: VectorStore,
+        project_id: str,
+        embedder: Embedder | None = None,
+        graph_store: Any | None = None,
+        org_id: str | None = None,
+        episode_store: Any | None = None,
+        search_config: SearchConfig | None = None,
+    ) -> None:
+        self.project_id = validate_identifier(project_id, "project_id")
+        self.org_id = None if org_id is None else validate_identifier(org_id, "org_id")
+        if embedder is None:
+            from sagewai.embeddings.minilm import MiniLMEmbedder
+
+            embedder = MiniLMEmbedder()
+        if embedder.dimension != vector_store.dimension:
+            raise InvalidInputError(
+                f"the embedder makes {embedder.dimension}-d vectors but the vector store holds "
+                f"{vector_store.dimension}-d vectors"
+            )
+        self.metadata_store = metadata_store
+        self.vector_store = vector_store
+        self.embedder = embedder
+        self.graph_store = graph_store
+        self.episode_store = episode_store
+        self.search_config = search_config or SearchConfig()
+        self._opened = False
+        self._open_lock = asyncio.Lock()
+        self.before_open: builtins.list[Callable[[], None]] = []
+        """Checks run (in a thread) before the stores open, e.g. the embedded folder's manifest."""
+
+    # ------------------------------------------------------------------ construction & lifecycle
+
+    @classmethod
+    def in_memory(
+        cls,
+        *,
+        project_id: str = "default",
+        embedder: Embedder | None = None,
+        org_id: str | None = None,
+        search_config: SearchConfig | None = None,
+    ) -> ContextEngine:
+        """An engine on in-memory stores: nothing persists; for tests, notebooks and demos."""
+        from sagewai.graph.memory import InMemoryGraphStore
+        from sagewai.stores.memory_metadata import InMemoryMetadataStore
+        from sagewai.stores.memory_vector import InMemoryVectorStore
+
+        if embedder is None:
+            from sagewai.embeddings.minilm import MiniLMEmbedder
+
+            embedder = MiniLMEmbedder()
+        return cls(
+            metadata_store=InMemoryMetadataStore(),
+            vector_store=InMemoryVectorStore(embedder.dimension),
+            project_id=project_id,
+            embedder=embedder,
+            graph_store=InMemoryGraphStore().for_project(project_id),
+            org_id=org_id,
+            search_config=search_config,
+        )
+
+    @classmethod
+    def local(
+        cls,
+        path: str | Path,
+        *,
+        project_id: str = "default",
+        embedder: Embedder | None = None,
+        org_id: str | None = None,
+        search_config: SearchConfig | None = None,
+    ) -> ContextEngine:
+        """The embedded default: everything in one folder, no server, no API key.
+
+        The folder holds ``metadata.sqlite3`` (facts and history), ``vectors/`` (Qdrant's
+        embedded engine) and ``graph.sqlite3`` (the knowledge graph). It is created on first
+        open; reopening it later finds everything again. The call itself touches no file.
+        """
+        from sagewai.stores.local import LocalLayout
+
+        return LocalLayout(Path(path)).engine(
+            cls,
+            project_id=project_id,
+            embedder=embedder,
+            org_id=org_id,
+            search_config=search_config,
+        )
+
+    async def open(self) -> None:
+        """Open the stores. Called for you by the first operation or by ``async with``."""
+        if self._opened:
+            return
+        async with self._open_lock:
+            if not self.is_open:
+                await self._open_stores()
+
+    @property
+    def is_open(self) -> bool:
+        """True once the stores are open."""
+        return self._opened
+
+    async def _open_stores(self) -> None:
+        for check in self.before_open:
+            await asyncio.to_thread(check)
+        await self.metadata_store.open()
+        await self.vector_store.open()
+        if self.graph_store is not None and hasattr(self.graph_store, "open"):
+            await self.graph_store.open()
+        self._opened = True
+
+    async def close(self) -> None:
+        """Close the stores. Safe to call more than once."""
+        if not self._opened:
+            return
+        self._opened = False
+        if self.graph_store is not None and hasattr(self.graph_store, "close"):
+            await self.graph_store.close()
+        await self.vector_store.close()
+        await self.metadata_store.close()
+
+    async def __aenter__(self) -> Self:
+        await self.open()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    # ------------------------------------------------------------------ scoping
+
+    def address(
+        self,
+        scope: ContextScope | str | None = None,
+        *,
+        user_id: str | None = None,
+        session_id: str | None = None,
+    ) -> ScopeAddress:
+        """The scope address of this project for the given scope and identifiers.
+
+        Without ``scope`` the narrowest scope the identifiers name is used: SESSION when a
+        ``session_id`` is given, USER when a ``user_id`` is, PROJECT otherwise.
+        """
+        if scope is None:
+            scope = (
+                ContextScope.SESSION
+                if session_id is not None
+                else ContextScope.USER
+                if user_id is not None
+                else ContextScope.PROJECT
+            )
+        try:
+            scope = ContextScope(scope)
+        except ValueError as exc:
+            raise ScopeError(f"unknown scope {scope!r}") from exc
+        return ScopeAddress(
+            scope,
+            project_id=self.project_id,
+            org_id=self.org_id,
+            user_id=user_id,
+            session_id=session_id,
+        )
+
+    # ------------------------------------------------------------------ writing
+
+    def build_fact(
+        self,
+        content: str,
+        *,
+        fact_type: FactType | str = FactType.GENERAL,
+        scope: ContextScope | str | None = None,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        subject: str | None = None,
+        predicate: str | None = None,
+        object: str | None = None,
+        confidence: float = 1.0,
+        exact_values: Sequence[str] = (),
+        tags: Sequence[str] = (),
+        metadata: Mapping[str, JsonValue] | None = None,
+        source: Provenance | None = None,
+        sources: Sequence[Provenance] = (),
+        kind: FactKind | str = FactKind.FACT,
+        valid_from: datetime | None = None,
+        created_at: datetime | None = None,
+        fact_id: str | None = None,
+    ) -> Fact:
+        """Validate fields into a :class:`Fact` of this project without storing it.
+
+        Without ``scope``, a fact with a ``user_id`` is stored at USER scope (so it is recalled in
+        the user's later sessions) and any other fact at PROJECT scope; ``session_id`` alone only
+        records where the fact came from. Pass ``scope="session"`` for session-local facts.
+
+        Raises:
+            InvalidInputError: a field is empty, too large, or of the wrong type.
+        """
+        if scope is None:
+            scope = ContextScope.USER if user_id is not None else ContextScope.PROJECT
+        self.address(scope, user_id=user_id, session_id=session_id)  # ScopeError if incomplete
+        all_sources = tuple(sources) + ((source,) if source is not None else ())
+        if session_id is None:
+            session_id = next((s.session_id for s in all_sources if s.session_id), None)
+        fields: dict[str, Any] = {
+            "project_id": self.project_id,
+            "org_id": self.org_id,
+            "scope": scope,
+            "user_id": user_id,
+            "session_id": session_id,
+            "kind": kind,
+            "content": content,
+            "fact_type": fact_type,
+            "confidence": confidence,
+            "subject": subject,
+            "predicate": predicate,
+            "object": object,
+            "exact_values": tuple(exact_values),
+            "tags": tuple(tags),
+            "metadata": dict(metadata or {}),
+            "sources": all_sources,
+            "valid_from": valid_from,
+        }
+        if created_at is not None:
+            fields["created_at"] = created_at
+        if fact_id is not None:
+            fields["id"] = validate_identifier(fact_id, "fact_id")
+        try:
+            return Fact.model_validate(fields)
+        except ValidationError as exc:
+            raise InvalidInputError(f"invalid fact: {exc}") from exc
+
+    async def add(self, content: str, **fields: Any) -> Fact:
+        """Store one fact and return it.
+
+        Keyword arguments are those of :meth:`build_fact` (``fact_type``, ``scope``, ``user_id``,
+        ``session_id``, ``subject``/``predicate``/``object``, ``confidence``, ``tags``,
+        ``metadata``, ``source``, ``exact_values``, ``valid_from``, ...).
+        """
+        (fact,) = await self.add_many([self.build_fact(content, **fields)])
+        return fact
+
+    async def add_many(
+        self, items: Iterable[Fact | str | Mapping[str, Any]], *, actor: str = "engine"
+    ) -> builtins.list[Fact]:
+        """Store many facts efficiently (batched embedding and writes) and return them.
+
+        Items are :class:`Fact` records of this project, plain strings, or mappings of
+        :meth:`build_fact` arguments (with ``content``). All items are validated before anything
+        is written; an invalid item raises and nothing is stored.
+        """
+        facts: builtins.list[Fact] = []
+        for item in items:
+            if isinstance(item, Fact):
+                if item.project_id != self.project_id:
+                    raise InvalidInputError(f"fact {item.id} belongs to another project")
+                facts.append(item)
+            elif isinstance(item, str):
+                facts.append(self.build_fact(item))
+            else:
+                data = dict(item)
+                content = data.pop("content", None)
+                if not isinstance(content, str):
+                    raise InvalidInputError("a mapping item needs a string 'content'")
+                facts.append(self.build_fact(content, **data))
+        for start in range(0, len(facts), _WRITE_BATCH):
+            chunk = facts[start : start + _WRITE_BATCH]
+            changes = [
+                FactChange(
+                    fact_id=fact.id,
+                    project_id=self.project_id,
+                    action=ChangeAction.CREATED,
+                    at=fact.created_at,
+                    actor=actor,
+                    rule="engine.add",
+                )
+                for fact in chunk
+            ]
+            await self.commit(
+                WriteBatch(self.project_id, upserts=list(chunk), changes=changes), new=chunk
+            )
+        return facts
+
+    async def add_document(
+        self,
+        text: str,
+        *,
+        document_id: str | None = None,
+        max_chars: int = 800,
+        overlap_sentences: int = 1,
+        **fields: Any,
+    ) -> builtins.list[Fact]:
+        """Ingest a plain text document as sentence-aligned chunks; returns the stored chunks.
+
+        Each chunk is a fact of kind DOCUMENT whose provenance names the document and the chunk
+        index, so search results can point back into the document.
+        """
+        if not isinstance(text, str) or not text.strip():
+            raise InvalidInputError("a document must be non-empty text")
+        document_id = validate_identifier(document_id or new_id(), "document_id")
+        chunks = chunk_text(text, max_chars=max_chars, overlap_sentences=overlap_sentences)
+        items = [
+            self.build_fact(
+                chunk,
+                kind=FactKind.DOCUMENT,
+                source=Provenance(document_id=document_id, chunk_index=index),
+                **fields,
+            )
+            for index, chunk in enumerate(chunks)
+        ]
+        return await self.add_many(items)
+
+    async def commit(self, batch: WriteBatch, *, new: Sequence[Fact] = ()) -> None:
+        """Apply one atomic batch to the metadata store and keep the vector index in step.
+
+        ``new`` lists the facts of ``batch.upserts`` whose content is not indexed yet (new facts,
+        or facts whose content changed); they are embedded and indexed before the metadata lands.
+        The other upserts only get their vector payload refreshed (status, validity, tags).
+        """
+        await self.open()
+        if batch.project_id != self.project_id:
+            raise InvalidInputError("a batch for another project cannot go through this engine")
+        batch.validate()
+        new_ids = {fact.id for fact in new}
+        if new:
+            vectors = await self.embedder.embed_documents([fact.content for fact in new])
+            await self.vector_store.upsert(
+                [
+                    VectorRecord(fact.id, vectors[row], VectorPayload.of(fact))
+                    for row, fact in enumerate(new)
+                ]
+            )
+        await self.metadata_store.apply(batch)
+        refreshed = {
+            fact.id: VectorPayload.of(fact) for fact in batch.upserts if fact.id not in new_ids
+        }
+        if refreshed:
+            await self.vector_store.update_payloads(refreshed)
+        if batch.deletes:
+            await self.vector_store.delete(batch.deletes)
+
+    # ------------------------------------------------------------------ reading
+
+    async def get(self, fact_id: str) -> Fact:
+        """The fact with this id in this project.
+
+        Raises:
+            FactNotFoundError: no such fact here (including facts of other projects).
+        """
+        await self.open()
+        found = await self.metadata_store.get(self.project_id, [fact_id])
+        if not found or not self._readable(found[0]):
+            raise FactNotFoundError(fact_id)
+        return found[0]
+
+    def _readable(self, fact: Fact) -> bool:
+        if fact.project_id == self.project_id:
+            return True
+        return (
+            fact.scope is ContextScope.ORG
+            and self.org_id is not None
+            and (fact.org_id == self.org_id)
+        )
+
+    async def list(
+        self,
+        *,
+        scope: ContextScope | str | None = None,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        subject: str | None = None,
+        statuses: Sequence[FactStatus | str] | None = _SEARCHABLE,
+        fact_types: Sequence[FactType | str] | None = None,
+        tags: Sequence[str] | None = None,
+        limit: int = 100,
+        after: tuple[datetime, str] | None = None,
+    ) -> builtins.list[Fact]:
+        """Facts readable at a scope, oldest first, ``limit`` at a time (then pass ``after``)."""
+        await self.open()
+        address = self.address(scope, user_id=user_id, session_id=session_id)
+        query = FactQuery(
+            project_id=self.project_id,
+            scope_keys=address.readable_keys(),
+            subject=subject,
+            statuses=None if statuses is None else tuple(FactStatus(s) for s in statuses),
+            fact_types=None if fact_types is None else tuple(FactType(t) for t in fact_types),
+            tags_any=None if tags is None else tuple(tags),
+            after=after,
+            limit=limit,
+        )
+        return await self.metadata_store.query(query)
+
+    async def count(self, *, statuses: Sequence[FactStatus | str] | None = None) -> int:
+        """How many facts this project holds (of these statuses)."""
+        await self.open()
+        return await self.metadata_store.count(
+            FactQuery(
+                project_id=self.project_id,
+                statuses=None if statuses is None else tuple(FactStatus(s) for s in statuses),
+            )
+        )
+
+    async def search(
+        self,
+        query: str,
+        top_k: int = 5,
+        *,
+        scope: ContextScope | str | None = None,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        fact_types: Sequence[FactType | str] | None = None,
+        kinds: Sequence[FactKind | str] | None = None,
+        tags: Sequence[str] | None = None,
+        statuses: Sequence[FactStatus | str] | None = None,
+        as_of: datetime | None = None,
+        graph_hops: int = 0,
+        min_score: float | None = None,
+    ) -> builtins.list[SearchResult]:
+        """Hybrid search: dense and keyword candidates, fused, with recency and strength.
+
+        Reads the named scope and the scopes above it (never a sibling). By default only ACTIVE
+        and FLAGGED facts are searched; with ``as_of`` the search sees what was believed at that
+        time (superseded facts included while they were valid).
+
+        Args:
+            query: Free text.
+            top_k: How many results.
+            scope: The scope to read; inferred from ``user_id``/``session_id`` when omitted.
+            user_id: The user whose facts may be read.
+            session_id: The session whose facts may be read.
+            fact_types: Keep only these types.
+            kinds: Keep only facts or only document chunks.
+            tags: Keep facts carrying any of these tags.
+            statuses: Override the statuses searched.
+            as_of: Search the memory as it stood at this time.
+            graph_hops: 1 or 2 to add facts linked to entities named in the query (needs a
+                graph store).
+            min_score: Drop results scoring below this.
+
+        Raises:
+            InvalidInputError: empty or oversized query, bad ``top_k``.
+            ScopeError: a scope named without its identifier.
+        """
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidInputError("the search query must be non-empty text")
+        if len(query) > MAX_QUERY_CHARS:
+            raise InvalidInputError(f"the search query is longer than {MAX_QUERY_CHARS} characters")
+        if not 1 <= top_k <= MAX_TOP_K:
+            raise InvalidInputError(f"top_k must be between 1 and {MAX_TOP_K}")
+        if graph_hops not in (0, 1, 2):
+            raise InvalidInputError("graph_hops must be 0, 1 or 2")
+        await self.open()
+        address = self.address(scope, user_id=user_id, session_id=session_id)
+        if statuses is None:
+            statuses = _AS_OF_STATUSES if as_of is not None else _SEARCHABLE
+        fact_query = FactQuery(
+            project_id=self.project_id,
+            scope_keys=address.readable_keys(),
+            statuses=tuple(FactStatus(s) for s in statuses),
+            kinds=None if kinds is None else tuple(FactKind(k) for k in kinds),
+            fact_types=None if fact_types is None else tuple(FactType(t) for t in fact_types),
+            tags_any=None if tags is None else tuple(tags),
+            valid_at=as_of,
+        )
+        vector_filter = VectorFilter.for_types(
+            fact_query.scope_keys or (),
+            statuses=fact_query.statuses,
+            kinds=fact_query.kinds,
+            fact_types=fact_query.fact_types,
+            tags_any=fact_query.tags_any,
+            valid_at=as_of,
+        )
+        pool = max(self.search_config.candidates, top_k)
+        query_vector, keyword = await asyncio.gather(
+            self.embedder.embed_query(query),
+            self.metadata_store.keyword_search(fact_query, query, pool),
+        )
+        dense = await self.vector_store.search(query_vector, pool, vector_filter)
+        bonus: dict[str, float] = {}
+        if graph_hops and self.graph_store is not None:
+            from sagewai.context.graph_expansion import graph_bonus
+
+            bonus = await graph_bonus(self, query, fact_query, graph_hops, pool)
+        ids = list(dict.fromkeys([h.id for h in dense] + [i for i, _ in keyword] + list(bonus)))
+        hydrated = await self.metadata_store.get(self.project_id, ids)
+        # Defence in depth: every hit is re-checked against the truth, whatever the index said.
+        facts = {fact.id: fact for fact in hydrated if fact_query.matches(fact)}
+        now = utcnow()
+        ranked = fuse(
+            facts,
+            [(h.id, h.score) for h in dense],
+            keyword,
+            config=self.search_config,
+            now=now,
+            bonus=bonus,
+        )
+        results = [
+            SearchResult(fact=c.fact, score=c.score, parts=c.parts)
+            for c in ranked[:top_k]
+            if min_score is None or c.score >= min_score
+        ]
+        if results and self.search_config.track_access and as_of is None:
+            own = [r.fact.id for r in results if r.fact.project_id == self.project_id]
+            await self.metadata_store.touch(self.project_id, own, now)
+        return results
+
+    async def history(self, fact_id: str) -> builtins.list[FactChange]:
+        """Every recorded change of this fact, oldest first (a tombstone after deletion)."""
+        await self.open()
+        validate_identifier(fact_id, "fact_id")
+        return await self.metadata_store.changes(
+            ChangeQuery(project_id=self.project_id, fact_id=fact_id)
+        )
+
+    async def changes(
+        self, *, since: datetime | None = None, run_id: str | None = None, limit: int | None = None
+    ) -> builtins.list[FactChange]:
+        """The project's audit log, oldest first."""
+        await self.open()
+        return await self.metadata_store.changes(
+            ChangeQuery(project_id=self.project_id, since=since, run_id=run_id, limit=limit)
+        )
+
+    # ------------------------------------------------------------------ changing and undoing
+
+    async def set_status(
+        self,
+        fact_id: str,
+        status: FactStatus | str,
+        *,
+        reason: str,
+        actor: str = "engine",
+        rule: str = "engine.set_status",
+    ) -> Fact:
+        """Change a fact's status (archive, flag, restore) with an audited change."""
+        fact = await self.get(fact_id)
+        status = FactStatus(status)
+        action = {
+            FactStatus.ARCHIVED: ChangeAction.ARCHIVED,
+            FactStatus.FLAGGED: ChangeAction.FLAGGED,
+            FactStatus.ACTIVE: ChangeAction.RESTORED,
+            FactStatus.SUPERSEDED: ChangeAction.SUPERSEDED,
+            FactStatus.MERGED: ChangeAction.MERGED,
+        }[status]
+        updated = fact.evolve(status=status)
+        change = FactChange(
+            fact_id=fact.id,
+            project_id=self.project_id,
+            action=action,
+            actor=actor,
+            rule=rule,
+            reason=reason,
+            before=_snapshot(fact, ["status"]),
+            after=_snapshot(updated, ["status"]),
+        )
+        await self.commit(WriteBatch(self.project_id, upserts=[updated], changes=[change]))
+        return updated
+
+    async def supersede(
+        self,
+        old_fact_id: str,
+        new_content: str,
+        *,
+        reason: str,
+        actor: str = "engine",
+        rule: str = "engine.supersede",
+        at: datetime | None = None,
+        **fields: Any,
+    ) -> Fact:
+        """Replace a fact by a new one: the old keeps its text and gets its validity closed.
+
+        The old fact stays retrievable with ``search(..., as_of=<a time before now>)``.
+        Fields not given (type, subject, scope, tags, ...) are taken from the old fact.
+        """
+        old = await self.get(old_fact_id)
+        at = at or utcnow()
+        inherited: dict[str, Any] = {
+            "fact_type": old.fact_type,
+            "scope": old.scope,
+            "user_id": old.user_id,
+            "session_id": old.session_id,
+            "subject": old.subject,
+            "predicate": old.predicate,
+            "tags": old.tags,
+        }
+        inherited.update(fields)
+        inherited.setdefault("created_at", at)
+        inherited.setdefault("valid_from", at)
+        new = self.build_fact(new_content, **inherited)
+        closed = old.evolve(
+            status=FactStatus.SUPERSEDED, valid_to=max(at, old.effective_from), superseded_by=new.id
+        )
+        changes = [
+            FactChange(
+                fact_id=new.id,
+                project_id=self.project_id,
+                action=ChangeAction.CREATED,
+                at=at,
+                actor=actor,
+                rule=rule,
+                reason=reason,
+                related_fact_ids=(old.id,),
+            ),
+            FactChange(
+                fact_id=old.id,
+                project_id=self.project_id,
+                action=ChangeAction.SUPERSEDED,
+                at=at,
+                actor=actor,
+                rule=rule,
+                reason=reason,
+                related_fact_ids=(new.id,),
+                before=_snapshot(old, ["status", "valid_to", "superseded_by"]),
+                after=_snapshot(closed, ["status", "valid_to", "superseded_by"]),
+            ),
+        ]
+        await self.commit(
+            WriteBatch(self.project_id, upserts=[closed, new], changes=changes), new=[new]
+        )
+        return new
+
+    async def revert(self, change_id: str, *, reason: str = "reverted by user") -> Fact:
+        """Undo one recorded change by restoring the fields it changed.
+
+        Raises:
+            FactNotFoundError: the change's fact no longer exists (it was deleted).
+            InvalidInputError: the change has nothing to undo (a creation or a deletion).
+        """
+        await self.open()
+        matching = [c for c in await self.changes() if c.id == change_id]
+        if not matching:
+            raise InvalidInputError(f"no change with id {change_id!r} in this project")
+        change = matching[0]
+        if change.before is None:
+            raise InvalidInputError(f"change {change_id} ({change.action}) cannot be reverted")
+        fact = await self.get(change.fact_id)
+        restored = fact.evolve(**change.before)
+        undo = FactChange(
+            fact_id=fact.id,
+            project_id=self.project_id,
+            action=ChangeAction.RESTORED,
+            actor="engine",
+            rule="engine.revert",
+            reason=reason,
+            related_fact_ids=change.related_fact_ids,
+            before=_snapshot(fact, change.before.keys()),
+            after=dict(change.before),
+        )
+        await self.commit(WriteBatch(self.project_id, upserts=[restored], changes=[undo]))
+        return restored
+
+    async def delete(self, fact_id: str, *, reason: str = "deleted by user") -> None:
+        """Delete one fact from every store; its history is replaced by a tombstone.
+
+        Raises:
+            FactNotFoundError: no such fact in this project.
+        """
+        fact = await self.get(fact_id)
+        if fact.project_id != self.project_id:
+            raise FactNotFoundError(fact_id)
+        await self.commit(
+            WriteBatch(
+                self.project_id,
+                deletes=[fact.id],
+                changes=[self._tombstone(fact.id, reason, "engine.delete")],
+            )
+        )
+
+    def _tombstone(self, fact_id: str, reason: str, rule: str) -> FactChange:
+        return FactChange(
+            fact_id=fact_id,
+            project_id=self.project_id,
+            action=ChangeAction.DELETED,
+            actor="engine",
+            rule=rule,
+            reason=reason,
+        )
+
+    async def forget(
+        self,
+        *,
+        subject: str | None = None,
+        session_id: str | None = None,
+        user_id: str | None = None,
+        scope: ContextScope | str | None = None,
+        everything: bool = False,
+        reason: str = "forget requested",
+    ) -> ForgetReport:
+        """Forget completely: facts, vectors, graph entries and episodes.
+
+        Name what to forget: a ``subject`` (facts about it, matched case-insensitively on the
+        subject or object of the fact, and its graph entity), a ``session_id``, a ``user_id``,
+        facts stored at a ``scope``, or ``everything=True`` for the whole project. Criteria
+        combine (a subject within one session). Deleted facts leave content-free tombstones in
+        the audit log.
+
+        Raises:
+            InvalidInputError: nothing was named.
+        """
+        from sagewai.context.forgetting import forget
+
+        await self.open()
+        return await forget(
+            self,
+            subject=subject,
+            session_id=session_id,
+            user_id=user_id,
+            scope=None if scope is None else ContextScope(scope),
+            everything=everything,
+            reason=reason,
+        )

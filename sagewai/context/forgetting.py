@@ -1,0 +1,132 @@
+"""Complete forgetting: one request reaches the metadata, vector and graph stores and episodes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from sagewai.context.scope import ContextScope, scope_key, validate_identifier
+from sagewai.errors import InvalidInputError
+from sagewai.stores.metadata import FactQuery, WriteBatch
+
+if TYPE_CHECKING:
+    from sagewai.context.engine import ContextEngine
+
+__all__ = ["ForgetReport", "forget"]
+
+_PAGE = 500
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetReport:
+    """What a ``forget`` call removed."""
+
+    facts_deleted: int
+    graph_items_deleted: int
+    episodes_deleted: int
+
+
+def _query(
+    engine: ContextEngine,
+    *,
+    subject: str | None,
+    session_id: str | None,
+    user_id: str | None,
+    scope: ContextScope | None,
+) -> FactQuery:
+    keys: tuple[str, ...] | None = None
+    if scope is not None:
+        if scope is ContextScope.ORG:
+            raise InvalidInputError("forget(scope=ORG) is not allowed from one project")
+        scope_id = {
+            ContextScope.PROJECT: engine.project_id,
+            ContextScope.USER: user_id,
+            ContextScope.SESSION: session_id,
+        }[scope]
+        if scope_id is None:
+            raise InvalidInputError(f"forget(scope={scope.value}) needs the {scope.value} id")
+        keys = (scope_key(scope, engine.project_id, scope_id),)
+    return FactQuery(
+        project_id=engine.project_id,
+        scope_keys=keys,
+        subject=subject,
+        session_id=session_id,
+        user_id=user_id,
+        limit=_PAGE,
+    )
+
+
+async def forget(
+    engine: ContextEngine,
+    *,
+    subject: str | None,
+    session_id: str | None,
+    user_id: str | None,
+    scope: ContextScope | None,
+    everything: bool,
+    reason: str,
+) -> ForgetReport:
+    """Delete what the criteria name from every store the engine reaches."""
+    named = [value for value in (subject, session_id, user_id, scope) if value is not None]
+    if not named and not everything:
+        raise InvalidInputError(
+            "forget needs subject=, session_id=, user_id=, scope= or everything=True"
+        )
+    if everything and named:
+        raise InvalidInputError("everything=True cannot be combined with other criteria")
+    for value, what in ((subject, "subject"), (session_id, "session_id"), (user_id, "user_id")):
+        if value is not None:
+            validate_identifier(value, what)
+    if everything:
+        return await _forget_project(engine, reason)
+
+    query = _query(engine, subject=subject, session_id=session_id, user_id=user_id, scope=scope)
+    deleted = 0
+    while True:
+        page = [
+            f for f in await engine.metadata_store.query(query) if f.project_id == engine.project_id
+        ]
+        if not page:
+            break
+        ids = [fact.id for fact in page]
+        await engine.commit(
+            WriteBatch(
+                engine.project_id,
+                deletes=ids,
+                changes=[engine._tombstone(i, reason, "engine.forget") for i in ids],
+            )
+        )
+        deleted += len(ids)
+
+    graph_deleted = 0
+    graph = engine.graph_store
+    if graph is not None:
+        if subject is not None:
+            graph_deleted += await graph.delete_entity(subject)
+        if session_id is not None:
+            graph_deleted += await graph.delete_session(session_id)
+    episodes_deleted = 0
+    episodes = engine.episode_store
+    if episodes is not None:
+        if session_id is not None:
+            episodes_deleted += await episodes.delete_session(
+                session_id, project_id=engine.project_id
+            )
+        if subject is not None:
+            episodes_deleted += await episodes.forget_subject(subject, project_id=engine.project_id)
+        if user_id is not None:
+            episodes_deleted += await episodes.delete_user(user_id, project_id=engine.project_id)
+    return ForgetReport(deleted, graph_deleted, episodes_deleted)
+
+
+async def _forget_project(engine: ContextEngine, reason: str) -> ForgetReport:
+    deleted = await engine.metadata_store.delete_project(engine.project_id)
+    await engine.vector_store.delete_project(engine.project_id)
+    graph_deleted = 0
+    if engine.graph_store is not None:
+        graph_deleted = await engine.graph_store.delete_all()
+    episodes_deleted = 0
+    if engine.episode_store is not None:
+        episodes_deleted = await engine.episode_store.delete_project(engine.project_id)
+    del reason  # the project's audit log goes with it: nothing is left to attach a reason to
+    return ForgetReport(deleted, graph_deleted, episodes_deleted)

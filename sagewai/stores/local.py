@@ -1,0 +1,118 @@
+"""The embedded default layout: every store of a project family in one folder.
+
+```
+<folder>/
+  sagewai.json        which embedder the vectors were made with (checked on every open)
+  metadata.sqlite3    facts and their audit history (SQLite)
+  vectors/            the dense index (Qdrant's embedded engine)
+  graph.sqlite3       the knowledge graph (SQLite)
+  episodes.sqlite3    whole sessions (SQLite)
+```
+
+Several projects can share one folder; every store scopes by project.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sagewai.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from sagewai.context.engine import ContextEngine
+    from sagewai.embeddings.base import Embedder
+
+__all__ = ["LocalLayout"]
+
+MANIFEST = "sagewai.json"
+METADATA_FILE = "metadata.sqlite3"
+VECTOR_DIR = "vectors"
+GRAPH_FILE = "graph.sqlite3"
+EPISODES_FILE = "episodes.sqlite3"
+FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class LocalLayout:
+    """Paths of the embedded stores inside one folder."""
+
+    root: Path
+
+    @property
+    def metadata_path(self) -> Path:
+        return self.root / METADATA_FILE
+
+    @property
+    def vector_path(self) -> Path:
+        return self.root / VECTOR_DIR
+
+    @property
+    def graph_path(self) -> Path:
+        return self.root / GRAPH_FILE
+
+    @property
+    def episodes_path(self) -> Path:
+        return self.root / EPISODES_FILE
+
+    def check_manifest(self, embedder: Embedder) -> None:
+        """Create the folder and manifest, or refuse an embedder the vectors were not made with.
+
+        Raises:
+            ConfigurationError: the folder was written with another embedder or dimension.
+        """
+        self.root.mkdir(parents=True, exist_ok=True)
+        manifest = self.root / MANIFEST
+        expected = {
+            "format": FORMAT_VERSION,
+            "embedder": embedder.name,
+            "dimension": embedder.dimension,
+        }
+        if manifest.exists():
+            try:
+                found = json.loads(manifest.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as exc:
+                raise ConfigurationError(f"{manifest} is unreadable: {exc}") from exc
+            if found.get("embedder") != embedder.name or found.get("dimension") != (
+                embedder.dimension
+            ):
+                raise ConfigurationError(
+                    f"{self.root} holds vectors made by {found.get('embedder')!r} "
+                    f"({found.get('dimension')}-d); this engine embeds with {embedder.name!r} "
+                    f"({embedder.dimension}-d). Use the same embedder or a new folder."
+                )
+            return
+        tmp = manifest.with_suffix(".tmp")
+        tmp.write_text(json.dumps(expected, indent=2) + "\n", encoding="utf-8")
+        tmp.replace(manifest)
+
+    def engine(
+        self,
+        engine_class: type[ContextEngine],
+        *,
+        project_id: str,
+        embedder: Embedder | None,
+        **options: Any,
+    ) -> ContextEngine:
+        """Build an engine on this folder's stores; nothing is opened or created yet."""
+        from sagewai.graph.sqlite import SqliteGraphStore
+        from sagewai.stores.qdrant_edge import QdrantEdgeVectorStore
+        from sagewai.stores.sqlite import SqliteMetadataStore
+
+        if embedder is None:
+            from sagewai.embeddings.minilm import MiniLMEmbedder
+
+            embedder = MiniLMEmbedder()
+        engine = engine_class(
+            metadata_store=SqliteMetadataStore(self.metadata_path),
+            vector_store=QdrantEdgeVectorStore(self.vector_path, dimension=embedder.dimension),
+            project_id=project_id,
+            embedder=embedder,
+            graph_store=SqliteGraphStore(self.graph_path).for_project(project_id),
+            **options,
+        )
+        checked_embedder = embedder
+        engine.before_open.append(lambda: self.check_manifest(checked_embedder))
+        return engine
