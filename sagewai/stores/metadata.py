@@ -17,6 +17,8 @@ from datetime import datetime
 from types import TracebackType
 from typing import Self
 
+from pydantic import JsonValue
+
 from sagewai.context.scope import validate_identifier
 from sagewai.errors import InvalidInputError
 from sagewai.records import Fact, FactChange, FactKind, FactStatus, FactType
@@ -146,6 +148,7 @@ class MetadataStore(ABC):
 
     def __init__(self) -> None:
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
+        self._state: dict[tuple[str, str], JsonValue] = {}
 
     async def open(self) -> None:  # noqa: B027 - optional hook
         """Open connections or files. Safe to call more than once."""
@@ -194,6 +197,17 @@ class MetadataStore(ABC):
     @abstractmethod
     async def delete_project(self, project_id: str) -> int:
         """Delete every fact and audit row of ``project_id``; return the number of facts."""
+
+    async def get_state(self, project_id: str, key: str) -> JsonValue | None:
+        """A small JSON value kept per project (e.g. the last consolidation run).
+
+        The default keeps it in memory; persistent backends override both methods.
+        """
+        return self._state.get((project_id, key))
+
+    async def set_state(self, project_id: str, key: str, value: JsonValue) -> None:
+        """Store a small JSON value per project, replacing the previous one."""
+        self._state[(project_id, key)] = value
 
     @asynccontextmanager
     async def lock(self, project_id: str, name: str) -> AsyncIterator[None]:
