@@ -1,9 +1,77 @@
-"""sagewai: memory for LLM agents that learn from their own conversations."""
+"""sagewai: memory for LLM agents that learn from their own conversations.
+
+The names below are the public API. They are imported on first use, so ``import sagewai`` stays
+fast and loads no numerical or model library.
+
+Example:
+    >>> from sagewai import ContextEngine, ContextScope
+    >>> ContextScope.USER.contains(ContextScope.SESSION)
+    True
+"""
 
 from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from sagewai.context.scope import ContextScope
 from sagewai.errors import SagewaiError
 
-__all__ = ["ContextScope", "SagewaiError"]
+if TYPE_CHECKING:
+    from sagewai.context.engine import ContextEngine
+    from sagewai.context.ranking import SearchConfig
+    from sagewai.records import (
+        ChangeAction,
+        Fact,
+        FactChange,
+        FactKind,
+        FactStatus,
+        FactType,
+        Provenance,
+        ScoreParts,
+        SearchResult,
+    )
+
+__all__ = [
+    "ChangeAction",
+    "ContextEngine",
+    "ContextScope",
+    "Fact",
+    "FactChange",
+    "FactKind",
+    "FactStatus",
+    "FactType",
+    "Provenance",
+    "SagewaiError",
+    "ScoreParts",
+    "SearchConfig",
+    "SearchResult",
+]
 __version__ = "0.1.0"
+
+_LAZY = {
+    "ContextEngine": "sagewai.context.engine",
+    "SearchConfig": "sagewai.context.ranking",
+    "ChangeAction": "sagewai.records",
+    "Fact": "sagewai.records",
+    "FactChange": "sagewai.records",
+    "FactKind": "sagewai.records",
+    "FactStatus": "sagewai.records",
+    "FactType": "sagewai.records",
+    "Provenance": "sagewai.records",
+    "ScoreParts": "sagewai.records",
+    "SearchResult": "sagewai.records",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sagewai' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
