@@ -102,9 +102,9 @@ async def forget(
     graph = engine.graph_store
     if graph is not None:
         if subject is not None:
-            graph_deleted += await graph.delete_entity(subject)
+            graph_deleted += (await graph.delete_subject(subject)).total
         if session_id is not None:
-            graph_deleted += await graph.delete_session(session_id)
+            graph_deleted += (await graph.delete_session(session_id)).total
     episodes_deleted = 0
     episodes = engine.episode_store
     if episodes is not None:
@@ -124,7 +124,7 @@ async def _forget_project(engine: ContextEngine, reason: str) -> ForgetReport:
     await engine.vector_store.delete_project(engine.project_id)
     graph_deleted = 0
     if engine.graph_store is not None:
-        graph_deleted = await engine.graph_store.delete_all()
+        graph_deleted = (await engine.graph_store.delete_all()).total
     episodes_deleted = 0
     if engine.episode_store is not None:
         episodes_deleted = await engine.episode_store.delete_project(engine.project_id)

@@ -30,7 +30,6 @@ __all__ = ["LocalLayout"]
 MANIFEST = "sagewai.json"
 METADATA_FILE = "metadata.sqlite3"
 VECTOR_DIR = "vectors"
-GRAPH_FILE = "graph.sqlite3"
 EPISODES_FILE = "episodes.sqlite3"
 FORMAT_VERSION = 1
 
@@ -51,7 +50,9 @@ class LocalLayout:
 
     @property
     def graph_path(self) -> Path:
-        return self.root / GRAPH_FILE
+        from sagewai.graph.sqlite import GRAPH_FILENAME
+
+        return self.root / GRAPH_FILENAME
 
     @property
     def episodes_path(self) -> Path:

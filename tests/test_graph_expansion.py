@@ -1,0 +1,58 @@
+"""Graph-aware search adds facts about the neighbours of the entities a query names."""
+
+from __future__ import annotations
+
+from sagewai.context.engine import ContextEngine
+from sagewai.graph.records import Entity, Relation
+from sagewai.testing import FakeEmbedder
+
+
+async def _engine_with_family() -> ContextEngine:
+    ctx = ContextEngine.in_memory(project_id="fam", embedder=FakeEmbedder())
+    await ctx.open()
+    graph = ctx.graph_store
+    assert graph is not None
+    caroline = await graph.upsert_entity(Entity(project_id="fam", name="Caroline", label="person"))
+    sara = await graph.upsert_entity(Entity(project_id="fam", name="Sara", label="person"))
+    await graph.upsert_relation(
+        Relation(
+            project_id="fam", subject_id=caroline.id, predicate="sibling_of", object_id=sara.id
+        )
+    )
+    await ctx.add("Sara works as a nurse at the city hospital", subject="Sara")
+    for i in range(10):
+        await ctx.add(f"Somebody else number {i} has a job they enjoy a lot")
+    await ctx.add("Caroline mentioned an unrelated hobby", subject="Caroline")
+    return ctx
+
+
+async def test_graph_hops_add_the_neighbours_facts() -> None:
+    ctx = await _engine_with_family()
+    query = "what job does the sibling of Caroline have"
+    plain = await ctx.search(query, top_k=10)
+    expanded = await ctx.search(query, top_k=10, graph_hops=1)
+    nurse = "Sara works as a nurse at the city hospital"
+    plain_rank = [r.fact.content for r in plain].index(nurse)
+    assert plain_rank > 0
+    assert expanded[0].fact.content == nurse
+    assert expanded[0].parts.graph > 0
+    assert all(r.parts.graph == 0 for r in plain)
+    await ctx.close()
+
+
+async def test_graph_hops_without_named_entities_change_nothing() -> None:
+    ctx = await _engine_with_family()
+    plain = await ctx.search("unrelated hobby", top_k=5)
+    expanded = await ctx.search("unrelated hobby", top_k=5, graph_hops=2)
+    assert [r.fact.id for r in plain] == [r.fact.id for r in expanded]
+    await ctx.close()
+
+
+async def test_forget_subject_reaches_the_graph() -> None:
+    ctx = await _engine_with_family()
+    report = await ctx.forget(subject="Sara")
+    assert report.facts_deleted == 1
+    assert report.graph_items_deleted >= 1
+    assert ctx.graph_store is not None
+    assert await ctx.graph_store.entities_named("Sara") == []
+    await ctx.close()
