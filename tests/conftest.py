@@ -5,11 +5,20 @@ from __future__ import annotations
 import asyncio
 import os
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
 DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/test"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_model_requests() -> Iterator[None]:
+    """No test may call a real model: LiteLLMClient refuses while this is in force."""
+    from sagewai.llm import allow_model_requests
+
+    with allow_model_requests(False):
+        yield
 
 
 def _in_ci() -> bool:

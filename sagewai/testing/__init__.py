@@ -4,5 +4,6 @@ Use them in your own tests so they run offline, fast and deterministically.
 """
 
 from sagewai.testing.embeddings import FakeEmbedder
+from sagewai.testing.llm import ScriptedLLM, ScriptExhaustedError
 
-__all__ = ["FakeEmbedder"]
+__all__ = ["FakeEmbedder", "ScriptExhaustedError", "ScriptedLLM"]
