@@ -1,5 +1,27 @@
-"""Embedders: the offline MiniLM default, sentence-transformers and litellm adapters."""
+"""Embedders: the offline MiniLM default, sentence-transformers and litellm adapters.
+
+Importing this package is cheap: onnxruntime, tokenizers, torch and litellm are imported only when
+an embedder first embeds (or, for litellm, when it is resolved from a string).
+
+Example:
+    >>> from sagewai.embeddings import MiniLMEmbedder, resolve_embedder
+    >>> resolve_embedder("minilm").dimension
+    384
+"""
 
 from sagewai.embeddings.base import Embedder, Vector, Vectors, normalize_rows
+from sagewai.embeddings.litellm import LiteLLMEmbedder
+from sagewai.embeddings.minilm import MiniLMEmbedder
+from sagewai.embeddings.resolve import resolve_embedder
+from sagewai.embeddings.sentence_transformers import SentenceTransformerEmbedder
 
-__all__ = ["Embedder", "Vector", "Vectors", "normalize_rows"]
+__all__ = [
+    "Embedder",
+    "LiteLLMEmbedder",
+    "MiniLMEmbedder",
+    "SentenceTransformerEmbedder",
+    "Vector",
+    "Vectors",
+    "normalize_rows",
+    "resolve_embedder",
+]
