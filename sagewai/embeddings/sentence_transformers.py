@@ -9,6 +9,8 @@ offline mode: a model that is not on disk fails at once with
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import importlib
 import os
 import threading
 from collections.abc import Iterator, Sequence
@@ -49,10 +51,8 @@ def _hub_offline() -> Iterator[None]:
         saved_env = {name: os.environ.get(name) for name in _OFFLINE_VARIABLES}
         constants: Any = None
         saved_constant: Any = None
-        try:
-            import huggingface_hub.constants as constants
-        except ImportError:
-            constants = None
+        with contextlib.suppress(ImportError):
+            constants = importlib.import_module("huggingface_hub.constants")
         try:
             for name in _OFFLINE_VARIABLES:
                 os.environ[name] = "1"

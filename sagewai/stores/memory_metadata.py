@@ -165,4 +165,5 @@ class InMemoryMetadataStore(MetadataStore):
         doomed = [i for i, f in self._facts.items() if f.project_id == project_id]
         await self.apply(WriteBatch(project_id=project_id, deletes=doomed))
         self._changes = [c for c in self._changes if c.project_id != project_id]
+        self._state = {key: v for key, v in self._state.items() if key[0] != project_id}
         return len(doomed)

@@ -174,7 +174,7 @@ class VectorStore(ABC):
 
     @abstractmethod
     async def update_payloads(self, payloads: Mapping[str, VectorPayload]) -> None:
-        """Replace the payload of existing ids (status or validity changed); unknown ids are ignored."""
+        """Replace the payloads of existing ids (status or validity changed); skip unknown ids."""
 
     @abstractmethod
     async def delete(self, ids: Sequence[str]) -> None:

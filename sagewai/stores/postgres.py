@@ -1,0 +1,630 @@
+"""The production metadata store: PostgreSQL through asyncpg, shared by many processes.
+
+Every batch runs in one transaction on a pooled connection. The schema is created by versioned
+migrations that run only when :meth:`PostgresMetadataStore.migrate` is called (a deploy step, not
+a side effect of connecting); a store pointed at an unmigrated schema refuses to work and says so.
+
+Keyword search uses a ``tsvector`` column with a GIN index, ranked by ``ts_rank_cd``. The vector is
+built by the store from the same word split as :func:`~sagewai.stores.metadata.keyword_terms`, and
+lexemes are stored as they are (the ``'simple'`` behaviour: no stemming, no stop words), because
+facts are written in any language and hold exact values (ids, paths, e-mail addresses) that
+stemming or the default parser would mangle; it also makes PostgreSQL match the same words as the
+SQLite and in-memory stores. The query is an OR of quoted terms, passed as a bound parameter.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import re
+import time
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+from types import ModuleType
+from typing import Any, cast
+from urllib.parse import urlsplit
+
+from pydantic import JsonValue
+
+from sagewai._optional import require
+from sagewai.errors import (
+    BackendError,
+    BackendUnavailableError,
+    ConfigurationError,
+    IntegrityError,
+    InvalidInputError,
+    LockedError,
+    SagewaiError,
+)
+from sagewai.records import Fact, FactChange, utcnow
+from sagewai.stores._sql import (
+    CHANGE_COLUMNS,
+    FACT_COLUMNS,
+    FACT_LIST_COLUMNS,
+    Binder,
+    change_from_row,
+    change_values,
+    fact_conditions,
+    fact_from_row,
+    fact_values,
+    query_terms,
+    quote_lexeme,
+    to_json,
+    tsquery_literal,
+    tsvector_literal,
+    visible_condition,
+)
+from sagewai.stores.metadata import ChangeQuery, FactQuery, MetadataStore, WriteBatch
+from sagewai.stores.migrations import load_migrations
+
+__all__ = ["PostgresMetadataStore"]
+
+_SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+_LIST_INDEXES = tuple(i for i, column in enumerate(FACT_COLUMNS) if column in FACT_LIST_COLUMNS)
+_CHANGE_RELATED = CHANGE_COLUMNS.index("related_fact_ids")
+_COMMON_TERM_MIN_FACTS = 10_000
+_COMMON_TERMS_TTL = 300.0
+_FACT_ARRAY_TYPES = {
+    "confidence": "float8[]",
+    "strength": "float8[]",
+    "exact_values": "json[]",
+    "tags": "json[]",
+    "metadata": "json[]",
+    "sources": "json[]",
+    "created_at": "timestamptz[]",
+    "last_accessed_at": "timestamptz[]",
+    "valid_from": "timestamptz[]",
+    "valid_to": "timestamptz[]",
+    "search": "tsvector[]",
+}
+
+
+def _asyncpg() -> ModuleType:
+    return require("asyncpg", extra="postgres", feature="PostgresMetadataStore")
+
+
+def describe_dsn(dsn: str | None) -> str:
+    """``host:port/database`` of ``dsn`` for messages: never the user's password."""
+    if dsn is None:
+        return "the given connection pool"
+    try:
+        parts = urlsplit(dsn)
+        host = parts.hostname or "localhost"
+        port = parts.port or 5432
+    except ValueError:
+        return "an unparsable DSN"
+    database = parts.path.lstrip("/") or "(default database)"
+    return f"{host}:{port}/{database}"
+
+
+def _redact(message: str, dsn: str | None) -> str:
+    password = None
+    if dsn is not None:
+        try:
+            password = urlsplit(dsn).password
+        except ValueError:
+            password = None
+    return message.replace(password, "***") if password else message
+
+
+def _lock_key(*parts: str) -> int:
+    """A stable signed 64-bit advisory lock key (Python's ``hash`` differs per process)."""
+    digest = hashlib.blake2b("\x1f".join(parts).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+def _aware(value: datetime) -> datetime:
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
+
+
+def _decode_time(value: Any) -> datetime | None:
+    return None if value is None else _aware(value).astimezone(UTC)
+
+
+class _PostgresBinder(Binder):
+    def placeholder(self, position: int) -> str:
+        return f"${position}"
+
+    def time(self, value: datetime) -> datetime:
+        return _aware(value)
+
+    def one_of(self, column: str, values: Sequence[str]) -> str:
+        return f"{column} = ANY({self.bind(list(values))}::text[])"
+
+    def tags_any(self, tags: Sequence[str]) -> str:
+        return f"f.tags && {self.bind(list(tags))}::text[]"
+
+
+class PostgresMetadataStore(MetadataStore):
+    """Facts and their audit log in a PostgreSQL schema, through an asyncpg pool.
+
+    Call :meth:`migrate` once per schema (at deploy time, or at start-up: concurrent calls are
+    safe); every other operation checks the schema is migrated and raises
+    :class:`~sagewai.errors.ConfigurationError` if not. The pool opens on first use.
+
+    Args:
+        dsn: ``postgresql://user:password@host:port/database``. Optional when ``pool`` is given.
+        schema: The schema holding the tables (lower-case letters, digits, ``_``).
+        min_size: Connections the pool keeps open.
+        max_size: Connections the pool may open. :meth:`lock` holds one while it is held.
+        pool: An asyncpg pool to use instead of creating one (the store will not close it).
+        connect_timeout: Seconds to wait for a connection before giving up.
+        close_timeout: Seconds :meth:`close` waits for connections in use before terminating.
+
+    Example:
+        >>> import asyncio
+        >>> from sagewai.records import Fact
+        >>> from sagewai.stores.metadata import FactQuery, WriteBatch
+        >>> async def demo() -> int:
+        ...     async with PostgresMetadataStore("postgresql://postgres@127.0.0.1/test") as store:
+        ...         await store.migrate()
+        ...         fact = Fact(project_id="demo", content="Alice prefers tea")
+        ...         await store.apply(WriteBatch(project_id="demo", upserts=[fact]))
+        ...         return await store.count(FactQuery(project_id="demo"))
+        >>> asyncio.run(demo())  # doctest: +SKIP
+        1
+    """
+
+    def __init__(
+        self,
+        dsn: str | None = None,
+        *,
+        schema: str = "sagewai",
+        min_size: int = 1,
+        max_size: int = 10,
+        pool: Any = None,
+        connect_timeout: float = 10.0,
+        close_timeout: float = 10.0,
+    ) -> None:
+        super().__init__()
+        if dsn is None and pool is None:
+            raise ConfigurationError("PostgresMetadataStore needs a dsn or a pool")
+        if not _SCHEMA_NAME.match(schema):
+            raise ConfigurationError(
+                f"schema {schema!r} is not a plain identifier (lower-case letters, digits and _,"
+                " at most 63 characters, not starting with a digit)"
+            )
+        if not 0 <= min_size <= max_size or max_size < 1:
+            raise ConfigurationError("pool sizes need 0 <= min_size <= max_size and max_size >= 1")
+        self._dsn = dsn
+        self._schema = schema
+        self._min_size = min_size
+        self._max_size = max_size
+        self._pool: Any = pool
+        self._owns_pool = pool is None
+        self._connect_timeout = connect_timeout
+        self._close_timeout = close_timeout
+        self._checked = False
+        self._common: tuple[float, frozenset[str]] | None = None
+        quoted = f'"{schema}"'
+        self._facts = f"{quoted}.facts"
+        self._changes = f"{quoted}.changes"
+        self._migrations = f"{quoted}.schema_migrations"
+        self._state_table = f"{quoted}.project_state"
+        self._quoted_schema = quoted
+        self._fact_select = ", ".join(f"f.{column}" for column in FACT_COLUMNS)
+        # One statement per batch: each column travels as one array parameter and unnest()
+        # turns them back into rows (string lists travel as JSON, since arrays cannot nest).
+        inputs = ", ".join(
+            f"${i}::{_FACT_ARRAY_TYPES.get(column, 'text[]')}"
+            for i, column in enumerate((*FACT_COLUMNS, "search"), start=1)
+        )
+        selected = ", ".join(
+            f"ARRAY(SELECT e FROM json_array_elements_text(u.{column}) WITH ORDINALITY"
+            " AS t(e, n) ORDER BY n)"
+            if column in FACT_LIST_COLUMNS
+            else f"u.{column}"
+            for column in FACT_COLUMNS
+        )
+        columns = (*FACT_COLUMNS, "updated_at", "search")
+        self._fact_insert = (
+            f"INSERT INTO {self._facts} AS f ({', '.join(columns)})"
+            f" SELECT {selected}, ${len(FACT_COLUMNS) + 2}::timestamptz, u.search"
+            f" FROM unnest({inputs}) AS u({', '.join((*FACT_COLUMNS, 'search'))})"
+            " ON CONFLICT (id) DO UPDATE SET "
+            + ", ".join(f"{column} = EXCLUDED.{column}" for column in columns[1:])
+            # A fact id owned by another project is never taken over: the row stays as it is.
+            + " WHERE f.project_id = EXCLUDED.project_id"
+        )
+        self._change_insert = (
+            f"INSERT INTO {self._changes} ({', '.join(CHANGE_COLUMNS)}) VALUES ("
+            + ", ".join(f"${i}" for i in range(1, len(CHANGE_COLUMNS) + 1))
+            + ")"
+        )
+
+    @property
+    def schema(self) -> str:
+        """The schema holding this store's tables."""
+        return self._schema
+
+    def __repr__(self) -> str:
+        return f"PostgresMetadataStore({describe_dsn(self._dsn)!r}, schema={self._schema!r})"
+
+    # -- connections and errors ----------------------------------------------------------------
+
+    def _translate(self, exc: BaseException) -> SagewaiError:
+        asyncpg = _asyncpg()
+        where = f"PostgreSQL at {describe_dsn(self._dsn)}"
+        message = _redact(f"{type(exc).__name__}: {exc}", self._dsn)
+        if isinstance(exc, asyncpg.UndefinedTableError | asyncpg.InvalidSchemaNameError):
+            return ConfigurationError(
+                f'schema "{self._schema}" on {where} is not migrated ({message}):'
+                " call `await store.migrate()` first"
+            )
+        if isinstance(exc, asyncpg.IntegrityConstraintViolationError):
+            return IntegrityError(f"{where} rejected a write: {message}")
+        client = asyncpg.exceptions._base  # client-side errors live there
+        if isinstance(exc, asyncpg.DataError | client.DataError):
+            return InvalidInputError(f"{where} rejected a value: {message}")
+        if isinstance(
+            exc,
+            OSError
+            | TimeoutError
+            | asyncpg.PostgresConnectionError
+            | asyncpg.CannotConnectNowError
+            | asyncpg.TooManyConnectionsError
+            | asyncpg.InvalidAuthorizationSpecificationError
+            | asyncpg.InvalidCatalogNameError
+            | client.ClientConfigurationError,
+        ):
+            return BackendUnavailableError(f"{where} is not reachable: {message}")
+        return BackendError(f"{where} failed: {message}")
+
+    @asynccontextmanager
+    async def _errors(self) -> AsyncIterator[None]:
+        """Translate driver exceptions raised inside the block into sagewai errors."""
+        asyncpg = _asyncpg()
+        try:
+            yield
+        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError) as exc:
+            raise self._translate(exc) from exc
+
+    async def open(self) -> None:
+        """Create the connection pool. Safe to call more than once."""
+        if self._pool is not None:
+            return
+        asyncpg = _asyncpg()
+        try:
+            pool = await asyncpg.create_pool(
+                self._dsn,
+                min_size=self._min_size,
+                max_size=self._max_size,
+                timeout=self._connect_timeout,
+            )
+        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError) as exc:
+            # A refused connection, a bad DSN, an unknown database or a refused login: the
+            # message names host, port and database, never the password.
+            raise BackendUnavailableError(
+                f"PostgreSQL at {describe_dsn(self._dsn)} is not reachable: "
+                + _redact(f"{type(exc).__name__}: {exc}", self._dsn)
+            ) from exc
+        if not self._adopt(pool):  # another task opened a pool meanwhile
+            await pool.close()
+
+    def _adopt(self, pool: Any) -> bool:
+        if self._pool is not None:
+            return False
+        self._pool = pool
+        return True
+
+    async def close(self) -> None:
+        """Close the pool (unless it was given). Safe to call more than once.
+
+        Connections still in use get ``close_timeout`` seconds to come back before the pool is
+        terminated (which also releases any advisory lock they hold).
+        """
+        pool, self._checked = self._pool, False
+        if pool is None or not self._owns_pool:
+            return
+        self._pool = None
+        try:
+            async with self._errors():
+                # Waits for connections in use to come back; a held lock() would wait forever.
+                await asyncio.wait_for(pool.close(), self._close_timeout)
+        except BackendUnavailableError:
+            pool.terminate()
+
+    async def _ready(self) -> Any:
+        """The pool, once the schema is known to be migrated."""
+        await self.open()
+        if not self._checked:
+            async with self._errors():
+                missing = await self._missing_versions(self._pool)
+            if missing:
+                raise ConfigurationError(
+                    f'schema "{self._schema}" on PostgreSQL at {describe_dsn(self._dsn)} is not'
+                    f" migrated (missing versions {', '.join(missing)}):"
+                    " call `await store.migrate()` first"
+                )
+            self._checked = True
+        return self._pool
+
+    async def _missing_versions(self, connection: Any) -> list[str]:
+        exists = await connection.fetchval("SELECT to_regclass($1) IS NOT NULL", self._migrations)
+        recorded: set[str] = set()
+        if exists:
+            rows = await connection.fetch(f"SELECT version FROM {self._migrations}")
+            recorded = {row[0] for row in rows}
+        return [m.version for m in load_migrations("postgres") if m.version not in recorded]
+
+    async def migrate(self) -> list[str]:
+        """Create or upgrade the schema; return the versions applied by this call.
+
+        All pending migrations run in one transaction under an advisory lock, so concurrent
+        calls (several replicas starting at once) apply each version exactly once.
+
+        Example:
+            >>> async def deploy(store: PostgresMetadataStore) -> None:
+            ...     print(await store.migrate())  # ['0001'] the first time, [] afterwards
+        """
+        await self.open()
+        applied: list[str] = []
+        async with self._errors(), self._pool.acquire() as connection, connection.transaction():
+            await connection.execute(
+                "SELECT pg_advisory_xact_lock($1)", _lock_key("sagewai.migrate", self._schema)
+            )
+            await connection.execute(f"CREATE SCHEMA IF NOT EXISTS {self._quoted_schema}")
+            await connection.execute(
+                f"CREATE TABLE IF NOT EXISTS {self._migrations} ("
+                " version text PRIMARY KEY, name text NOT NULL,"
+                " applied_at timestamptz NOT NULL DEFAULT now())"
+            )
+            rows = await connection.fetch(f"SELECT version FROM {self._migrations}")
+            recorded = {row[0] for row in rows}
+            for migration in load_migrations("postgres"):
+                if migration.version in recorded:
+                    continue
+                await connection.execute(migration.sql.replace("__SCHEMA__", self._quoted_schema))
+                await connection.execute(
+                    f"INSERT INTO {self._migrations} (version, name) VALUES ($1, $2)",
+                    migration.version,
+                    migration.name,
+                )
+                applied.append(migration.version)
+        self._checked = True
+        return applied
+
+    # -- the contract ----------------------------------------------------------------------------
+
+    def _fact_columns(self, facts: Sequence[Fact]) -> list[list[Any]]:
+        """The batch's facts as one list per column (the last version of a repeated id wins)."""
+        rows: dict[str, list[Any]] = {}
+        for fact in facts:
+            row = list(fact_values(fact))
+            for i in _LIST_INDEXES:
+                row[i] = to_json(list(row[i]), "a string list")
+            row.append(tsvector_literal(fact.content))
+            rows[fact.id] = row
+        return [list(column) for column in zip(*rows.values(), strict=True)]
+
+    async def apply(self, batch: WriteBatch) -> None:
+        batch.validate()
+        if not batch:
+            return
+        # Encode everything first: a record that cannot be stored fails before the transaction.
+        now = utcnow()
+        facts = self._fact_columns(batch.upserts)
+        changes = [list(change_values(change)) for change in batch.changes]
+        for change in changes:
+            change[_CHANGE_RELATED] = list(change[_CHANGE_RELATED])
+        pool = await self._ready()
+        async with self._errors(), pool.acquire() as connection, connection.transaction():
+            if batch.deletes:
+                await connection.execute(
+                    f"DELETE FROM {self._changes} WHERE fact_id IN (SELECT id FROM {self._facts}"
+                    " WHERE project_id = $1 AND id = ANY($2::text[]))",
+                    batch.project_id,
+                    list(batch.deletes),
+                )
+                await connection.execute(
+                    f"DELETE FROM {self._facts} WHERE project_id = $1 AND id = ANY($2::text[])",
+                    batch.project_id,
+                    list(batch.deletes),
+                )
+            if facts:
+                await connection.execute(self._fact_insert, *facts, now)
+            if changes:
+                await connection.executemany(self._change_insert, changes)
+
+    async def _fetch(self, sql: str, values: Sequence[Any]) -> list[Any]:
+        pool = await self._ready()
+        async with self._errors():
+            return list(await pool.fetch(sql, *values))
+
+    async def get(self, project_id: str, ids: Sequence[str]) -> list[Fact]:
+        if not ids:
+            return []
+        binder = _PostgresBinder()
+        sql = (
+            f"SELECT {self._fact_select} FROM {self._facts} AS f"
+            f" WHERE {binder.one_of('f.id', ids)} AND {visible_condition(project_id, binder)}"
+        )
+        rows = await self._fetch(sql, binder.values)
+        return [fact_from_row(row, _decode_time) for row in rows]
+
+    async def query(self, query: FactQuery) -> list[Fact]:
+        binder = _PostgresBinder()
+        where = " AND ".join(fact_conditions(query, binder, paginate=True))
+        sql = (
+            f"SELECT {self._fact_select} FROM {self._facts} AS f WHERE {where}"
+            " ORDER BY f.created_at, f.id"
+        )
+        if query.limit is not None:
+            sql += f" LIMIT {binder.bind(query.limit)}"
+        rows = await self._fetch(sql, binder.values)
+        return [fact_from_row(row, _decode_time) for row in rows]
+
+    async def count(self, query: FactQuery) -> int:
+        binder = _PostgresBinder()
+        where = " AND ".join(fact_conditions(query, binder, paginate=False))
+        rows = await self._fetch(
+            f"SELECT count(*) FROM {self._facts} AS f WHERE {where}", binder.values
+        )
+        return int(rows[0][0])
+
+    async def keyword_search(
+        self, query: FactQuery, text: str, top_k: int
+    ) -> list[tuple[str, float]]:
+        terms = query_terms(text)
+        if not terms or top_k <= 0:
+            return []
+        pool = await self._ready()
+        common = await self._common_terms(pool)
+        terms = [term for term in terms if term not in common] or terms
+        binder = _PostgresBinder()
+        any_term = binder.bind(tsquery_literal(terms))
+        each_term = binder.bind([quote_lexeme(term) for term in terms])
+        where = " AND ".join(fact_conditions(query, binder, paginate=False))
+        # ts_rank_cd alone prefers one word repeated over several query words present (it has
+        # no idf), so the number of distinct query words matched comes first and ts_rank_cd,
+        # scaled into [0, 1) by normalisation 32, orders facts that match as many words.
+        sql = (
+            "SELECT f.id, (SELECT count(*) FROM unnest(q.each_term) AS t(term)"
+            " WHERE f.search @@ t.term) + ts_rank_cd(f.search, q.any_term, 32) AS score"
+            f" FROM {self._facts} AS f, (SELECT {any_term}::tsquery AS any_term,"
+            f" {each_term}::tsquery[] AS each_term) AS q"
+            f" WHERE f.search @@ q.any_term AND {where}"
+            f" ORDER BY score DESC, f.id LIMIT {binder.bind(top_k)}"
+        )
+        rows = await self._fetch(sql, binder.values)
+        return [(row[0], float(row[1])) for row in rows]
+
+    async def _common_terms(self, pool: Any) -> frozenset[str]:
+        """Words found in more than half of a large table's facts, from the planner statistics.
+
+        Such a word carries no information (FTS5's bm25 gives it no weight either) but matching
+        it means ranking most of the table: hundreds of milliseconds at 100k facts. The words
+        come from ``pg_stats`` (kept fresh by autovacuum's ANALYZE) and are cached for a while.
+        """
+        now = time.monotonic()
+        if self._common is not None and now - self._common[0] < _COMMON_TERMS_TTL:
+            return self._common[1]
+        async with self._errors():
+            row = await pool.fetchrow(
+                "SELECT c.reltuples, s.most_common_elems::text::text[] AS words,"
+                " s.most_common_elem_freqs AS freqs"
+                " FROM pg_class AS c JOIN pg_namespace AS n ON n.oid = c.relnamespace"
+                " LEFT JOIN pg_stats AS s ON s.schemaname = n.nspname"
+                " AND s.tablename = c.relname AND s.attname = 'search'"
+                " WHERE n.nspname = $1 AND c.relname = 'facts'",
+                self._schema,
+            )
+        common: frozenset[str] = frozenset()
+        if row is not None and row["words"] and row["reltuples"] >= _COMMON_TERM_MIN_FACTS:
+            common = frozenset(
+                word for word, share in zip(row["words"], row["freqs"], strict=False) if share > 0.5
+            )
+        self._common = (now, common)
+        return common
+
+    async def changes(self, query: ChangeQuery) -> list[FactChange]:
+        binder = _PostgresBinder()
+        where = [f"project_id = {binder.bind(query.project_id)}"]
+        if query.fact_id is not None:
+            where.append(f"fact_id = {binder.bind(query.fact_id)}")
+        if query.run_id is not None:
+            where.append(f"run_id = {binder.bind(query.run_id)}")
+        if query.since is not None:
+            where.append(f"at >= {binder.bind(binder.time(query.since))}")
+        sql = (
+            f"SELECT {', '.join(CHANGE_COLUMNS)} FROM {self._changes}"
+            f" WHERE {' AND '.join(where)} ORDER BY at, seq"
+        )
+        if query.limit is not None:
+            sql += f" LIMIT {binder.bind(query.limit)}"
+        rows = await self._fetch(sql, binder.values)
+        return [change_from_row(row, _decode_time) for row in rows]
+
+    async def get_state(self, project_id: str, key: str) -> JsonValue | None:
+        pool = await self._ready()
+        async with self._errors():
+            raw = await pool.fetchval(
+                f"SELECT value::text FROM {self._state_table} WHERE project_id = $1 AND key = $2",
+                project_id,
+                key,
+            )
+        return None if raw is None else cast(JsonValue, json.loads(raw))
+
+    async def set_state(self, project_id: str, key: str, value: JsonValue) -> None:
+        pool = await self._ready()
+        async with self._errors():
+            await pool.execute(
+                f"INSERT INTO {self._state_table} (project_id, key, value)"
+                " VALUES ($1, $2, $3::json) ON CONFLICT (project_id, key)"
+                " DO UPDATE SET value = excluded.value, updated_at = now()",
+                project_id,
+                key,
+                json.dumps(value),
+            )
+
+    async def touch(self, project_id: str, ids: Sequence[str], at: datetime) -> None:
+        if not ids:
+            return
+        pool = await self._ready()
+        async with self._errors():
+            await pool.execute(
+                f"UPDATE {self._facts} SET last_accessed_at = $1"
+                " WHERE project_id = $2 AND id = ANY($3::text[])",
+                _aware(at),
+                project_id,
+                list(ids),
+            )
+
+    async def delete_project(self, project_id: str) -> int:
+        pool = await self._ready()
+        async with self._errors(), pool.acquire() as connection, connection.transaction():
+            await connection.execute(
+                f"DELETE FROM {self._changes} WHERE project_id = $1"
+                f" OR fact_id IN (SELECT id FROM {self._facts} WHERE project_id = $1)",
+                project_id,
+            )
+            status = await connection.execute(
+                f"DELETE FROM {self._facts} WHERE project_id = $1", project_id
+            )
+            await connection.execute(
+                f"DELETE FROM {self._state_table} WHERE project_id = $1", project_id
+            )
+        return int(status.rsplit(" ", 1)[-1])
+
+    @asynccontextmanager
+    async def lock(self, project_id: str, name: str) -> AsyncIterator[None]:
+        """Hold an exclusive lock named ``name`` on ``project_id`` across every process.
+
+        A session-level ``pg_try_advisory_lock`` is taken on a pooled connection held for the
+        duration, so the lock is released even if the process dies (its connection closes).
+
+        Raises:
+            LockedError: when another holder (any process, any store instance) has it.
+
+        Example:
+            >>> async def consolidate(store: PostgresMetadataStore) -> None:
+            ...     async with store.lock("demo", "consolidation"):
+            ...         ...  # no other replica consolidates "demo" meanwhile
+        """
+        async with super().lock(project_id, name):
+            pool = await self._ready()
+            key = _lock_key("sagewai.lock", self._schema, project_id, name)
+            async with self._errors():
+                connection = await pool.acquire()
+            try:
+                async with self._errors():
+                    taken = await connection.fetchval("SELECT pg_try_advisory_lock($1)", key)
+                if not taken:
+                    raise LockedError(
+                        f"{name} is already running on project {project_id!r} (held elsewhere)"
+                    )
+                try:
+                    yield
+                finally:
+                    try:
+                        await connection.fetchval("SELECT pg_advisory_unlock($1)", key)
+                    except Exception:
+                        # The session is broken; ending it releases the lock on the server
+                        # (asyncpg may already have dropped it from the pool).
+                        with contextlib.suppress(Exception):
+                            connection.terminate()
+            finally:
+                await pool.release(connection)
