@@ -1014,7 +1014,7 @@ async def test_sqlite_memory_database(tmp_path: Path, monkeypatch: pytest.Monkey
 async def test_sqlite_migrations_are_versioned_and_idempotent(tmp_path: Path) -> None:
     path = str(tmp_path / "metadata.db")
     store = SqliteMetadataStore(path)
-    assert await store.migrate() == ["0001"]
+    assert await store.migrate() == ["0001", "0002"]
     assert await store.migrate() == []
     await store.close()
     async with SqliteMetadataStore(path) as again:
@@ -1025,7 +1025,10 @@ async def test_sqlite_migrations_are_versioned_and_idempotent(tmp_path: Path) ->
         rows = connection.execute(
             "SELECT version, name, applied_at FROM schema_migrations"
         ).fetchall()
-        assert [(v, n) for v, n, _ in rows] == [("0001", "facts_changes_search")]
+        assert [(v, n) for v, n, _ in rows] == [
+            ("0001", "facts_changes_search"),
+            ("0002", "project_state"),
+        ]
         assert abs(rows[0][2] / 1e6 - utcnow().timestamp()) < 60
         assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     finally:
@@ -1060,7 +1063,7 @@ async def test_postgres_migrations_are_versioned_idempotent_and_concurrent(
     stores = [PostgresMetadataStore(postgres_dsn, schema=postgres_schema) for _ in range(3)]
     try:
         results = await asyncio.gather(*(s.migrate() for s in stores))
-        assert sorted(results) == [[], [], ["0001"]]
+        assert sorted(results) == [[], [], ["0001", "0002"]]
         assert await stores[0].migrate() == []
     finally:
         for s in stores:
@@ -1072,7 +1075,10 @@ async def test_postgres_migrations_are_versioned_idempotent_and_concurrent(
         )
     finally:
         await connection.close()
-    assert [(r["version"], r["name"]) for r in rows] == [("0001", "facts_changes_search")]
+    assert [(r["version"], r["name"]) for r in rows] == [
+        ("0001", "facts_changes_search"),
+        ("0002", "project_state"),
+    ]
     assert rows[0]["applied_at"].tzinfo is not None
 
 
