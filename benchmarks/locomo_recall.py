@@ -1,0 +1,757 @@
+"""LoCoMo retrieval recall: how often sagewai's search finds the turns that answer a question.
+
+Usage:
+    python benchmarks/locomo_recall.py --data ../shared/data/locomo/locomo_dev.json
+        [--modes raw,facts,both] [--extractor rules|hybrid] [--store memory|local]
+        [--top-k 5,10,20] [--conversations conv-26] [--config '{"neighbour_weight": 0.2}']
+        [--embedding-cache PATH] [--no-baselines] [--out benchmarks/results/locomo_recall.json]
+
+Method (``docs/benchmarks-locomo.md`` has the figures):
+
+* Each LoCoMo conversation is ingested into a fresh project. ``raw``: every turn is one fact
+  ``"Speaker: text"`` (plus ``[image: caption]`` when the turn shared a photo), with
+  ``Provenance(session_id, message_id=dia_id, turn_index, speaker, timestamp=session date)``.
+  ``facts``: facts made by ``MemoryBridge`` with the chosen extractor (or, when the bridge is not
+  importable, the extractor called per turn and the facts stored with the turn's provenance).
+  ``both``: the two together.
+* Every question of categories 1-4 with at least one evidence id that resolves to a turn is asked
+  with ``ContextEngine.search``. Recall@k of a question is the share of its evidence dia_ids among
+  the ``message_id`` of the top-k results' provenance; the figures are means over questions.
+  Evidence strings are split on ``;``, ``,`` and spaces, and ids that name no turn are dropped.
+* Tokens per query: the words (whitespace split) and the MiniLM WordPiece tokens of the retrieved
+  items' contents at each k, averaged over questions.
+* Baselines over raw turns ``"Speaker: text"`` (no caption, as in the dataset's reference figures):
+  BM25 Okapi as in ``rank-bm25`` (k1 1.5, b 0.75, epsilon 0.25; the tokens of
+  ``keyword_terms``), MiniLM dense cosine, and their reciprocal-rank fusion (k=60) over the full
+  rankings.
+
+Embeddings are cached by text within a run (and across runs with ``--embedding-cache``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import re
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from _common import RESULTS, write_json
+
+from sagewai.context.engine import ContextEngine
+from sagewai.context.ranking import SearchConfig
+from sagewai.embeddings.base import Embedder, Vector, Vectors
+from sagewai.records import Provenance, SearchResult
+from sagewai.stores.metadata import keyword_terms
+
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+DEFAULT_OUT = RESULTS / "locomo_recall.json"
+_EVIDENCE_SPLIT = re.compile(r"[;,\s]+")
+_SESSION_KEY = re.compile(r"session_(\d+)$")
+_RAW_NAMESPACE = uuid.UUID("3b0f7f0e-2c4e-5d8a-9a43-6c1e0d5b7a21")
+
+
+# ---------------------------------------------------------------------------------- the data
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One dialogue turn of a LoCoMo conversation."""
+
+    dia_id: str
+    session: int
+    index: int
+    """Position of the turn inside its session (0-based)."""
+    speaker: str
+    text: str
+    caption: str | None
+    date: datetime | None
+
+    @property
+    def plain(self) -> str:
+        """``"Speaker: text"``: how the reference baselines index a turn."""
+        return f"{self.speaker}: {self.text}"
+
+    @property
+    def with_caption(self) -> str:
+        """The plain turn, with the shared image's caption when there was one."""
+        return self.plain if not self.caption else f"{self.plain} [image: {self.caption}]"
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """A question of categories 1-4 with its resolved evidence turns."""
+
+    text: str
+    category: int
+    evidence: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Conversation:
+    """One LoCoMo sample: its turns and its answerable questions."""
+
+    sample_id: str
+    turns: tuple[Turn, ...]
+    questions: tuple[Question, ...]
+    dropped_questions: int
+    """Questions of categories 1-4 left out because no evidence id names a turn."""
+
+
+def parse_session_date(text: str) -> datetime | None:
+    """``"1:56 pm on 8 May, 2023"`` as a UTC datetime; ``None`` when the text does not parse."""
+    try:
+        return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+
+
+def resolve_evidence(evidence: Iterable[str], known: Mapping[str, Turn] | set[str]) -> list[str]:
+    """Evidence dia_ids that name a turn, in order, without repeats.
+
+    Malformed strings such as ``"D8:6; D9:17"`` are split on ``;``, ``,`` and spaces; ids that do
+    not resolve (``"D:11:26"``) are dropped.
+    """
+    out: list[str] = []
+    for item in evidence:
+        for part in _EVIDENCE_SPLIT.split(str(item)):
+            if part and part in known and part not in out:
+                out.append(part)
+    return out
+
+
+def load_conversations(path: Path) -> list[Conversation]:
+    """Read the LoCoMo JSON (a list of samples) into turns and answerable questions."""
+    samples = json.loads(path.read_text(encoding="utf-8"))
+    conversations = []
+    for sample in samples:
+        body = sample["conversation"]
+        sessions = sorted(
+            (int(match.group(1)), key)
+            for key in body
+            if (match := _SESSION_KEY.match(key)) and isinstance(body[key], list)
+        )
+        turns: list[Turn] = []
+        for number, key in sessions:
+            date = parse_session_date(str(body.get(f"{key}_date_time", "")))
+            for index, turn in enumerate(body[key]):
+                turns.append(
+                    Turn(
+                        dia_id=str(turn["dia_id"]),
+                        session=number,
+                        index=index,
+                        speaker=str(turn["speaker"]),
+                        text=str(turn["text"]),
+                        caption=turn.get("blip_caption") or None,
+                        date=date,
+                    )
+                )
+        known = {turn.dia_id: turn for turn in turns}
+        questions: list[Question] = []
+        dropped = 0
+        for qa in sample["qa"]:
+            category = int(qa["category"])
+            if category not in CATEGORIES:
+                continue
+            evidence = resolve_evidence(qa.get("evidence", []), known)
+            if not evidence:
+                dropped += 1
+                continue
+            questions.append(Question(str(qa["question"]), category, tuple(evidence)))
+        conversations.append(
+            Conversation(str(sample["sample_id"]), tuple(turns), tuple(questions), dropped)
+        )
+    return conversations
+
+
+# ---------------------------------------------------------------------------------- scoring
+
+
+def recall_at(retrieved: Sequence[Iterable[str]], evidence: Sequence[str], k: int) -> float:
+    """Share of ``evidence`` dia_ids among the source ids of the first ``k`` retrieved items."""
+    found: set[str] = set()
+    for sources in retrieved[:k]:
+        found.update(sources)
+    return sum(1 for dia_id in evidence if dia_id in found) / len(evidence)
+
+
+def source_ids(result: SearchResult) -> list[str]:
+    """The dia_ids a search result came from (its provenance's ``message_id``)."""
+    return [s.message_id for s in result.fact.sources if s.message_id is not None]
+
+
+@dataclass(slots=True)
+class Tally:
+    """Recall and token figures of one system, accumulated question by question."""
+
+    ks: tuple[int, ...]
+    recalls: dict[tuple[str, int, int], list[float]] = field(default_factory=dict)
+    """``(conversation, category, k) -> recall per question``."""
+    words: dict[int, list[int]] = field(default_factory=dict)
+    wordpieces: dict[int, list[int]] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def add(
+        self,
+        conversation: str,
+        question: Question,
+        retrieved: Sequence[tuple[Sequence[str], str]],
+        count_wordpieces: Callable[[str], int],
+    ) -> None:
+        """Score one question given the retrieved ``(source ids, content)`` items, best first."""
+        sources = [ids for ids, _ in retrieved]
+        for k in self.ks:
+            value = recall_at(sources, question.evidence, k)
+            self.recalls.setdefault((conversation, question.category, k), []).append(value)
+            texts = [content for _, content in retrieved[:k]]
+            self.words.setdefault(k, []).append(sum(len(t.split()) for t in texts))
+            self.wordpieces.setdefault(k, []).append(sum(count_wordpieces(t) for t in texts))
+
+    def mean_recall(
+        self, k: int, *, conversation: str | None = None, category: int | None = None
+    ) -> float | None:
+        """Mean recall@k over the questions of one conversation and/or category (or all)."""
+        values = [
+            value
+            for (conv, cat, kk), recalls in self.recalls.items()
+            if kk == k
+            and (conversation is None or conv == conversation)
+            and (category is None or cat == category)
+            for value in recalls
+        ]
+        return round(statistics.fmean(values), 4) if values else None
+
+    def summary(self) -> dict[str, Any]:
+        """Mean recall@k overall, per category and per conversation, and tokens per query."""
+        first = self.ks[0]
+        conversations = sorted({conv for conv, _, _ in self.recalls})
+        return {
+            "overall": {f"R@{k}": self.mean_recall(k) for k in self.ks},
+            "questions": sum(len(v) for (_, _, k), v in self.recalls.items() if k == first),
+            "per_category": {
+                f"{cat} {name}": {f"R@{k}": self.mean_recall(k, category=cat) for k in self.ks}
+                for cat, name in CATEGORIES.items()
+            },
+            "per_conversation": {
+                conv: {f"R@{k}": self.mean_recall(k, conversation=conv) for k in self.ks}
+                for conv in conversations
+            },
+            "tokens_per_query": {
+                f"@{k}": {
+                    "words": round(statistics.fmean(self.words[k]), 1),
+                    "wordpieces": round(statistics.fmean(self.wordpieces[k]), 1),
+                }
+                for k in self.ks
+            },
+            "seconds": round(self.seconds, 2),
+        }
+
+
+# ---------------------------------------------------------------------------------- baselines
+
+
+class BM25Okapi:
+    """BM25 Okapi exactly as the ``rank-bm25`` package computes it (version 0.2.2).
+
+    ``idf = ln(N - n + 0.5) - ln(n + 0.5)``; a negative idf (a term in more than half the
+    documents) is replaced by ``epsilon`` times the mean idf; ``k1`` 1.5, ``b`` 0.75.
+    """
+
+    def __init__(
+        self,
+        corpus: Sequence[Sequence[str]],
+        *,
+        k1: float = 1.5,
+        b: float = 0.75,
+        epsilon: float = 0.25,
+    ) -> None:
+        self.k1 = k1
+        self.b = b
+        self.frequencies = [Counter(document) for document in corpus]
+        self.lengths = np.array([len(document) for document in corpus], dtype=np.float64)
+        self.average_length = float(self.lengths.mean()) if len(corpus) else 0.0
+        document_frequency: Counter[str] = Counter()
+        for counts in self.frequencies:
+            document_frequency.update(counts.keys())
+        size = len(corpus)
+        self.idf = {
+            term: math.log(size - n + 0.5) - math.log(n + 0.5)
+            for term, n in document_frequency.items()
+        }
+        floor = epsilon * (sum(self.idf.values()) / len(self.idf)) if self.idf else 0.0
+        self.idf = {term: (floor if idf < 0 else idf) for term, idf in self.idf.items()}
+
+    def scores(self, query: Sequence[str]) -> np.ndarray[Any, np.dtype[np.float64]]:
+        """The score of every document for ``query`` (a list of tokens)."""
+        out = np.zeros(len(self.frequencies), dtype=np.float64)
+        norm = self.k1 * (1 - self.b + self.b * self.lengths / max(self.average_length, 1e-9))
+        for term in query:
+            tf = np.array([counts.get(term, 0) for counts in self.frequencies], dtype=np.float64)
+            out += self.idf.get(term, 0.0) * tf * (self.k1 + 1) / (tf + norm)
+        return out
+
+
+def _descending(scores: np.ndarray[Any, np.dtype[Any]]) -> list[int]:
+    return [int(i) for i in np.argsort(-scores, kind="stable")]
+
+
+def rrf(rankings: Sequence[Sequence[int]], k: float = 60.0) -> list[int]:
+    """Plain reciprocal-rank fusion of full rankings (ties keep the first list's order)."""
+    fused: dict[int, float] = {}
+    for ranking in rankings:
+        for rank, item in enumerate(ranking):
+            fused[item] = fused.get(item, 0.0) + 1.0 / (k + rank + 1)
+    return sorted(fused, key=lambda item: -fused[item])
+
+
+async def run_baselines(
+    conversation: Conversation,
+    embedder: Embedder,
+    tallies: Mapping[str, Tally],
+    count_wordpieces: Callable[[str], int],
+) -> None:
+    """Score the raw-turn BM25, dense and RRF baselines on one conversation."""
+    texts = [turn.plain for turn in conversation.turns]
+    bm25 = BM25Okapi([keyword_terms(text, limit=10_000) for text in texts])
+    matrix = await embedder.embed_documents(texts)
+    for question in conversation.questions:
+        started = time.perf_counter()
+        by_keyword = _descending(bm25.scores(keyword_terms(question.text, limit=10_000)))
+        query_vector = await embedder.embed_query(question.text)
+        by_dense = _descending(matrix @ query_vector)
+        rankings = {
+            "baseline_bm25": by_keyword,
+            "baseline_dense": by_dense,
+            "baseline_rrf": rrf([by_keyword, by_dense]),
+        }
+        elapsed = (time.perf_counter() - started) / len(rankings)
+        for name, ranking in rankings.items():
+            retrieved = [
+                ([conversation.turns[i].dia_id], texts[i]) for i in ranking[: max(tallies[name].ks)]
+            ]
+            tallies[name].add(conversation.sample_id, question, retrieved, count_wordpieces)
+            tallies[name].seconds += elapsed
+
+
+# ---------------------------------------------------------------------------------- sagewai
+
+
+class CachingEmbedder:
+    """An embedder that remembers every text's vector (within a run, or in a ``.npz`` file).
+
+    The benchmark embeds the same turns for the baselines and for every mode and store; each text
+    is embedded once.
+    """
+
+    def __init__(self, inner: Embedder, path: Path | None = None) -> None:
+        self.inner = inner
+        self.path = path
+        self.cache: dict[str, Vector] = {}
+        self.embedded = 0
+        if path is not None and path.exists():
+            with np.load(path, allow_pickle=False) as stored:
+                if str(stored["model"]) == inner.name:
+                    keys = [str(k) for k in stored["texts"]]
+                    self.cache = dict(zip(keys, stored["vectors"], strict=True))
+
+    @property
+    def dimension(self) -> int:
+        return self.inner.dimension
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    async def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        missing = list(dict.fromkeys(t for t in texts if t not in self.cache))
+        if missing:
+            vectors = await self.inner.embed_documents(missing)
+            self.embedded += len(missing)
+            self.cache.update(zip(missing, vectors, strict=True))
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return np.stack([self.cache[t] for t in texts]).astype(np.float32)
+
+    async def embed_query(self, text: str) -> Vector:
+        vector: Vector = (await self.embed_documents([text]))[0]
+        return vector
+
+    def save(self) -> None:
+        """Write the cache to ``path`` (when one was given)."""
+        if self.path is None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        texts = list(self.cache)
+        vectors = np.stack([self.cache[t] for t in texts]) if texts else np.zeros((0, 1))
+        np.savez(self.path, model=self.inner.name, texts=np.array(texts), vectors=vectors)
+
+
+def turn_provenance(conversation: Conversation, turn: Turn, extractor: str | None) -> Provenance:
+    """Where a fact made from ``turn`` came from."""
+    return Provenance(
+        session_id=f"{conversation.sample_id}-s{turn.session}",
+        message_id=turn.dia_id,
+        turn_index=turn.index,
+        speaker=turn.speaker,
+        timestamp=turn.date,
+        extractor=extractor,
+    )
+
+
+def raw_items(conversation: Conversation, *, captions: bool = True) -> list[dict[str, Any]]:
+    """One fact per turn: ``"Speaker: text"`` with the image caption, and its provenance.
+
+    Fact ids are derived from the turn, so ties in the ranking (broken by id) fall the same way
+    in every run and the figures are reproducible.
+    """
+    return [
+        {
+            "fact_id": str(uuid.uuid5(_RAW_NAMESPACE, f"{conversation.sample_id}/{turn.dia_id}")),
+            "content": turn.with_caption if captions else turn.plain,
+            "source": turn_provenance(conversation, turn, "raw-turn"),
+            "subject": turn.speaker,
+        }
+        for turn in conversation.turns
+    ]
+
+
+def make_extractor(name: str) -> Any:
+    """The fact extractor named on the command line (``rules`` or ``hybrid``), default settings.
+
+    Looked up where the design puts it (``sagewai.intelligence``), then in the extraction
+    package and its module.
+
+    Raises:
+        RuntimeError: the extractor is not available in this checkout.
+    """
+    import importlib
+
+    class_name = {"rules": "RuleBasedFactExtractor", "hybrid": "HybridFactExtractor"}[name]
+    places = (
+        "sagewai.intelligence",
+        "sagewai.intelligence.extraction",
+        f"sagewai.intelligence.extraction.{'rules' if name == 'rules' else 'hybrid'}",
+    )
+    for place in places:
+        try:
+            module = importlib.import_module(place)
+        except ImportError:
+            continue
+        extractor_class = getattr(module, class_name, None)
+        if extractor_class is not None:
+            return extractor_class()
+    raise RuntimeError(f"facts mode needs {class_name}, not found in {', '.join(places)}")
+
+
+def session_messages(conversation: Conversation, session: int) -> list[dict[str, Any]]:
+    """One session's turns as chat messages: both speakers are people, so both are ``user``."""
+    return [
+        {
+            "role": "user",
+            "content": turn.with_caption,
+            "speaker": turn.speaker,
+            "id": turn.dia_id,
+            "timestamp": turn.date,
+        }
+        for turn in conversation.turns
+        if turn.session == session
+    ]
+
+
+async def ingest_facts(engine: ContextEngine, conversation: Conversation, extractor: str) -> int:
+    """Store the facts ``MemoryBridge`` extracts from every session; returns how many.
+
+    Each session is one bridged conversation (``session_id`` as in raw mode), so every fact
+    carries the provenance of the turn it came from.
+    """
+    try:
+        from sagewai.context.bridge import MemoryBridge
+        from sagewai.context.conversation import Conversation as ChatConversation
+    except ImportError as exc:  # pragma: no cover - depends on the checkout
+        raise RuntimeError(f"facts mode needs sagewai.context.bridge: {exc}") from exc
+    bridge = MemoryBridge(
+        context_engine=engine,
+        fact_extractor=make_extractor(extractor),
+        save_episodes=False,
+    )
+    stored = 0
+    for session in sorted({turn.session for turn in conversation.turns}):
+        chat = ChatConversation.of(
+            session_messages(conversation, session),
+            session_id=f"{conversation.sample_id}-s{session}",
+        )
+        stored += await bridge.bridge_conversation(chat)
+    return stored
+
+
+async def build_graph(engine: ContextEngine, conversation: Conversation) -> int:
+    """Fill the project's knowledge graph from every session (default offline extractors).
+
+    Graph expansion (``--graph-hops``) reads this graph; returns the relations added.
+    """
+    from sagewai.intelligence.graph_builder import ConversationGraphBuilder
+
+    builder = ConversationGraphBuilder(graph_store=engine.graph_store)
+    added = 0
+    for session in sorted({turn.session for turn in conversation.turns}):
+        result = await builder.process_conversation(
+            session_messages(conversation, session),
+            session_id=f"{conversation.sample_id}-s{session}",
+        )
+        added += result.relations_added
+    return added
+
+
+def make_engine(
+    store: str, project_id: str, embedder: Embedder, config: SearchConfig, folder: Path
+) -> ContextEngine:
+    """A fresh engine for one conversation on the chosen store."""
+    if store == "memory":
+        return ContextEngine.in_memory(
+            project_id=project_id, embedder=embedder, search_config=config
+        )
+    return ContextEngine.local(
+        folder / project_id, project_id=project_id, embedder=embedder, search_config=config
+    )
+
+
+ABLATION: dict[str, dict[str, Any]] = {
+    "1 rrf, full query": {
+        "fusion": "rrf",
+        "dense_weight": 1.0,
+        "keyword_weight": 1.0,
+        "strip_stopwords": False,
+        "speaker_bonus": 0.0,
+        "time_bonus": 0.0,
+        "neighbour_weight": 0.0,
+    },
+    "2 + keyword query without stopwords": {
+        "fusion": "rrf",
+        "dense_weight": 1.0,
+        "keyword_weight": 1.0,
+        "speaker_bonus": 0.0,
+        "time_bonus": 0.0,
+        "neighbour_weight": 0.0,
+    },
+    "3 + convex fusion 0.3/0.7": {"speaker_bonus": 0.0, "time_bonus": 0.0, "neighbour_weight": 0.0},
+    "4 + speaker bonus": {"time_bonus": 0.0, "neighbour_weight": 0.0},
+    "5 + time bonus": {"neighbour_weight": 0.0},
+    "6 + neighbours, window 1": {"neighbour_window": 1},
+    "7 + neighbours, window 2 (defaults)": {},
+}
+"""Cumulative steps from plain RRF to the default ranking (``--ablation``), as overrides of the
+``--config`` settings."""
+
+
+async def run_sagewai(
+    conversation: Conversation,
+    mode: str,
+    *,
+    store: str,
+    extractor: str,
+    embedder: Embedder,
+    config: SearchConfig,
+    folder: Path,
+    tally: Tally,
+    count_wordpieces: Callable[[str], int],
+    variants: Mapping[str, tuple[SearchConfig, Tally]] | None = None,
+    captions: bool = True,
+    graph_hops: int = 0,
+) -> int:
+    """Ingest one conversation in ``mode``, ask every question, score; returns the fact count.
+
+    ``variants`` are further ranking settings asked on the same ingested project (ablations).
+    """
+    project_id = f"locomo-{conversation.sample_id}-{mode}"
+    top = max(tally.ks)
+    async with make_engine(store, project_id, embedder, config, folder) as engine:
+        stored = 0
+        # Bridged facts go first: the bridge reconciles against what the project holds, and
+        # must not rewrite the raw turns of "both" mode.
+        if mode in ("facts", "both"):
+            stored += await ingest_facts(engine, conversation, extractor)
+        if mode in ("raw", "both"):
+            stored += len(await engine.add_many(raw_items(conversation, captions=captions)))
+        if graph_hops:
+            await build_graph(engine, conversation)
+        runs = [(config, tally), *(variants or {}).values()]
+        for search_config, run_tally in runs:
+            started = time.perf_counter()
+            for question in conversation.questions:
+                results = await engine.search(
+                    question.text, top_k=top, search_config=search_config, graph_hops=graph_hops
+                )
+                retrieved = [(source_ids(r), r.fact.content) for r in results]
+                run_tally.add(conversation.sample_id, question, retrieved, count_wordpieces)
+            run_tally.seconds += time.perf_counter() - started
+    return stored
+
+
+# ---------------------------------------------------------------------------------- main
+
+
+def wordpiece_counter() -> Callable[[str], int]:
+    """Count MiniLM WordPiece tokens (no special tokens, no truncation); words if unavailable."""
+    try:
+        from tokenizers import Tokenizer
+    except ImportError:  # pragma: no cover - tokenizers is a core dependency
+        return lambda text: len(text.split())
+    path = Path(__file__).resolve().parent.parent / "sagewai/embeddings/data/tokenizer.json"
+    tokenizer = Tokenizer.from_file(str(path))
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    return lambda text: len(tokenizer.encode(text, add_special_tokens=False).ids)
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--data", type=Path, required=True, help="LoCoMo JSON (locomo10 format)")
+    parser.add_argument("--modes", default="raw", help="comma list of raw,facts,both")
+    parser.add_argument("--extractor", choices=("rules", "hybrid"), default="rules")
+    parser.add_argument("--store", choices=("memory", "local"), default="memory")
+    parser.add_argument("--top-k", default="5,10,20", help="comma list of k")
+    parser.add_argument("--conversations", default="", help="comma list of sample ids (all)")
+    parser.add_argument("--config", default="{}", help="SearchConfig fields as JSON")
+    parser.add_argument("--embedding-cache", type=Path, default=None, help=".npz vector cache")
+    parser.add_argument("--no-baselines", action="store_true")
+    parser.add_argument(
+        "--no-captions", action="store_true", help="raw mode: leave image captions out"
+    )
+    parser.add_argument(
+        "--ablation", action="store_true", help="also score the cumulative ranking steps"
+    )
+    parser.add_argument(
+        "--graph-hops",
+        type=int,
+        default=0,
+        choices=(0, 1, 2),
+        help="build each project's knowledge graph and search with graph expansion",
+    )
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    return parser.parse_args(argv)
+
+
+def print_table(systems: Mapping[str, Mapping[str, Any]], ks: Sequence[int]) -> None:
+    """A compact text table of overall and per-category recall@k."""
+    header = f"{'system':<44}" + "".join(f"{'R@' + str(k):>8}" for k in ks)
+    header += "".join(
+        f"{'c' + str(c) + '@' + str(ks[1 if len(ks) > 1 else 0]):>8}" for c in CATEGORIES
+    )
+    header += f"{'words@' + str(ks[1 if len(ks) > 1 else 0]):>10}"
+    print(header)
+    middle = ks[1 if len(ks) > 1 else 0]
+    for name, summary in systems.items():
+        row = f"{name:<44}" + "".join(f"{summary['overall'][f'R@{k}']:>8.3f}" for k in ks)
+        for cat, cat_name in CATEGORIES.items():
+            value = summary["per_category"][f"{cat} {cat_name}"][f"R@{middle}"]
+            row += f"{value:>8.3f}" if value is not None else f"{'-':>8}"
+        row += f"{summary['tokens_per_query'][f'@{middle}']['words']:>10.1f}"
+        print(row)
+
+
+async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    """Run the benchmark and write the JSON report; returns the report."""
+    args = parse_args(argv)
+    ks = tuple(sorted({int(k) for k in args.top_k.split(",") if k.strip()}))
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    for mode in modes:
+        if mode not in ("raw", "facts", "both"):
+            raise SystemExit(f"unknown mode {mode!r}")
+    config = SearchConfig(**json.loads(args.config))
+    conversations = load_conversations(args.data)
+    if args.conversations:
+        wanted = {c.strip() for c in args.conversations.split(",")}
+        conversations = [c for c in conversations if c.sample_id in wanted]
+    from sagewai.embeddings.minilm import MiniLMEmbedder
+
+    embedder = CachingEmbedder(MiniLMEmbedder(), args.embedding_cache)
+    count_wordpieces = wordpiece_counter()
+    tallies: dict[str, Tally] = {}
+    if not args.no_baselines:
+        for name in ("baseline_bm25", "baseline_dense", "baseline_rrf"):
+            tallies[name] = Tally(ks)
+    for mode in modes:
+        tallies[f"sagewai_{mode}"] = Tally(ks)
+    variants: dict[str, dict[str, tuple[SearchConfig, Tally]]] = {mode: {} for mode in modes}
+    if args.ablation:
+        for mode in modes:
+            for step, overrides in ABLATION.items():
+                step_config = config.model_copy(update=overrides)
+                variants[mode][step] = (step_config, Tally(ks))
+                tallies[f"ablation_{mode}/{step}"] = variants[mode][step][1]
+    facts_stored: dict[str, int] = {}
+    errors: dict[str, str] = {}
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="locomo-") as tmp:
+        for conversation in conversations:
+            if not args.no_baselines:
+                await run_baselines(conversation, embedder, tallies, count_wordpieces)
+            for mode in modes:
+                name = f"sagewai_{mode}"
+                if name in errors:
+                    continue
+                try:
+                    stored = await run_sagewai(
+                        conversation,
+                        mode,
+                        store=args.store,
+                        extractor=args.extractor,
+                        embedder=embedder,
+                        config=config,
+                        folder=Path(tmp),
+                        tally=tallies[name],
+                        count_wordpieces=count_wordpieces,
+                        variants=variants[mode],
+                        captions=not args.no_captions,
+                        graph_hops=args.graph_hops,
+                    )
+                except RuntimeError as exc:
+                    errors[name] = str(exc)
+                    print(f"skipping {name}: {exc}", file=sys.stderr)
+                    continue
+                facts_stored[f"{name}/{conversation.sample_id}"] = stored
+    embedder.save()
+    systems = {name: t.summary() for name, t in tallies.items() if t.recalls}
+    report: dict[str, Any] = {
+        "benchmark": "locomo_recall",
+        "data": str(args.data),
+        "conversations": [c.sample_id for c in conversations],
+        "questions": sum(len(c.questions) for c in conversations),
+        "questions_dropped_no_evidence": sum(c.dropped_questions for c in conversations),
+        "turns": sum(len(c.turns) for c in conversations),
+        "store": args.store,
+        "modes": modes,
+        "extractor": args.extractor,
+        "search_config": config.model_dump(),
+        "captions": not args.no_captions,
+        "graph_hops": args.graph_hops,
+        "tokens": "words = whitespace split; wordpieces = MiniLM WordPiece tokens (no specials)",
+        "systems": systems,
+        "facts_stored": facts_stored,
+        "errors": errors,
+        "texts_embedded": embedder.embedded,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+    print_table(systems, ks)
+    write_json(args.out, report)
+    return report
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,100 @@
+"""Query analysis: keyword text, names, temporal intent (pure functions)."""
+
+from __future__ import annotations
+
+import pytest
+
+from sagewai.context.query import (
+    STOPWORDS,
+    analyse_query,
+    is_temporal_question,
+    keyword_query,
+    mentions_time,
+    query_names,
+)
+from sagewai.stores.metadata import keyword_terms
+
+
+def test_keyword_query_keeps_content_words_and_names() -> None:
+    assert keyword_query("When did Caroline go to the LGBTQ support group?") == (
+        "caroline go lgbtq support group"
+    )
+
+
+def test_keyword_query_keeps_every_term_when_all_are_stopwords() -> None:
+    # An all-stopword query must still search something rather than nothing.
+    assert keyword_query("Who are you?") == "who are you"
+
+
+def test_keyword_query_can_keep_stopwords() -> None:
+    assert keyword_query("What did Mel paint?", strip_stopwords=False) == "what did mel paint"
+
+
+def test_keyword_query_output_survives_the_store_tokeniser_unchanged() -> None:
+    # The stores tokenise the keyword text again; it must come out as the same terms.
+    text = keyword_query("Melanie's kids' favourite café, in 2023?")
+    assert keyword_terms(text) == text.split()
+
+
+def test_keyword_query_of_punctuation_is_empty() -> None:
+    assert keyword_query("?!") == ""
+
+
+def test_contractions_split_like_the_stores_do() -> None:
+    # keyword_terms splits "didn't" into "didn" and "t"; both must be stopwords.
+    assert keyword_query("Why didn't Jon's bakery open?") == "jon bakery open"
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("What is Caroline's identity?", ("caroline",)),
+        ("Did Melanie and Caroline meet?", ("melanie", "caroline")),
+        ("what did mel paint?", ()),
+        ("When did Jean-Luc visit Paris?", ("jean-luc", "paris")),
+        ("Would I like it?", ()),
+    ],
+)
+def test_query_names(text: str, names: tuple[str, ...]) -> None:
+    assert query_names(text) == names
+
+
+@pytest.mark.parametrize(
+    ("text", "temporal"),
+    [
+        ("When did Melanie paint a sunrise?", True),
+        ("What year did John start surfing?", True),
+        ("How long ago was the trip?", True),
+        ("What did Melanie paint?", False),
+        ("Where does Caroline live?", False),
+    ],
+)
+def test_is_temporal_question(text: str, temporal: bool) -> None:
+    assert is_temporal_question(text) is temporal
+
+
+@pytest.mark.parametrize(
+    ("text", "timed"),
+    [
+        ("I went to a support group yesterday", True),
+        ("We met last Friday", True),
+        ("That was back in 2019", True),
+        ("See you in May!", True),
+        ("I love painting sunsets", False),
+        ("The maybe-list is long", False),
+    ],
+)
+def test_mentions_time(text: str, timed: bool) -> None:
+    assert mentions_time(text) is timed
+
+
+def test_analyse_query_bundles_the_signals() -> None:
+    analysis = analyse_query("When did Melanie run a charity race?")
+    assert analysis.text == "When did Melanie run a charity race?"
+    assert analysis.keyword_text == "melanie run charity race"
+    assert analysis.names == ("melanie",)
+    assert analysis.temporal
+
+
+def test_stopwords_hold_no_content_words() -> None:
+    assert not {"caroline", "paint", "group", "2023", "tea"} & STOPWORDS
