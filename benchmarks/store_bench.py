@@ -6,7 +6,8 @@ Usage:
 
 * add throughput: ``add_many`` of ``--add-sample`` facts on ``ContextEngine.local`` with the
   default MiniLM embedder (embedding included), facts/s;
-* search latency: the index is filled to ``--size`` facts (MiniLM vectors, written in bulk), then
+* search latency: the index is filled to ``--size`` facts (MiniLM vectors, or with ``--fast-fill``
+  a hashing embedder's, which only the latency figure may use), then
   ``ctx.search`` is timed with the query vector precomputed, so the figure is the engine and the
   stores (dense + keyword + hydration + fusion), query embedding excluded. Reported p50/p95/p99.
 """
@@ -23,19 +24,25 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import RESULTS, percentiles, synthetic_sentences, write_json  # noqa: E402
+from _common import RESULTS, percentiles, synthetic_sentences, write_json
 
-from sagewai.context.engine import ContextEngine  # noqa: E402
-from sagewai.embeddings.base import Vector, Vectors  # noqa: E402
-from sagewai.embeddings.minilm import MiniLMEmbedder  # noqa: E402
+from sagewai.context.engine import ContextEngine
+from sagewai.embeddings.base import Vector, Vectors
+from sagewai.embeddings.minilm import MiniLMEmbedder
+from sagewai.testing import FakeEmbedder
 
 
 class PrecomputedQueries:
-    """Wraps an embedder; queries registered beforehand are answered from memory."""
+    """Wraps an embedder; queries registered beforehand are answered from memory.
+
+    With ``fill`` set, documents are embedded by that (cheap) embedder instead: used to fill a
+    large index quickly when only the search latency is measured.
+    """
 
     def __init__(self, inner: MiniLMEmbedder) -> None:
         self.inner = inner
         self.known: dict[str, Vector] = {}
+        self.fill: FakeEmbedder | None = None
 
     @property
     def dimension(self) -> int:
@@ -46,6 +53,8 @@ class PrecomputedQueries:
         return self.inner.name
 
     async def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        if self.fill is not None:
+            return self.fill.embed_sync(texts)
         return await self.inner.embed_documents(texts)
 
     async def embed_query(self, text: str) -> Vector:
@@ -53,7 +62,7 @@ class PrecomputedQueries:
         return cached if cached is not None else await self.inner.embed_query(text)
 
 
-async def run(size: int, add_sample: int, queries: int, out: Path) -> None:
+async def run(size: int, add_sample: int, queries: int, out: Path, fast_fill: bool) -> None:
     embedder = PrecomputedQueries(MiniLMEmbedder())
     folder = Path(tempfile.mkdtemp(prefix="sagewai-store-bench-"))
     texts = synthetic_sentences(size)
@@ -70,6 +79,9 @@ async def run(size: int, add_sample: int, queries: int, out: Path) -> None:
         }
         print(f"add_many with embedding: {add_sample / add_seconds:.0f} facts/s")
 
+        if fast_fill:
+            embedder.fill = FakeEmbedder(embedder.dimension)
+        results["fill_embedder"] = "hashing (fast fill)" if fast_fill else embedder.name
         started = time.perf_counter()
         for start in range(add_sample, size, 2048):
             await ctx.add_many(texts[start : start + 2048])
@@ -100,8 +112,13 @@ def main() -> None:
     parser.add_argument("--add-sample", type=int, default=3_000)
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--out", type=Path, default=RESULTS / "store_bench.json")
+    parser.add_argument(
+        "--fast-fill",
+        action="store_true",
+        help="fill the index beyond --add-sample with a hashing embedder (latency only)",
+    )
     args = parser.parse_args()
-    asyncio.run(run(args.size, args.add_sample, args.queries, args.out))
+    asyncio.run(run(args.size, args.add_sample, args.queries, args.out, args.fast_fill))
 
 
 if __name__ == "__main__":
