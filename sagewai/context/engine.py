@@ -24,7 +24,7 @@ from pydantic import JsonValue, ValidationError
 from sagewai.context.chunking import chunk_text
 from sagewai.context.ranking import SearchConfig, fuse
 from sagewai.context.scope import ContextScope, ScopeAddress, validate_identifier
-from sagewai.embeddings.base import Embedder
+from sagewai.embeddings.base import Embedder, Vectors
 from sagewai.errors import FactNotFoundError, InvalidInputError, ScopeError
 from sagewai.records import (
     ChangeAction,
@@ -206,6 +206,8 @@ class ContextEngine:
         self._opened = False
         if self.graph_store is not None and hasattr(self.graph_store, "close"):
             await self.graph_store.close()
+        if self.episode_store is not None and hasattr(self.episode_store, "close"):
+            await self.episode_store.close()
         await self.vector_store.close()
         await self.metadata_store.close()
 
@@ -402,20 +404,27 @@ class ContextEngine:
         ]
         return await self.add_many(items)
 
-    async def commit(self, batch: WriteBatch, *, new: Sequence[Fact] = ()) -> None:
+    async def commit(
+        self, batch: WriteBatch, *, new: Sequence[Fact] = (), vectors: Vectors | None = None
+    ) -> None:
         """Apply one atomic batch to the metadata store and keep the vector index in step.
 
         ``new`` lists the facts of ``batch.upserts`` whose content is not indexed yet (new facts,
         or facts whose content changed); they are embedded and indexed before the metadata lands.
         The other upserts only get their vector payload refreshed (status, validity, tags).
+        ``vectors`` (one row per fact of ``new``, from this engine's embedder) saves embedding
+        again what the caller already embedded.
         """
         await self.open()
         if batch.project_id != self.project_id:
             raise InvalidInputError("a batch for another project cannot go through this engine")
         batch.validate()
         new_ids = {fact.id for fact in new}
+        if vectors is not None and len(vectors) != len(new):
+            raise InvalidInputError(f"{len(vectors)} vectors given for {len(new)} new facts")
         if new:
-            vectors = await self.embedder.embed_documents([fact.content for fact in new])
+            if vectors is None:
+                vectors = await self.embedder.embed_documents([fact.content for fact in new])
             await self.vector_store.upsert(
                 [
                     VectorRecord(fact.id, vectors[row], VectorPayload.of(fact))

@@ -14,6 +14,7 @@ Three implementations behind one protocol, :class:`EntityExtractor`:
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import os
 import re
@@ -335,7 +336,8 @@ def _offline_hub() -> Iterator[None]:
     constants: Any = None
     previous = None
     try:
-        import huggingface_hub.constants as constants  # read at import by the hub library
+        # read at import by the hub library, so the module constant is switched too
+        constants = importlib.import_module("huggingface_hub.constants")
 
         previous = constants.HF_HUB_OFFLINE
         constants.HF_HUB_OFFLINE = True

@@ -98,6 +98,7 @@ class LocalLayout:
         **options: Any,
     ) -> ContextEngine:
         """Build an engine on this folder's stores; nothing is opened or created yet."""
+        from sagewai.context.episodes import SqliteEpisodeStore
         from sagewai.graph.sqlite import SqliteGraphStore
         from sagewai.stores.qdrant_edge import QdrantEdgeVectorStore
         from sagewai.stores.sqlite import SqliteMetadataStore
@@ -112,6 +113,7 @@ class LocalLayout:
             project_id=project_id,
             embedder=embedder,
             graph_store=SqliteGraphStore(self.graph_path).for_project(project_id),
+            episode_store=SqliteEpisodeStore(self.episodes_path, embedder=embedder),
             **options,
         )
         checked_embedder = embedder

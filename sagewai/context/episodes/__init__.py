@@ -1,0 +1,44 @@
+"""Episodes: whole sessions kept as they happened, found again by what was discussed.
+
+Three stores share one behaviour (the base class holds it): :class:`EpisodeStore` in memory,
+:class:`SqliteEpisodeStore` for the embedded default (``episodes.sqlite3`` in the engine's folder)
+and :class:`PersistentEpisodeStore` on PostgreSQL. Give one to ``ContextEngine(episode_store=...)``
+and ``engine.forget(...)`` reaches it.
+
+Example:
+    >>> import asyncio
+    >>> from sagewai.context.episodes import EpisodeStore
+    >>> from sagewai.testing import FakeEmbedder
+    >>> async def demo() -> list[str]:
+    ...     store = EpisodeStore(embedder=FakeEmbedder())
+    ...     await store.save_episode("s1", [{"role": "user", "content": "Our launch is in May"}])
+    ...     return [e.session_id for e in await store.search_episodes("launch date")]
+    >>> asyncio.run(demo())
+    ['s1']
+"""
+
+from sagewai.context.episodes.base import EpisodeStoreBase, rank_episodes
+from sagewai.context.episodes.memory import EpisodeStore
+from sagewai.context.episodes.postgres import PersistentEpisodeStore
+from sagewai.context.episodes.records import Episode, EpisodeFilter
+from sagewai.context.episodes.sqlite import SqliteEpisodeStore
+from sagewai.context.episodes.summary import (
+    EpisodeSummarizer,
+    ExtractiveSummarizer,
+    LLMSummarizer,
+    extractive_summary,
+)
+
+__all__ = [
+    "Episode",
+    "EpisodeFilter",
+    "EpisodeStore",
+    "EpisodeStoreBase",
+    "EpisodeSummarizer",
+    "ExtractiveSummarizer",
+    "LLMSummarizer",
+    "PersistentEpisodeStore",
+    "SqliteEpisodeStore",
+    "extractive_summary",
+    "rank_episodes",
+]
