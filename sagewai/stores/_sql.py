@@ -331,9 +331,10 @@ def match_expression(text: str) -> str | None:
     return fts5_match(terms) if terms else None
 
 
-def fts5_match(terms: Sequence[str]) -> str:
-    """``terms`` as FTS5 strings (inner quotes doubled), OR-joined."""
-    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+def fts5_match(terms: Sequence[str], *, all_terms: bool = False) -> str:
+    """``terms`` as FTS5 strings (inner quotes doubled), OR-joined (AND-joined with all_terms)."""
+    joiner = " AND " if all_terms else " OR "
+    return joiner.join('"' + term.replace('"', '""') + '"' for term in terms)
 
 
 def quote_lexeme(text: str) -> str:
