@@ -61,3 +61,29 @@ def test_unknown_attribute_is_an_attribute_error() -> None:
         assert "DoesNotExist" in str(exc)
     else:
         raise AssertionError("expected AttributeError")
+
+
+def test_the_design_documents_import_paths_work() -> None:
+    """DESIGN.md §1: the import lines users copy from the documentation."""
+    code = (
+        "from sagewai import ContextEngine, ContextScope\n"
+        "from sagewai.intelligence import (\n"
+        "    MemoryConsolidator, ConversationGraphBuilder, FactExtractor,\n"
+        "    RuleBasedFactExtractor, LLMFactExtractor, HybridFactExtractor,\n"
+        "    GLiNEREntityExtractor, HeuristicRelationExtractor,\n"
+        "    ExtractedFact, ConsolidationReport, GraphUpdateResult,\n"
+        ")\n"
+        "HybridFactExtractor(); GLiNEREntityExtractor(); HeuristicRelationExtractor()\n"
+        "import sys\n"
+        "print(sorted({'torch', 'litellm', 'gliner'} & set(sys.modules)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_intelligence_all_is_curated() -> None:
+    import sagewai.intelligence as intelligence
+
+    assert sorted(intelligence.__all__) == intelligence.__all__
+    for name in intelligence.__all__:
+        assert getattr(intelligence, name).__module__.startswith("sagewai.intelligence")

@@ -1,1 +1,91 @@
-"""sagewai.intelligence."""
+"""The mechanisms that turn conversations into maintained memory.
+
+* fact extraction: :class:`RuleBasedFactExtractor`, :class:`LLMFactExtractor`,
+  :class:`HybridFactExtractor` behind the :class:`FactExtractor` protocol;
+* consolidation: :class:`MemoryConsolidator` (dedup, decay, contradictions) and its
+  :class:`ConsolidationReport`;
+* the knowledge graph: :class:`ConversationGraphBuilder` with :class:`GLiNEREntityExtractor` or
+  the rule-based entity extractor, and :class:`HeuristicRelationExtractor`.
+
+Names are imported on first use, so importing this package loads no model library.
+
+Example:
+    >>> from sagewai.intelligence import RuleBasedFactExtractor
+    >>> RuleBasedFactExtractor().__class__.__name__
+    'RuleBasedFactExtractor'
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sagewai.intelligence.consolidation import ConsolidationReport, MemoryConsolidator
+    from sagewai.intelligence.entities import (
+        EntityExtractor,
+        GLiNEREntityExtractor,
+        LLMEntityExtractor,
+        RuleBasedEntityExtractor,
+    )
+    from sagewai.intelligence.extraction import (
+        ExtractedFact,
+        ExtractionContext,
+        FactExtractor,
+        HybridFactExtractor,
+        LLMFactExtractor,
+        RuleBasedFactExtractor,
+    )
+    from sagewai.intelligence.graph_builder import ConversationGraphBuilder, GraphUpdateResult
+    from sagewai.intelligence.relations import HeuristicRelationExtractor, RelationExtractor
+
+__all__ = [
+    "ConsolidationReport",
+    "ConversationGraphBuilder",
+    "EntityExtractor",
+    "ExtractedFact",
+    "ExtractionContext",
+    "FactExtractor",
+    "GLiNEREntityExtractor",
+    "GraphUpdateResult",
+    "HeuristicRelationExtractor",
+    "HybridFactExtractor",
+    "LLMEntityExtractor",
+    "LLMFactExtractor",
+    "MemoryConsolidator",
+    "RelationExtractor",
+    "RuleBasedEntityExtractor",
+    "RuleBasedFactExtractor",
+]
+
+_LAZY = {
+    "ConsolidationReport": "sagewai.intelligence.consolidation",
+    "MemoryConsolidator": "sagewai.intelligence.consolidation",
+    "EntityExtractor": "sagewai.intelligence.entities",
+    "GLiNEREntityExtractor": "sagewai.intelligence.entities",
+    "LLMEntityExtractor": "sagewai.intelligence.entities",
+    "RuleBasedEntityExtractor": "sagewai.intelligence.entities",
+    "ExtractedFact": "sagewai.intelligence.extraction",
+    "ExtractionContext": "sagewai.intelligence.extraction",
+    "FactExtractor": "sagewai.intelligence.extraction",
+    "HybridFactExtractor": "sagewai.intelligence.extraction",
+    "LLMFactExtractor": "sagewai.intelligence.extraction",
+    "RuleBasedFactExtractor": "sagewai.intelligence.extraction",
+    "ConversationGraphBuilder": "sagewai.intelligence.graph_builder",
+    "GraphUpdateResult": "sagewai.intelligence.graph_builder",
+    "HeuristicRelationExtractor": "sagewai.intelligence.relations",
+    "RelationExtractor": "sagewai.intelligence.relations",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sagewai.intelligence' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,510 @@
+"""Consolidation benchmark: wall time, memory, and precision/recall against planted truth.
+
+Builds a project of synthetic facts on the EMBEDDED default stores (``SqliteMetadataStore`` +
+``QdrantEdgeVectorStore`` in a temporary folder), with known planted cases:
+
+* duplicate clusters: an original and one or two restatements whose vectors are small
+  perturbations of the original's (cosine about 0.97) and whose texts and exact values agree;
+* exact-value near misses: pairs with nearly identical vectors (cosine about 0.99) whose texts
+  differ only in an exact value (an IP address): they must NOT merge;
+* contradictions: a subject stated to live in two places (a single-valued predicate), and
+  statements followed by their negation: the older must be superseded;
+* multi-valued decoys: a subject liking two things: nothing may happen;
+* stale facts, created long ago and never used: decay archives them.
+
+Vectors are random unit vectors written straight into the stores in bulk (nothing is embedded),
+then the vector index is built once (``optimize``). The consolidation run is then timed on its own
+(wall and CPU), the process's resident memory is sampled during the run, and merges and
+supersessions read back from the store are scored against the planted truth.
+
+Run from the repository root::
+
+    python benchmarks/consolidation_bench.py --sizes 10000,100000
+    python benchmarks/consolidation_bench.py --sizes 1000000 --out /tmp/c1m.json
+
+Writes JSON (``--out``, default benchmarks/results/consolidation_bench.json) and prints a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import resource
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks._common import RESULTS, write_json
+from sagewai.context.engine import ContextEngine
+from sagewai.embeddings.base import Vector
+from sagewai.intelligence.consolidation import MemoryConsolidator
+from sagewai.records import ChangeAction, Fact, FactStatus
+from sagewai.stores._qdrant_common import ID_FIELD, plan_filter
+from sagewai.stores.metadata import FactQuery, WriteBatch
+from sagewai.stores.qdrant_edge import QdrantEdgeVectorStore
+from sagewai.stores.sqlite import SqliteMetadataStore
+from sagewai.stores.vector import VectorFilter, VectorHit, VectorPayload, VectorRecord
+from sagewai.testing import FakeEmbedder
+
+PROJECT = "bench"
+NOW = datetime(2025, 6, 1, tzinfo=UTC)
+DAY = timedelta(days=1)
+CHUNK = 10_000
+TOPICS = ("billing", "search", "payments", "auth", "reporting", "mobile", "infra", "data")
+PLACES = ("Lisbon", "Berlin", "Kyoto", "Austin", "Lagos", "Oslo", "Quito", "Hanoi")
+LIKES = ("tea", "jazz", "chess", "kayaking", "sourdough", "poetry", "rust", "pottery")
+Vectors = npt.NDArray[np.float32]
+
+
+@dataclass
+class Truth:
+    """What was planted: the pairs a perfect run finds, and the pairs it must leave alone."""
+
+    duplicate_clusters: list[list[str]] = field(default_factory=list)
+    contradictions: dict[str, str] = field(default_factory=dict)
+    """loser id -> winner id."""
+    near_misses: int = 0
+    decoys: int = 0
+    stale: int = 0
+
+
+def unit(rows: npt.NDArray[np.floating[Any]]) -> Vectors:
+    array = np.asarray(rows, dtype=np.float32)
+    norms: Vectors = np.linalg.norm(array, axis=1, keepdims=True).astype(np.float32)
+    return (array / norms).astype(np.float32)
+
+
+def perturb(rng: np.random.Generator, base: Vectors, cosine: float) -> Vectors:
+    """Unit vectors at about ``cosine`` from each row of ``base`` (random directions)."""
+    noise = unit(rng.standard_normal(base.shape))
+    # Remove the component along base so the mix has the intended angle.
+    noise = unit(noise - (noise * base).sum(axis=1, keepdims=True) * base)
+    sine = float(np.sqrt(1.0 - cosine**2))
+    return unit(cosine * base + sine * noise)
+
+
+class World:
+    """Generates the facts and vectors of one benchmark project, chunk by chunk."""
+
+    def __init__(self, size: int, dimension: int, seed: int) -> None:
+        self.size = size
+        self.dimension = dimension
+        self.rng = np.random.default_rng(seed)
+        self.random = random.Random(seed)
+        self.truth = Truth()
+        self.serial = 0
+
+    def _fact(self, content: str, age_days: float, **fields: Any) -> Fact:
+        self.serial += 1
+        return Fact(
+            id=f"f{self.serial:08d}",
+            project_id=PROJECT,
+            content=content,
+            created_at=NOW - age_days * DAY,
+            **fields,
+        )
+
+    def chunk(self, count: int) -> tuple[list[Fact], Vectors]:
+        """About ``count`` facts with their vectors; planted cases are kept inside a chunk."""
+        facts: list[Fact] = []
+        rows: list[Vectors] = []
+        rng, pick = self.rng, self.random
+        while len(facts) < count:
+            roll = pick.random()
+            age = pick.uniform(0, 60)
+            serial = self.serial
+            if roll < 0.04:  # a duplicate cluster of 2 or 3
+                topic = pick.choice(TOPICS)
+                text = f"The {topic} service {serial} stores its data in cluster {serial % 97}"
+                original = self._fact(text, age + 20, sources=())
+                base = unit(rng.standard_normal((1, self.dimension)))
+                facts.append(original)
+                rows.append(base)
+                cluster = [original.id]
+                for copy in range(pick.choice((1, 2))):
+                    variant = text.lower() if copy == 0 else text + "."
+                    restated = self._fact(variant, age + 10 - copy)
+                    facts.append(restated)
+                    rows.append(perturb(rng, base, 0.97))
+                    cluster.append(restated.id)
+                self.truth.duplicate_clusters.append(cluster)
+            elif roll < 0.05:  # an exact-value near miss: must not merge
+                base = unit(rng.standard_normal((1, self.dimension)))
+                for last in (1, 2):
+                    text = f"Deploy the worker {serial} to 10.{serial % 250}.0.{last}"
+                    facts.append(self._fact(text, age + last))
+                    rows.append(base if last == 1 else perturb(rng, base, 0.99))
+                self.truth.near_misses += 1
+            elif roll < 0.06:  # a contradiction: single-valued, or a statement and its negation
+                subject = f"user-{serial}"
+                if pick.random() < 0.7:
+                    first, second = pick.sample(PLACES, 2)
+                    older = self._fact(
+                        f"{subject} lives in {first}",
+                        age + 30,
+                        subject=subject,
+                        predicate="lives_in",
+                        object=first,
+                    )
+                    newer = self._fact(
+                        f"{subject} lives in {second}",
+                        age,
+                        subject=subject,
+                        predicate="lives_in",
+                        object=second,
+                    )
+                else:
+                    thing = pick.choice(LIKES)
+                    older = self._fact(
+                        f"{subject} likes {thing}",
+                        age + 30,
+                        subject=subject,
+                        predicate="likes",
+                        object=thing,
+                    )
+                    newer = self._fact(
+                        f"{subject} does not like {thing} anymore",
+                        age,
+                        subject=subject,
+                        predicate="likes",
+                        object=thing,
+                        metadata={"negated": True},
+                    )
+                facts.extend((older, newer))
+                rows.append(unit(rng.standard_normal((2, self.dimension))))
+                self.truth.contradictions[older.id] = newer.id
+            elif roll < 0.07:  # a multi-valued decoy: nothing may happen
+                subject = f"user-{serial}"
+                for thing in pick.sample(LIKES, 2):
+                    facts.append(
+                        self._fact(
+                            f"{subject} likes {thing}",
+                            age,
+                            subject=subject,
+                            predicate="likes",
+                            object=thing,
+                        )
+                    )
+                rows.append(unit(rng.standard_normal((2, self.dimension))))
+                self.truth.decoys += 1
+            elif roll < 0.09:  # stale: decay archives it
+                topic = pick.choice(TOPICS)
+                facts.append(self._fact(f"An old note about the {topic} roadmap", 400))
+                rows.append(unit(rng.standard_normal((1, self.dimension))))
+                self.truth.stale += 1
+            else:
+                topic = pick.choice(TOPICS)
+                facts.append(self._fact(f"Fact {serial} about the {topic} team", age))
+                rows.append(unit(rng.standard_normal((1, self.dimension))))
+        return facts, np.concatenate(rows)
+
+
+class ProposedEdgeVectorStore(QdrantEdgeVectorStore):
+    """``QdrantEdgeVectorStore`` plus the proposed ``search_many`` (one planned batch query).
+
+    A prototype of a change proposed for sagewai/stores/qdrant_edge.py, measured with
+    ``--proposed``; the figures without it are the store as shipped.
+    """
+
+    async def search_many(
+        self, vectors: list[Vector], top_k: int, where: VectorFilter
+    ) -> list[list[VectorHit]]:
+        queries = [self._check_vector(v) for v in vectors]
+        plan = plan_filter(where)
+        if top_k <= 0 or plan.matches_nothing or not queries:
+            return [[] for _ in queries]
+
+        def work(edge: Any, shard: Any) -> list[list[VectorHit]]:
+            only = self._filter(edge, plan)
+            requests = [
+                edge.QueryRequest(
+                    limit=top_k,
+                    query=edge.Query.Nearest(query),
+                    filter=only,
+                    with_payload=edge.PayloadSelector.Include([ID_FIELD]),
+                    params=edge.SearchParams(hnsw_ef=max(self._ef_search, top_k)),
+                )
+                for query in queries
+            ]
+            answers = shard.query_batch(edge.QueryBatchRequest(requests))
+            return [
+                [VectorHit(str(p.payload[ID_FIELD]), float(p.score)) for p in points]
+                for points in answers
+            ]
+
+        return await self._call("search vectors", work)
+
+
+class ProposedEngine(ContextEngine):
+    """``ContextEngine`` whose commit refreshes only the vector payloads that changed.
+
+    A prototype of a change proposed for ``ContextEngine.commit`` (a ``payloads=`` argument
+    naming the upserts whose payload changed), measured with ``--proposed``: a decay-only change
+    (strength and metadata) leaves the payload as it is, so it needs no vector store write.
+    """
+
+    async def commit(self, batch: WriteBatch, *, new: Any = ()) -> None:
+        decay_only = {
+            c.fact_id
+            for c in batch.changes
+            if c.rule == "decay.halflife" and c.action is not ChangeAction.ARCHIVED
+        }
+        decay_only -= {c.fact_id for c in batch.changes if c.rule != "decay.halflife"}
+        await self.open()
+        batch.validate()
+        await self.metadata_store.apply(batch)
+        refreshed = {
+            fact.id: VectorPayload.of(fact) for fact in batch.upserts if fact.id not in decay_only
+        }
+        if refreshed:
+            await self.vector_store.update_payloads(refreshed)
+
+
+class RssSampler:
+    """Peak resident memory of this process while a block runs (sampled every 50 ms)."""
+
+    def __init__(self) -> None:
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    @staticmethod
+    def current() -> int:
+        with open("/proc/self/statm", encoding="ascii") as handle:
+            pages = int(handle.read().split()[1])
+        return pages * os.sysconf("SC_PAGE_SIZE")
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.peak = max(self.peak, self.current())
+            self._stop.wait(0.05)
+
+    def __enter__(self) -> RssSampler:
+        self.peak = self.current()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, self.current())
+
+
+def score(predicted: set[Any], truth: set[Any]) -> dict[str, float | int]:
+    hits = len(predicted & truth)
+    return {
+        "planted": len(truth),
+        "found": len(predicted),
+        "correct": hits,
+        "precision": round(hits / len(predicted), 4) if predicted else 1.0,
+        "recall": round(hits / len(truth), 4) if truth else 1.0,
+    }
+
+
+def merged_clusters(merged: dict[str, str]) -> list[list[str]]:
+    """The predicted clusters: each canonical fact with the facts merged into it."""
+    clusters: dict[str, list[str]] = {}
+    for absorbed, canonical in merged.items():
+        clusters.setdefault(canonical, [canonical]).append(absorbed)
+    return list(clusters.values())
+
+
+def cluster_pairs(clusters: list[list[str]]) -> set[tuple[str, str]]:
+    """Every pair of members of the same cluster, ordered (larger id, smaller id)."""
+    pairs = set()
+    for members in clusters:
+        ordered = sorted(members)
+        for i, older in enumerate(ordered):
+            for newer in ordered[i + 1 :]:
+                pairs.add((newer, older))
+    return pairs
+
+
+async def read_outcome(store: SqliteMetadataStore) -> tuple[dict[str, str], dict[str, str]]:
+    merged: dict[str, str] = {}
+    superseded: dict[str, str] = {}
+    for status, out, link in (
+        (FactStatus.MERGED, merged, "merged_into"),
+        (FactStatus.SUPERSEDED, superseded, "superseded_by"),
+    ):
+        after: tuple[datetime, str] | None = None
+        while True:
+            page = await store.query(
+                FactQuery(project_id=PROJECT, statuses=(status,), after=after, limit=10_000)
+            )
+            for fact in page:
+                out[fact.id] = str(getattr(fact, link))
+            if len(page) < 10_000:
+                break
+            after = (page[-1].created_at, page[-1].id)
+    return merged, superseded
+
+
+async def bench_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
+    folder = Path(tempfile.mkdtemp(prefix="consolidation-bench-", dir=args.tmp))
+    try:
+        metadata = SqliteMetadataStore(folder / "metadata.sqlite3")
+        store_class = ProposedEdgeVectorStore if args.proposed else QdrantEdgeVectorStore
+        vectors = store_class(
+            folder / "vectors",
+            dimension=args.dim,
+            optimize_threshold=None,
+            ef_search=args.ef,
+        )
+        world = World(size, args.dim, args.seed)
+        load_started = time.perf_counter()
+        async with metadata, vectors:
+            written = 0
+            while written < size:
+                facts, rows = world.chunk(min(CHUNK, size - written))
+                await metadata.apply(WriteBatch(PROJECT, upserts=facts))
+                await vectors.upsert(
+                    [
+                        VectorRecord(fact.id, rows[i], VectorPayload.of(fact))
+                        for i, fact in enumerate(facts)
+                    ]
+                )
+                written += len(facts)
+                print(f"  loaded {written}/{size}", file=sys.stderr, end="\r", flush=True)
+            load_seconds = time.perf_counter() - load_started
+            index_started = time.perf_counter()
+            await vectors.optimize()
+            index_seconds = time.perf_counter() - index_started
+            print(
+                f"\n  {written} facts loaded in {load_seconds:.0f} s, index built in "
+                f"{index_seconds:.0f} s; consolidating",
+                file=sys.stderr,
+            )
+            engine_class = ProposedEngine if args.proposed else ContextEngine
+            engine = engine_class(
+                metadata_store=metadata,
+                vector_store=vectors,
+                project_id=PROJECT,
+                embedder=FakeEmbedder(args.dim),
+            )
+            consolidator = MemoryConsolidator(
+                engine, batch_size=args.batch_size, max_report_actions=0
+            )
+            load1 = os.getloadavg()[0]
+            rss_before = RssSampler.current()
+            cpu_started = time.process_time()
+            with RssSampler() as sampler:
+                report = await consolidator.consolidate(now=NOW)
+            cpu_seconds = time.process_time() - cpu_started
+            merged, superseded = await read_outcome(metadata)
+        truth = world.truth
+        duplicates = score(
+            cluster_pairs(merged_clusters(merged)), cluster_pairs(truth.duplicate_clusters)
+        )
+        contradictions = score(set(superseded.items()), set(truth.contradictions.items()))
+        return {
+            "size": written,
+            "dimension": args.dim,
+            "batch_size": args.batch_size,
+            "ef_search": args.ef,
+            "proposed_store_and_engine_changes": args.proposed,
+            "load_seconds": round(load_seconds, 2),
+            "index_build_seconds": round(index_seconds, 2),
+            "consolidation_seconds": round(report.duration_ms / 1000.0, 2),
+            "consolidation_cpu_seconds": round(cpu_seconds, 2),
+            "facts_per_second": round(written / max(report.duration_ms / 1000.0, 1e-9)),
+            "rss_before_mb": round(rss_before / 2**20, 1),
+            "rss_peak_during_run_mb": round(sampler.peak / 2**20, 1),
+            "rss_growth_during_run_mb": round((sampler.peak - rss_before) / 2**20, 1),
+            "process_max_rss_mb": round(
+                resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1
+            ),
+            "load_average_at_start": round(load1, 2),
+            "report": {
+                "duplicates_removed": report.duplicates_removed,
+                "facts_decayed": report.facts_decayed,
+                "facts_archived": report.facts_archived,
+                "contradictions_resolved": report.contradictions_resolved,
+                "total_processed": report.total_processed,
+                "batches": report.batches,
+            },
+            "duplicates": duplicates,
+            "contradictions": contradictions,
+            "planted": {
+                "near_miss_pairs": truth.near_misses,
+                "multi_valued_decoys": truth.decoys,
+                "stale_facts": truth.stale,
+            },
+        }
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def print_table(results: list[dict[str, Any]]) -> None:
+    print(
+        f"{'facts':>9} {'dim':>4} {'load s':>8} {'index s':>8} {'run s':>8} {'cpu s':>8} "
+        f"{'rss+ MB':>8} {'dup P':>6} {'dup R':>6} {'con P':>6} {'con R':>6} {'load':>5}"
+    )
+    for r in results:
+        print(
+            f"{r['size']:>9} {r['dimension']:>4} {r['load_seconds']:>8} "
+            f"{r['index_build_seconds']:>8} {r['consolidation_seconds']:>8} "
+            f"{r['consolidation_cpu_seconds']:>8} {r['rss_growth_during_run_mb']:>8} "
+            f"{r['duplicates']['precision']:>6} {r['duplicates']['recall']:>6} "
+            f"{r['contradictions']['precision']:>6} {r['contradictions']['recall']:>6} "
+            f"{r['load_average_at_start']:>5}"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="10000,100000", help="comma-separated fact counts")
+    parser.add_argument("--dim", type=int, default=64, help="vector dimension (default 64)")
+    parser.add_argument("--batch-size", type=int, default=1000, help="consolidation batch size")
+    parser.add_argument("--ef", type=int, default=32, help="HNSW ef of the vector store")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--proposed",
+        action="store_true",
+        help="measure with the proposed search_many and payload-skipping commit (prototypes)",
+    )
+    parser.add_argument("--tmp", default=None, help="folder for the temporary stores")
+    parser.add_argument("--out", default=str(RESULTS / "consolidation_bench.json"))
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    results = []
+    for size in sizes:
+        print(f"consolidating {size} synthetic facts ...", file=sys.stderr)
+        results.append(asyncio.run(bench_size(size, args)))
+        print(json.dumps(results[-1], indent=2), file=sys.stderr)
+    print_table(results)
+    write_json(
+        Path(args.out),
+        {
+            "benchmark": "consolidation",
+            "stores": "SqliteMetadataStore + QdrantEdgeVectorStore (embedded default)",
+            "settings": {
+                "dimension": args.dim,
+                "batch_size": args.batch_size,
+                "ef_search": args.ef,
+                "seed": args.seed,
+                "proposed_store_and_engine_changes": args.proposed,
+                "similarity_threshold": 0.92,
+                "contradiction_strategy": "keep_newer",
+            },
+            "results": results,
+        },
+    )
+
+
+if __name__ == "__main__":
+    main()

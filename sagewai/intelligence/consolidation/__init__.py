@@ -1,0 +1,25 @@
+"""Memory consolidation: merge near-duplicates, decay unused facts, reconcile contradictions.
+
+Run it on a schedule (``sagewai consolidate``, see docs/consolidation.md) or from code:
+
+    report = await MemoryConsolidator(context_engine=ctx).consolidate(dry_run=True)
+"""
+
+from sagewai.intelligence.consolidation.config import ConsolidationConfig, ContradictionStrategy
+from sagewai.intelligence.consolidation.consolidator import MemoryConsolidator
+from sagewai.intelligence.consolidation.report import (
+    ActionKind,
+    ConsolidationAction,
+    ConsolidationProgress,
+    ConsolidationReport,
+)
+
+__all__ = [
+    "ActionKind",
+    "ConsolidationAction",
+    "ConsolidationConfig",
+    "ConsolidationProgress",
+    "ConsolidationReport",
+    "ContradictionStrategy",
+    "MemoryConsolidator",
+]

@@ -1,0 +1,101 @@
+"""The consolidator's settings: one validated, documented place for every knob.
+
+Why a model and not loose arguments: a consolidation run is scheduled (cron, systemd, Kubernetes)
+and changes stored knowledge, so a typo in a threshold must fail at construction with a clear
+message, never half-way through a night run. The settings also form the fingerprint that decides
+whether an interrupted run may be resumed (resuming under other settings would mix two policies).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from enum import StrEnum
+from typing import Self
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from sagewai.errors import InvalidInputError
+
+__all__ = ["ConsolidationConfig", "ContradictionStrategy", "validated_config"]
+
+
+class ContradictionStrategy(StrEnum):
+    """What to do when two stored facts cannot both be true."""
+
+    KEEP_NEWER = "keep_newer"
+    """The later statement wins; the older gets its validity closed (``valid_to``)."""
+    KEEP_HIGHER_CONFIDENCE = "keep_higher_confidence"
+    """The statement with the higher confidence wins (the newer on a tie)."""
+    FLAG = "flag"
+    """Neither wins: both are marked FLAGGED for a human and both stay retrievable."""
+
+
+class ConsolidationConfig(BaseModel):
+    """Validated settings of :class:`~sagewai.intelligence.MemoryConsolidator`.
+
+    Example:
+        >>> ConsolidationConfig(similarity_threshold=0.95).contradiction_strategy
+        <ContradictionStrategy.KEEP_NEWER: 'keep_newer'>
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    decay_halflife_days: float = Field(default=30.0, gt=0, le=36_500)
+    """Days without use or reinforcement after which a fact's strength has halved."""
+    similarity_threshold: float = Field(default=0.92, gt=0.0, le=1.0)
+    """Cosine similarity at or above which two facts are near-duplicates."""
+    contradiction_strategy: ContradictionStrategy = ContradictionStrategy.KEEP_NEWER
+    """How contradictions are resolved (see :class:`ContradictionStrategy`)."""
+    batch_size: int = Field(default=100, ge=1, le=10_000)
+    """Facts per batch; each batch is one transaction and bounds the memory of a run."""
+    archive_below: float = Field(default=0.05, ge=0.0, lt=1.0)
+    """Decayed strength under which a fact is archived (kept, but no longer searched)."""
+    decay_min_change: float = Field(default=0.05, gt=0.0, le=1.0)
+    """Smallest drop in strength worth writing; smaller drops are left for a later run, which
+    keeps the audit log to a handful of decay rows per fact over its whole life."""
+    neighbours: int = Field(default=8, ge=1, le=1_000)
+    """Nearest neighbours asked for first; doubled while every hit is still a duplicate."""
+    max_neighbours: int = Field(default=512, ge=1, le=1_000)
+    """Cap on the neighbours considered per fact (a cluster larger than this is split)."""
+    search_concurrency: int = Field(default=4, ge=1, le=64)
+    """Nearest-neighbour searches in flight at once (embedded engines use both cores)."""
+    max_report_actions: int | None = Field(default=10_000, ge=0)
+    """How many actions the report lists (``None``: all); the audit log always has them all."""
+
+    @model_validator(mode="after")
+    def _neighbour_bounds(self) -> Self:
+        if self.neighbours > self.max_neighbours:
+            raise ValueError("neighbours must not exceed max_neighbours")
+        return self
+
+    def fingerprint(self) -> str:
+        """A short hash of the settings that change decisions (not of performance knobs)."""
+        deciding = self.model_dump(
+            mode="json",
+            include={
+                "decay_halflife_days",
+                "similarity_threshold",
+                "contradiction_strategy",
+                "archive_below",
+                "decay_min_change",
+            },
+        )
+        text = json.dumps(deciding, sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def validated_config(**settings: object) -> ConsolidationConfig:
+    """Build a :class:`ConsolidationConfig`, turning validation errors into sagewai's own.
+
+    Raises:
+        InvalidInputError: a setting is out of range or unknown.
+    """
+    try:
+        return ConsolidationConfig.model_validate(settings)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in error['loc']) or 'config'}: {error['msg']}"
+            for error in exc.errors()
+        )
+        raise InvalidInputError(f"invalid consolidation settings: {problems}") from exc

@@ -1,0 +1,339 @@
+"""Turn consolidation decisions into new fact versions and audit rows.
+
+Pure functions: given a decision (merge these, supersede that, decay this) they return the updated
+facts, one :class:`~sagewai.records.FactChange` per changed fact (with before/after snapshots of
+exactly the fields it touched, so ``ContextEngine.revert`` can undo it), and the
+:class:`~sagewai.intelligence.consolidation.report.ConsolidationAction` the report shows. The
+consolidator commits the result; a dry run only reports it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from pydantic import JsonValue
+
+from sagewai.intelligence.consolidation.annotations import with_annotations
+from sagewai.intelligence.consolidation.config import ContradictionStrategy
+from sagewai.intelligence.consolidation.contradictions import Flagging, Supersession
+from sagewai.intelligence.consolidation.decay import DecayDecision
+from sagewai.intelligence.consolidation.dedup import reinforced_strength, touched_at, union
+from sagewai.intelligence.consolidation.report import ActionKind, ConsolidationAction
+from sagewai.records import ChangeAction, Fact, FactChange, FactStatus, new_id
+
+__all__ = [
+    "ACTOR",
+    "DECAY_RULE",
+    "DEDUP_RULE",
+    "PlannedStep",
+    "contradiction_rule",
+    "plan_decay",
+    "plan_flagging",
+    "plan_merge",
+    "plan_supersession",
+    "snapshot",
+]
+
+ACTOR = "consolidator"
+DEDUP_RULE = "dedup.cosine"
+DECAY_RULE = "decay.halflife"
+
+MERGED_FIELDS = ("status", "merged_into")
+CANONICAL_FIELDS = ("sources", "exact_values", "tags", "strength", "last_accessed_at", "metadata")
+SUPERSEDED_FIELDS = ("status", "valid_to", "superseded_by")
+FLAGGED_FIELDS = ("status",)
+DECAY_FIELDS = ("status", "strength", "metadata")
+
+
+def contradiction_rule(strategy: ContradictionStrategy) -> str:
+    """The audit rule name of a contradiction strategy (``contradiction.keep_newer``, ...)."""
+    return f"contradiction.{strategy.value}"
+
+
+# Fields whose JSON form is the attribute itself (or its enum value): read directly, because
+# a run snapshots most facts twice and a full pydantic dump is most of a decay step's cost.
+_PLAIN_FIELDS = frozenset({"strength", "metadata", "merged_into", "superseded_by", "confidence"})
+_ENUM_FIELDS = frozenset({"status", "fact_type", "kind", "scope"})
+
+
+def snapshot(fact: Fact, fields: Iterable[str]) -> dict[str, JsonValue]:
+    """The JSON values of ``fields`` of ``fact`` (what a change's before/after holds)."""
+    names = list(fields)
+    out: dict[str, JsonValue] = {}
+    rest: list[str] = []
+    for name in names:
+        if name in _PLAIN_FIELDS:
+            out[name] = getattr(fact, name)
+        elif name in _ENUM_FIELDS:
+            out[name] = getattr(fact, name).value
+        else:
+            rest.append(name)
+    if rest:
+        out.update(fact.model_dump(mode="json", include=set(rest)))
+    return {name: out[name] for name in names}
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedStep:
+    """One decision made concrete: the new fact versions, their audit rows, and the action."""
+
+    updates: tuple[Fact, ...]
+    changes: tuple[FactChange, ...]
+    action: ConsolidationAction
+
+
+def _change(
+    before: Fact,
+    after: Fact,
+    fields: Sequence[str],
+    *,
+    action: ChangeAction,
+    rule: str,
+    reason: str,
+    related: Sequence[str],
+    run_id: str,
+    at: datetime,
+) -> FactChange:
+    # Built without re-validation: every field is made here from validated facts, and a run
+    # writes one row per changed fact, so validation would be a large share of a run's time.
+    return FactChange.model_construct(
+        id=new_id(),
+        fact_id=before.id,
+        project_id=before.project_id,
+        action=action,
+        at=at,
+        actor=ACTOR,
+        rule=rule,
+        reason=reason,
+        related_fact_ids=tuple(related),
+        before=snapshot(before, fields),
+        after=snapshot(after, fields),
+        run_id=run_id,
+    )
+
+
+def _action(
+    kind: ActionKind,
+    rule: str,
+    fact_ids: tuple[str, ...],
+    reason: str,
+    details: dict[str, JsonValue],
+    changes: Sequence[FactChange],
+    target_id: str | None = None,
+) -> ConsolidationAction:
+    # Built without re-validation, like the audit rows it names (every field is made here).
+    return ConsolidationAction.model_construct(
+        kind=kind,
+        rule=rule,
+        fact_ids=fact_ids,
+        target_id=target_id,
+        reason=reason,
+        details=details,
+        change_ids=tuple(change.id for change in changes),
+    )
+
+
+def plan_merge(
+    canonical: Fact,
+    absorbed: Sequence[tuple[Fact, float]],
+    *,
+    threshold: float,
+    run_id: str,
+    at: datetime,
+) -> PlannedStep:
+    """Fold ``absorbed`` (facts with their cosine to ``canonical``) into ``canonical``.
+
+    The canonical keeps its content and gains the union of everyone's sources, exact values and
+    tags; its base strength is reinforced and its decay clock restarts at the latest time any of
+    them was used or restated. The others become MERGED with ``merged_into`` set, and stay in
+    the store with their own history.
+    """
+    members = [canonical, *(fact for fact, _ in absorbed)]
+    base = reinforced_strength(members)
+    latest = max(touched_at(fact) for fact in members)
+    updated = canonical.evolve(
+        sources=union(fact.sources for fact in members),
+        exact_values=union(fact.exact_values for fact in members),
+        tags=union(fact.tags for fact in members),
+        strength=base,
+        last_accessed_at=latest if latest > touched_at(canonical) else canonical.last_accessed_at,
+        metadata=with_annotations(canonical, base_strength=base),
+    )
+    ids = [fact.id for fact, _ in absorbed]
+    similarities = {fact.id: round(score, 4) for fact, score in absorbed}
+    lowest = min(similarities.values())
+    reason = (
+        f"{len(ids)} near-duplicate(s) of {canonical.id} (cosine >= {lowest:.3f}, threshold "
+        f"{threshold:.2f}); sources and exact values kept in the canonical fact"
+    )
+    updates: list[Fact] = [updated]
+    changes = [
+        _change(
+            canonical,
+            updated,
+            CANONICAL_FIELDS,
+            action=ChangeAction.REINFORCED,
+            rule=DEDUP_RULE,
+            reason=reason,
+            related=ids,
+            run_id=run_id,
+            at=at,
+        )
+    ]
+    for fact, score in absorbed:
+        merged = fact.evolve(status=FactStatus.MERGED, merged_into=canonical.id)
+        updates.append(merged)
+        changes.append(
+            _change(
+                fact,
+                merged,
+                MERGED_FIELDS,
+                action=ChangeAction.MERGED,
+                rule=DEDUP_RULE,
+                reason=(
+                    f"near-duplicate of {canonical.id} (cosine {score:.3f} >= {threshold:.2f})"
+                ),
+                related=[canonical.id],
+                run_id=run_id,
+                at=at,
+            )
+        )
+    action = _action(
+        ActionKind.MERGE,
+        DEDUP_RULE,
+        tuple(ids),
+        reason,
+        {"similarity": dict(similarities), "strength": base},
+        changes,
+        target_id=canonical.id,
+    )
+    return PlannedStep(tuple(updates), tuple(changes), action)
+
+
+def plan_supersession(
+    decision: Supersession, *, strategy: ContradictionStrategy, run_id: str, at: datetime
+) -> PlannedStep:
+    """Supersede the loser of a contradiction: status, closed validity, ``superseded_by``."""
+    rule = contradiction_rule(strategy)
+    loser = decision.loser
+    closed = loser.evolve(
+        status=FactStatus.SUPERSEDED,
+        valid_to=decision.valid_to,
+        superseded_by=decision.winner.id,
+    )
+    change = _change(
+        loser,
+        closed,
+        SUPERSEDED_FIELDS,
+        action=ChangeAction.SUPERSEDED,
+        rule=rule,
+        reason=decision.reason,
+        related=[decision.winner.id],
+        run_id=run_id,
+        at=at,
+    )
+    action = _action(
+        ActionKind.SUPERSEDE,
+        rule,
+        (loser.id,),
+        decision.reason,
+        {"valid_to": decision.valid_to.isoformat()},
+        [change],
+        target_id=decision.winner.id,
+    )
+    return PlannedStep((closed,), (change,), action)
+
+
+def plan_flagging(decision: Flagging, *, run_id: str, at: datetime) -> PlannedStep:
+    """Flag one fact of a contradiction for review; it stays retrievable."""
+    rule = contradiction_rule(ContradictionStrategy.FLAG)
+    flagged = decision.fact.evolve(status=FactStatus.FLAGGED)
+    change = _change(
+        decision.fact,
+        flagged,
+        FLAGGED_FIELDS,
+        action=ChangeAction.FLAGGED,
+        rule=rule,
+        reason=decision.reason,
+        related=decision.against,
+        run_id=run_id,
+        at=at,
+    )
+    action = _action(
+        ActionKind.FLAG,
+        rule,
+        (decision.fact.id,),
+        decision.reason,
+        {"contradicts": list(decision.against)},
+        [change],
+    )
+    return PlannedStep((flagged,), (change,), action)
+
+
+def plan_decay(
+    fact: Fact,
+    decision: DecayDecision,
+    *,
+    halflife_days: float,
+    archive_below: float,
+    protected_value: str | None,
+    run_id: str,
+    at: datetime,
+) -> PlannedStep:
+    """Write a decayed (or refreshed) strength, archiving the fact when the decision says so.
+
+    ``protected_value`` names the exact value the fact holds the only copy of when an archive
+    was refused for that reason; it is only mentioned in the reason.
+    """
+    metadata = with_annotations(fact, base_strength=decision.base)
+    idle = f"{decision.idle_days:.1f} days without use (half-life {halflife_days:g} days)"
+    # model_copy, not evolve: only a status, a non-negative float and JSON metadata change, all
+    # valid by construction, and decay touches most facts of a first run.
+    if decision.archive:
+        kind, change_action = ActionKind.ARCHIVE, ChangeAction.ARCHIVED
+        updated = fact.model_copy(
+            update={
+                "status": FactStatus.ARCHIVED,
+                "strength": decision.strength,
+                "metadata": metadata,
+            }
+        )
+        reason = f"strength {decision.strength:.3f} fell below {archive_below:g} after {idle}"
+    elif decision.strength < fact.strength:
+        kind, change_action = ActionKind.DECAY, ChangeAction.DECAYED
+        updated = fact.model_copy(update={"strength": decision.strength, "metadata": metadata})
+        reason = f"strength {fact.strength:.3f} -> {decision.strength:.3f} after {idle}"
+        if protected_value is not None:
+            reason += (
+                f"; not archived: it holds the only copy of the exact value {protected_value!r}"
+            )
+    else:
+        kind, change_action = ActionKind.REFRESH, ChangeAction.REINFORCED
+        updated = fact.model_copy(update={"strength": decision.strength, "metadata": metadata})
+        reason = f"strength {fact.strength:.3f} -> {decision.strength:.3f}: used again, {idle}"
+    change = _change(
+        fact,
+        updated,
+        DECAY_FIELDS,
+        action=change_action,
+        rule=DECAY_RULE,
+        reason=reason,
+        related=(),
+        run_id=run_id,
+        at=at,
+    )
+    action = _action(
+        kind,
+        DECAY_RULE,
+        (fact.id,),
+        reason,
+        {
+            "strength_before": fact.strength,
+            "strength_after": decision.strength,
+            "idle_days": round(decision.idle_days, 3),
+        },
+        [change],
+    )
+    return PlannedStep((updated,), (change,), action)

@@ -1,0 +1,495 @@
+"""One consolidation run: its view of the facts, the three rules applied fact by fact, its batches.
+
+Why separate from :class:`~sagewai.intelligence.consolidation.MemoryConsolidator`: the public
+class owns settings, locking, checkpoints and reporting; this module owns what happens inside a
+run. For each fact of a batch, in scan order, it resolves the contradictions of the fact's group,
+merges its near-duplicates and decays it, asking the pure rules (``contradictions``, ``dedup``,
+``decay``) and turning their answers into fact versions and audit rows (``planning``).
+
+A run sees the facts through an *overlay* of the changes it made and has not committed yet (the
+current batch; in a dry run, every change, since a dry run never writes). Because every decision
+reads the overlay first, a dry run takes exactly the decisions a real run takes, and each batch is
+flushed as one ``ContextEngine.commit``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from sagewai.context.engine import ContextEngine
+from sagewai.embeddings.base import Embedder, Vector
+from sagewai.intelligence.consolidation.config import ConsolidationConfig
+from sagewai.intelligence.consolidation.contradictions import (
+    Flagging,
+    Supersession,
+    claim_of,
+    resolve_group,
+)
+from sagewai.intelligence.consolidation.decay import DecayDecision, decide_decay
+from sagewai.intelligence.consolidation.dedup import DedupProfile, canonical_key, merge_refusal
+from sagewai.intelligence.consolidation.planning import (
+    PlannedStep,
+    plan_decay,
+    plan_flagging,
+    plan_merge,
+    plan_supersession,
+)
+from sagewai.intelligence.consolidation.report import ActionKind, ConsolidationAction
+from sagewai.intelligence.consolidation.selection import Selection, scope_key_of
+from sagewai.records import Fact, FactChange, FactStatus, utcnow
+from sagewai.stores.metadata import WriteBatch
+from sagewai.stores.vector import VectorFilter, VectorHit, VectorPayload, VectorStore
+
+__all__ = ["Run", "Tally", "search_batch"]
+
+_GROUP_PAGE = 1_000
+_VALUE_CANDIDATES = 25
+_GROUP_MEMO = 50_000
+
+
+@dataclass(slots=True)
+class Tally:
+    duplicates_removed: int = 0
+    facts_decayed: int = 0
+    facts_archived: int = 0
+    contradictions_resolved: int = 0
+    facts_flagged: int = 0
+    total_processed: int = 0
+    batches: int = 0
+    index_repairs: int = 0
+    changed: int = 0
+    actions: list[ConsolidationAction] = field(default_factory=list)
+    actions_omitted: int = 0
+
+
+async def search_batch(
+    store: VectorStore,
+    vectors: Sequence[Vector],
+    top_k: int,
+    where: VectorFilter,
+    concurrency: int,
+) -> list[list[VectorHit]]:
+    """One nearest-neighbour search per vector, through the store's batch search when it has one.
+
+    A store may offer ``search_many(vectors, top_k, where)`` (Qdrant's engines answer a batch as
+    one planned call, several times cheaper per query than one call each); without it the
+    searches run ``concurrency`` at a time.
+    """
+    batch: Callable[..., Awaitable[Sequence[list[VectorHit]]]] | None = getattr(
+        store, "search_many", None
+    )
+    if batch is not None:
+        return list(await batch(vectors, top_k, where))
+    out: list[list[VectorHit]] = []
+    for start in range(0, len(vectors), concurrency):
+        chunk = vectors[start : start + concurrency]
+        out.extend(await asyncio.gather(*(store.search(v, top_k, where) for v in chunk)))
+    return out
+
+
+class Run:
+    """One run's working state: the view of the facts, the pending batch, the tallies.
+
+    Args:
+        engine: The project's engine (reads go to its stores, writes through its ``commit``).
+        config: The run's settings.
+        embedder: Embeds a fact whose vector is missing from the index (never stored).
+        selection: The facts the run may read and change.
+        run_id: Written in every audit row.
+        now: The reference time of decay.
+        dry_run: Keep every change in the overlay instead of committing it.
+        incremental: Skip facts this run changed itself when the scan reaches them.
+    """
+
+    def __init__(
+        self,
+        engine: ContextEngine,
+        config: ConsolidationConfig,
+        embedder: Embedder,
+        selection: Selection,
+        *,
+        run_id: str,
+        now: datetime,
+        dry_run: bool,
+        incremental: bool,
+    ) -> None:
+        self.engine = engine
+        self.config = config
+        self.embedder = embedder
+        self.selection = selection
+        self.run_id = run_id
+        self.now = now
+        self.dry_run = dry_run
+        self.incremental = incremental
+        self.tally = Tally()
+        # Facts changed by this run and not yet visible in the store: the current batch in a
+        # real run, everything in a dry run (which never writes).
+        self.overlay: dict[str, Fact] = {}
+        self.pending: dict[str, Fact] = {}
+        self.pending_changes: list[FactChange] = []
+        self.pending_actions: list[ConsolidationAction] = []
+        # Per-batch caches (bounded by the batch and its neighbourhoods).
+        self.known: dict[str, Fact] = {}
+        self.vectors: dict[str, Vector] = {}
+        self.hits: dict[str, list[VectorHit]] = {}
+        self.profiles: dict[str, DedupProfile] = {}
+        self.stale_payloads: dict[str, VectorPayload] = {}
+        self.groups_done: OrderedDict[tuple[str, str, str], None] = OrderedDict()
+        self.changed_ids: set[str] = set()
+        self.threshold = self.config.similarity_threshold
+
+    # ---------------------------------------------------------------- view of the facts
+
+    def view(self, fact_id: str) -> Fact | None:
+        """The fact as this run sees it: its own pending change, else the stored version."""
+        return self.overlay.get(fact_id) or self.known.get(fact_id)
+
+    def profile(self, fact: Fact) -> DedupProfile:
+        cached = self.profiles.get(fact.id)
+        if cached is None or cached.fact is not fact:
+            cached = DedupProfile.of(fact)
+            self.profiles[fact.id] = cached
+        return cached
+
+    async def hydrate(self, ids: Sequence[str], *, from_index: bool = False) -> None:
+        """Read the stored versions of ``ids`` not seen yet in this batch.
+
+        With ``from_index`` the ids are nearest-neighbour hits, which the index returned as
+        ACTIVE: one the metadata store says is not had its payload left behind by a crash.
+        """
+        missing = [i for i in dict.fromkeys(ids) if i not in self.known and i not in self.overlay]
+        if not missing:
+            return
+        found = await self.engine.metadata_store.get(self.engine.project_id, missing)
+        for fact in found:
+            self.known[fact.id] = fact
+            if (
+                from_index
+                and not self.dry_run
+                and fact.status is not FactStatus.ACTIVE
+                and fact.project_id == self.engine.project_id
+            ):
+                # The index said active, the truth says otherwise: a crash between the metadata
+                # commit and the payload update. Repaired after this batch commits.
+                self.stale_payloads[fact.id] = VectorPayload.of(fact)
+
+    def _active(self, fact: Fact | None) -> bool:
+        return (
+            fact is not None and fact.status is FactStatus.ACTIVE and self.selection.contains(fact)
+        )
+
+    # ---------------------------------------------------------------- recording decisions
+
+    def record(self, step: PlannedStep) -> None:
+        for fact in step.updates:
+            self.overlay[fact.id] = fact
+            self.pending[fact.id] = fact
+            if self.incremental:
+                self.changed_ids.add(fact.id)
+        self.pending_changes.extend(step.changes)
+        action = step.action
+        if self.dry_run:
+            action = action.model_copy(update={"change_ids": ()})
+        self.pending_actions.append(action)
+        tally = self.tally
+        tally.changed += len(step.updates)
+        if action.kind is ActionKind.MERGE:
+            tally.duplicates_removed += len(action.fact_ids)
+        elif action.kind is ActionKind.SUPERSEDE:
+            tally.contradictions_resolved += 1
+        elif action.kind is ActionKind.FLAG:
+            tally.contradictions_resolved += 1
+            tally.facts_flagged += 1
+        elif action.kind is ActionKind.ARCHIVE:
+            tally.facts_decayed += 1
+            tally.facts_archived += 1
+        elif action.kind is ActionKind.DECAY:
+            tally.facts_decayed += 1
+
+    async def flush(self) -> None:
+        """Commit the pending batch (one transaction), or keep it in the overlay (dry run)."""
+        tally = self.tally
+        limit = self.config.max_report_actions
+        for action in self.pending_actions:
+            if limit is None or len(tally.actions) < limit:
+                tally.actions.append(action)
+            else:
+                tally.actions_omitted += 1
+        if not self.dry_run:
+            if self.pending:
+                batch = WriteBatch(
+                    self.engine.project_id,
+                    upserts=list(self.pending.values()),
+                    changes=list(self.pending_changes),
+                )
+                await self.engine.commit(batch)
+            repairs = {k: v for k, v in self.stale_payloads.items() if k not in self.pending}
+            if repairs:
+                await self.engine.vector_store.update_payloads(repairs)
+                tally.index_repairs += len(repairs)
+            self.overlay.clear()
+        self.pending.clear()
+        self.pending_changes.clear()
+        self.pending_actions.clear()
+        self.stale_payloads.clear()
+        self.known.clear()
+        self.vectors.clear()
+        self.hits.clear()
+        self.profiles.clear()
+
+    # ---------------------------------------------------------------- neighbours
+
+    async def vector_of(self, fact: Fact) -> Vector:
+        vector = self.vectors.get(fact.id)
+        if vector is None:
+            stored = await self.engine.vector_store.get_vectors([fact.id])
+            vector = stored.get(fact.id)
+            if vector is None:
+                # The index lost this vector; embed it to look for neighbours (never stored here).
+                vector = (await self.embedder.embed_documents([fact.content]))[0]
+            self.vectors[fact.id] = vector
+        return vector
+
+    async def search(self, fact: Fact) -> list[VectorHit]:
+        """Every neighbour of ``fact`` at or above the threshold (the store's active ones)."""
+        cached = self.hits.get(fact.id)
+        if cached is not None:
+            return cached
+        where = self.selection.neighbours(fact)
+        k = self.config.neighbours
+        found = await self.engine.vector_store.search(await self.vector_of(fact), k + 1, where)
+        return await self.settle(fact, where, found, k)
+
+    async def settle(
+        self, fact: Fact, where: VectorFilter, found: list[VectorHit], k: int
+    ) -> list[VectorHit]:
+        """Keep the hits at or above the threshold, asking for more while all ``k`` were.
+
+        Doubling while even the last hit is a duplicate makes the set complete (up to
+        ``max_neighbours``) whatever else the store holds, which is what lets a dry run, whose
+        store still has the facts it plans to merge, see the same neighbours as the real run.
+        """
+        while len(found) == k + 1 and found[-1].score >= self.threshold:
+            if k >= self.config.max_neighbours:
+                break
+            k = min(self.config.max_neighbours, k * 2)
+            found = await self.engine.vector_store.search(await self.vector_of(fact), k + 1, where)
+        strong = [h for h in found if h.id != fact.id and h.score >= self.threshold]
+        self.hits[fact.id] = strong
+        return strong
+
+    async def prefetch(self, facts: Sequence[Fact]) -> None:
+        """Search the neighbours of a batch at once, then hydrate them in one read."""
+        todo = [f for f in facts if f.id not in self.hits]
+        stored = await self.engine.vector_store.get_vectors([f.id for f in todo])
+        self.vectors.update(stored)
+        groups: dict[VectorFilter, list[Fact]] = {}
+        for fact in todo:
+            groups.setdefault(self.selection.neighbours(fact), []).append(fact)
+        k = self.config.neighbours
+        for where, group in groups.items():
+            vectors = [await self.vector_of(f) for f in group]
+            results = await search_batch(
+                self.engine.vector_store, vectors, k + 1, where, self.config.search_concurrency
+            )
+            for fact, found in zip(group, results, strict=True):
+                await self.settle(fact, where, found, k)
+        await self.hydrate([h.id for f in facts for h in self.hits.get(f.id, ())], from_index=True)
+
+    async def members(self, fact: Fact) -> list[tuple[Fact, float]]:
+        """Active facts that may merge with ``fact``, with their cosine to it."""
+        hits = await self.search(fact)
+        if not hits:
+            return []
+        await self.hydrate([h.id for h in hits], from_index=True)
+        mine = self.profile(fact)
+        out: list[tuple[Fact, float]] = []
+        for hit in hits:
+            other = self.view(hit.id)
+            if other is None or not self._active(other):
+                continue
+            if merge_refusal(mine, self.profile(other)) is None:
+                out.append((other, hit.score))
+        return out
+
+    # ---------------------------------------------------------------- the three rules
+
+    async def dedup(self, fact_id: str) -> None:
+        """Merge ``fact_id``'s near-duplicates, climbing to the fact that must survive.
+
+        The survivor of a group is the best (by :func:`canonical_key`) among a fact and its own
+        mergeable neighbours; when that is another fact, the search continues from it, so a
+        canonical always absorbs its whole neighbourhood and is never merged away later.
+        """
+        while True:
+            current = self.view(fact_id)
+            if current is None or not self._active(current):
+                return
+            members = await self.members(current)
+            if not members:
+                return
+            center = current
+            while True:
+                best = min(
+                    [self.profile(center), *(self.profile(m) for m, _ in members)],
+                    key=canonical_key,
+                )
+                if best.id == center.id:
+                    break
+                center = best.fact
+                members = await self.members(center)
+            values = self.profile(center).values
+            # Sorted by the canonical order, so ties between equally close hits (which stores
+            # return in any order) never change the merged fact.
+            absorbed = sorted(
+                ((m, s) for m, s in members if self.profile(m).values <= values),
+                key=lambda pair: canonical_key(self.profile(pair[0])),
+            )
+            if not absorbed:
+                return
+            self.record(
+                plan_merge(
+                    center,
+                    absorbed,
+                    threshold=self.threshold,
+                    run_id=self.run_id,
+                    at=utcnow(),
+                )
+            )
+            await self.decay(center.id)
+            if center.id == fact_id:
+                return
+
+    async def contradictions(self, fact: Fact) -> None:
+        """Resolve the contradictions of ``fact``'s (subject, predicate) group."""
+        claim = claim_of(fact)
+        if claim is None or fact.subject is None:
+            return
+        key = (scope_key_of(fact), claim.subject, claim.predicate)
+        if key in self.groups_done:
+            return
+        group: list[Fact] = []
+        after: tuple[datetime, str] | None = None
+        while True:
+            page = await self.engine.metadata_store.query(
+                self.selection.group(fact.subject, after=after, limit=_GROUP_PAGE)
+            )
+            for stored in page:
+                member = self.overlay.get(stored.id, stored)
+                if member.status not in (FactStatus.ACTIVE, FactStatus.FLAGGED):
+                    continue
+                if scope_key_of(member) != key[0] or not self.selection.contains(member):
+                    continue
+                other = claim_of(member)
+                if other is not None and other.same_group(claim):
+                    group.append(member)
+            if len(page) < _GROUP_PAGE:
+                break
+            after = (page[-1].created_at, page[-1].id)
+        strategy = self.config.contradiction_strategy
+        for decision in resolve_group(group, strategy):
+            at = utcnow()
+            if isinstance(decision, Supersession):
+                step = plan_supersession(decision, strategy=strategy, run_id=self.run_id, at=at)
+            else:
+                assert isinstance(decision, Flagging)
+                step = plan_flagging(decision, run_id=self.run_id, at=at)
+            self.record(step)
+        self.groups_done[key] = None
+        if len(self.groups_done) > _GROUP_MEMO:
+            self.groups_done.popitem(last=False)
+
+    async def decay(self, fact_id: str) -> None:
+        """Decay ``fact_id`` at the run's reference time; archive it unless it must stay."""
+        fact = self.view(fact_id)
+        if fact is None or not self._active(fact):
+            return
+        config = self.config
+        decision = decide_decay(
+            fact,
+            self.now,
+            halflife_days=config.decay_halflife_days,
+            archive_below=config.archive_below,
+            min_change=config.decay_min_change,
+        )
+        if decision is None:
+            return
+        protected: str | None = None
+        if decision.archive:
+            protected = await self.only_copy(fact)
+            if protected is not None:
+                if abs(fact.strength - decision.strength) < config.decay_min_change:
+                    return
+                decision = DecayDecision(
+                    strength=decision.strength,
+                    base=decision.base,
+                    idle_days=decision.idle_days,
+                    archive=False,
+                )
+        self.record(
+            plan_decay(
+                fact,
+                decision,
+                halflife_days=config.decay_halflife_days,
+                archive_below=config.archive_below,
+                protected_value=protected,
+                run_id=self.run_id,
+                at=utcnow(),
+            )
+        )
+
+    async def only_copy(self, fact: Fact) -> str | None:
+        """An exact value of ``fact`` that no other active fact of its scope holds, if any.
+
+        Other holders are looked up through the keyword index; a value whose other copy cannot
+        be found is treated as the only copy, so decay errs on the side of keeping.
+        """
+        for value in sorted(self.profile(fact).values):
+            hits = await self.engine.metadata_store.keyword_search(
+                self.selection.value_holders(fact), value, _VALUE_CANDIDATES
+            )
+            ids = [i for i, _ in hits if i != fact.id]
+            await self.hydrate(ids)
+            held = False
+            for other_id in ids:
+                other = self.view(other_id)
+                if (
+                    other is not None
+                    and other.status in (FactStatus.ACTIVE, FactStatus.FLAGGED)
+                    and value in self.profile(other).values
+                ):
+                    held = True
+                    break
+            if not held:
+                return value
+        return None
+
+    # ---------------------------------------------------------------- batches
+
+    async def process(self, page: Sequence[Fact]) -> None:
+        """Consolidate one page of the scan; the caller flushes it."""
+        for fact in page:
+            self.known.setdefault(fact.id, fact)
+        todo = [f for f in page if self._turn(f.id)]
+        await self.prefetch([self.view(f.id) or f for f in todo])
+        for fact in todo:
+            if not self._turn(fact.id):
+                continue
+            current = self.view(fact.id)
+            assert current is not None
+            self.tally.total_processed += 1
+            await self.contradictions(current)
+            await self.dedup(fact.id)
+            await self.decay(fact.id)
+        self.tally.batches += 1
+
+    def _turn(self, fact_id: str) -> bool:
+        fact = self.view(fact_id)
+        if fact is None or not self._active(fact):
+            return False
+        # An incremental run skips what it changed itself: that is already consolidated.
+        return not (self.incremental and fact_id in self.changed_ids)

@@ -1,0 +1,154 @@
+"""``sagewai consolidate`` end to end on an embedded store folder: output and exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from sagewai.cli.consolidate import EXIT_LOCKED, ProgressBar, run_consolidate
+from sagewai.cli.main import build_parser, main
+from sagewai.context.engine import ContextEngine
+from sagewai.intelligence.consolidation import ConsolidationProgress
+from sagewai.records import FactStatus
+from sagewai.stores.qdrant_edge import QdrantEdgeVectorStore
+from sagewai.stores.sqlite import SqliteMetadataStore
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An embedded folder written by an engine with the default embedder (MiniLM)."""
+    folder = tmp_path_factory.mktemp("cli") / "data"
+
+    async def seed() -> None:
+        async with ContextEngine.local(folder, project_id="demo") as ctx:
+            await ctx.add("The staging database runs PostgreSQL 15", fact_id="a")
+            await ctx.add("The staging database runs PostgreSQL 15.", fact_id="b")
+            await ctx.add("Deploy the billing API to 10.0.0.1", fact_id="c")
+            await ctx.add("Deploy the billing API to 10.0.0.2", fact_id="d")
+
+    asyncio.run(seed())
+    return folder
+
+
+def run_cli(*args: str) -> int:
+    return main(["consolidate", *args])
+
+
+def statuses(folder: Path) -> dict[str, FactStatus]:
+    async def read() -> dict[str, FactStatus]:
+        async with ContextEngine.local(folder, project_id="demo") as ctx:
+            facts = await ctx.list(statuses=None, limit=100)
+            return {f.id: f.status for f in facts}
+
+    return asyncio.run(read())
+
+
+def test_dry_run_prints_the_plan_as_json_and_changes_nothing(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = run_cli("--project", "demo", "--store", str(store), "--dry-run", "--json")
+    assert code == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["dry_run"] is True
+    assert report["duplicates_removed"] == 1
+    assert [a["kind"] for a in report["actions"]] == ["merge"]
+    assert set(statuses(store).values()) == {FactStatus.ACTIVE}
+
+
+def test_real_run_merges_and_prints_a_summary(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_cli("--project", "demo", "--store", str(store)) == 0
+    out = capsys.readouterr().out
+    assert "1 duplicates merged" in out
+    assert statuses(store) == {
+        "a": FactStatus.ACTIVE,
+        "b": FactStatus.MERGED,
+        "c": FactStatus.ACTIVE,
+        "d": FactStatus.ACTIVE,
+    }
+
+
+def test_incremental_run_in_a_new_process_examines_nothing_new(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_cli("--project", "demo", "--store", str(store), "--json") == 0
+    capsys.readouterr()
+    assert run_cli("--project", "demo", "--store", str(store), "--incremental", "--json") == 0
+    assert json.loads(capsys.readouterr().out)["total_processed"] == 0
+
+
+def test_another_run_holding_the_lock_exits_3(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    async def hold_and_run() -> int:
+        other = SqliteMetadataStore(store / "metadata.sqlite3")
+        async with other, other.lock("demo", "consolidation"):
+            return await asyncio.to_thread(run_cli, "--project", "demo", "--store", str(store))
+
+    assert asyncio.run(hold_and_run()) == EXIT_LOCKED
+    assert "already running" in capsys.readouterr().err
+
+
+def test_usage_and_configuration_errors_exit_2(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_cli("--project", "demo", "--store", str(tmp_path / "missing")) == 2
+    assert "no embedded store" in capsys.readouterr().err
+    assert run_cli("--project", "demo", "--store", str(store), "--threshold", "1.5") == 2
+    assert run_cli("--project", "demo", "--store", "mysql://db/x") == 2
+    assert run_cli("--project", "demo", "--store", str(store), "--user-id", "u") == 2
+    with pytest.raises(SystemExit) as exited:
+        run_cli("--project", "demo", "--scope", "galaxy")
+    assert exited.value.code == 2
+
+
+def test_a_runtime_failure_exits_1(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    async def hold_vectors_and_run() -> int:
+        # Another store holding the vector folder makes opening it fail at run time.
+        async with QdrantEdgeVectorStore(store / "vectors", dimension=384):
+            return await asyncio.to_thread(run_cli, "--project", "demo", "--store", str(store))
+
+    assert asyncio.run(hold_vectors_and_run()) == 1
+    assert "consolidation failed" in capsys.readouterr().err
+
+
+def test_progress_bar_only_on_a_terminal(store: Path) -> None:
+    args = build_parser().parse_args(
+        ["consolidate", "--project", "demo", "--store", str(store), "--dry-run"]
+    )
+    piped = io.StringIO()
+    assert asyncio.run(run_consolidate(args, stderr=piped)) == 0
+    assert piped.getvalue() == ""
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    terminal = Terminal()
+    assert asyncio.run(run_consolidate(args, stderr=terminal)) == 0
+    assert "facts" in terminal.getvalue()
+    assert terminal.getvalue().endswith("\n")
+
+
+def test_progress_bar_rendering() -> None:
+    out = io.StringIO()
+    bar = ProgressBar(out, enabled=True, width=10)
+    bar(ConsolidationProgress(processed=3, total=4, batches=1, changed=2))
+    bar.close()
+    assert out.getvalue() == "\r[#######---]  75% 3/4 facts, 2 changed\n"
+    silent = io.StringIO()
+    ProgressBar(silent, enabled=False)(ConsolidationProgress(1, 1, 1, 0))
+    assert silent.getvalue() == ""
+
+
+def test_the_command_is_registered() -> None:
+    args = build_parser().parse_args(["consolidate", "--project", "p"])
+    assert isinstance(args, argparse.Namespace)
+    assert args.scope == "project"
+    assert callable(args.handler)
