@@ -1,1 +1,36 @@
-"""sagewai.agent."""
+"""The agent: an LLM loop that recalls from memory before each answer and learns after it.
+
+Example:
+    >>> from sagewai.agent import UniversalAgent, tool
+    >>> @tool
+    ... def convert(amount: float, rate: float) -> float:
+    ...     '''Convert an amount with an exchange rate.'''
+    ...     return amount * rate
+    >>> convert.schema()["function"]["name"]
+    'convert'
+"""
+
+from sagewai.agent.agent import AgentForgetReport, AgentReply, UniversalAgent
+from sagewai.agent.history import ConversationHistory, HistoryBlock, tool_pairing_problems
+from sagewai.agent.loop import StreamingLLMClient
+from sagewai.agent.memory_block import MemoryBlock, MemoryItem, estimate_tokens
+from sagewai.agent.settings import AgentSettings
+from sagewai.agent.tools import Tool, ToolBox, ToolResult, tool
+
+__all__ = [
+    "AgentForgetReport",
+    "AgentReply",
+    "AgentSettings",
+    "ConversationHistory",
+    "HistoryBlock",
+    "MemoryBlock",
+    "MemoryItem",
+    "StreamingLLMClient",
+    "Tool",
+    "ToolBox",
+    "ToolResult",
+    "UniversalAgent",
+    "estimate_tokens",
+    "tool",
+    "tool_pairing_problems",
+]

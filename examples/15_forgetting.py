@@ -1,0 +1,59 @@
+"""15 forgetting: one request removes a subject, a session or a user from every store.
+
+Facts, their vectors, the graph's entities and relations, and the episodes that mention it all
+go; the audit log keeps content-free tombstones. Nothing of another subject, session or user is
+touched.
+
+Run: python examples/15_forgetting.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from _setup import example_folder
+
+from sagewai import ContextEngine
+from sagewai.context.bridge import MemoryBridge
+from sagewai.context.conversation import Conversation
+from sagewai.intelligence.extraction import RuleBasedFactExtractor
+from sagewai.intelligence.graph_builder import ConversationGraphBuilder
+
+CONVERSATION = [
+    {"role": "user", "name": "Nina", "content": "I work at Initech."},
+    {"role": "user", "name": "Tom", "content": "I live in Oslo and I work at Initech too."},
+    {"role": "user", "name": "Nina", "content": "I prefer morning meetings."},
+]
+
+
+async def counts(ctx: ContextEngine) -> str:
+    assert ctx.graph_store is not None
+    assert ctx.episode_store is not None
+    graph = await ctx.graph_store.counts()
+    episode = (await ctx.episode_store.list_episodes(project_id=ctx.project_id))[0]
+    return (
+        f"{await ctx.count()} facts, {graph.entities} entities, {graph.relations} relations, "
+        f"episode lines: {[m.content for m in episode.messages]}"
+    )
+
+
+async def main() -> None:
+    with example_folder("15_forgetting") as folder:
+        async with ContextEngine.local(folder, project_id="team") as ctx:
+            bridge = MemoryBridge(context_engine=ctx, fact_extractor=RuleBasedFactExtractor())
+            await bridge.bridge_conversation(Conversation.of(CONVERSATION, session_id="s1"))
+            await ConversationGraphBuilder(graph_store=ctx.graph_store).process_conversation(
+                CONVERSATION, session_id="s1"
+            )
+            print(f"before: {await counts(ctx)}")
+            report = await ctx.forget(subject="Tom")
+            print(f"forget(subject='Tom'): {report}")
+            print(f"after:  {await counts(ctx)}")
+            left = await ctx.search("Who lives in Oslo?", top_k=5)
+            print(f"search 'Who lives in Oslo?' now finds: {[r.fact.content for r in left]}")
+            history = await ctx.changes()
+            print(f"audit log: {sum(c.action.value == 'deleted' for c in history)} tombstones")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,110 @@
+"""Learning from finished turns: facts through the bridge, relations through the graph builder.
+
+Both run in the background so the user does not wait for extraction: the bridge's own queue
+takes the turn's messages, and the graph builder works in tasks this class tracks.
+:meth:`TurnLearner.flush` waits for both, which is what ending a session, forgetting and tests
+need (what was said is stored before the next step reads memory).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from sagewai.errors import SagewaiError
+
+if TYPE_CHECKING:
+    from sagewai.context.bridge import MemoryBridge
+    from sagewai.intelligence.graph_builder import ConversationGraphBuilder
+
+__all__ = ["LearnedMessage", "TurnLearner"]
+
+logger = logging.getLogger("sagewai.agent")
+
+
+@dataclass(frozen=True, slots=True)
+class LearnedMessage:
+    """One message to learn from: its role, text, id and speaker (for the graph)."""
+
+    role: str
+    content: str
+    message_id: str
+    speaker: str | None
+
+
+class TurnLearner:
+    """Hands finished turns to the bridge and the graph builder; never raises into a turn.
+
+    Args:
+        bridge: Fact extraction and reconciliation (``None``: no facts learned).
+        graph_builder: Entity and relation extraction (``None``: no graph learned).
+    """
+
+    def __init__(
+        self, bridge: MemoryBridge | None, graph_builder: ConversationGraphBuilder | None
+    ) -> None:
+        self.bridge = bridge
+        self.graph_builder = graph_builder
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def learn(
+        self, messages: Sequence[LearnedMessage], *, session_id: str, user_id: str | None
+    ) -> None:
+        """Queue the messages for extraction; problems are logged, not raised."""
+        if self.bridge is not None:
+            try:
+                for message in messages:
+                    await self.bridge.submit(
+                        {
+                            "role": message.role,
+                            "content": message.content,
+                            "id": message.message_id,
+                        },
+                        session_id=session_id,
+                        user_id=user_id,
+                    )
+            except SagewaiError as exc:
+                logger.warning("the memory bridge did not accept a turn: %s", exc)
+        if self.graph_builder is not None:
+            task = asyncio.get_running_loop().create_task(
+                self._build(self.graph_builder, messages, session_id), name="sagewai-agent-graph"
+            )
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    @staticmethod
+    async def _build(
+        builder: ConversationGraphBuilder, messages: Sequence[LearnedMessage], session_id: str
+    ) -> None:
+        for message in messages:
+            try:
+                await builder.process_turn(
+                    message.content,
+                    role=message.role,
+                    session_id=session_id,
+                    speaker=message.speaker,
+                    message_id=message.message_id,
+                )
+            except SagewaiError as exc:
+                logger.warning("graph update skipped for message %s: %s", message.message_id, exc)
+
+    async def flush(self, session_id: str | None = None) -> None:
+        """Wait until every message handed over so far (of a session, or all) is stored.
+
+        Raises:
+            BackendError: the bridge failed to store a background batch.
+        """
+        if self.bridge is not None:
+            await self.bridge.flush(session_id)
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def aclose(self) -> None:
+        """Finish the graph work and close the bridge (storing everything it accepted)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        if self.bridge is not None:
+            await self.bridge.aclose()

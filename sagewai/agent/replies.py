@@ -1,0 +1,48 @@
+"""What the agent says when no model answered: plainly why, and what memory holds."""
+
+from __future__ import annotations
+
+from sagewai.agent.memory_block import FACTS, MemoryBlock
+from sagewai.llm.errors import is_model_unreachable
+
+__all__ = ["EMPTY_ANSWER", "describe_error", "failure_reply"]
+
+EMPTY_ANSWER = "I could not produce an answer this time. Could you rephrase?"
+
+
+def describe_error(error: BaseException) -> str:
+    """``ErrorClass: first line of the message`` (at most 200 characters of it).
+
+    Example:
+        >>> describe_error(TimeoutError("no answer in 30 s\\nmore"))
+        'TimeoutError: no answer in 30 s'
+    """
+    text = str(error).strip()
+    first = text.splitlines()[0][:200] if text else ""
+    return f"{type(error).__name__}: {first}" if first else type(error).__name__
+
+
+def failure_reply(error: BaseException, block: MemoryBlock) -> str:
+    """The reply of a turn whose model call failed, listing the facts recalled for it.
+
+    Example:
+        >>> from sagewai.llm import ModelNotConfiguredError
+        >>> failure_reply(ModelNotConfiguredError("no API key"), MemoryBlock("", 0))[:44]
+        "I can't reach a language model right now, so"
+    """
+    reason = describe_error(error)
+    if is_model_unreachable(error):
+        opening = (
+            "I can't reach a language model right now, so I can't compose an answer "
+            f"({reason}). I saved your message to memory."
+        )
+    else:
+        opening = (
+            f"The language model failed to answer ({reason}); please try again. "
+            "I saved your message to memory."
+        )
+    remembered = [item.text for item in block.items if item.section == FACTS]
+    if not remembered:
+        return f"{opening} I have nothing stored that matches your message."
+    lines = "\n".join(f"- {line.split('] ', 1)[-1]}" for line in remembered)
+    return f"{opening} What I remember that may help:\n{lines}"
