@@ -18,6 +18,7 @@ from sagewai.context.scope import ContextScope
 from sagewai.errors import SagewaiError
 
 if TYPE_CHECKING:
+    from sagewai.agent import UniversalAgent
     from sagewai.context.engine import ContextEngine
     from sagewai.context.ranking import SearchConfig
     from sagewai.records import (
@@ -46,6 +47,7 @@ __all__ = [
     "ScoreParts",
     "SearchConfig",
     "SearchResult",
+    "UniversalAgent",
 ]
 __version__ = "0.1.0"
 
@@ -61,6 +63,7 @@ _LAZY = {
     "Provenance": "sagewai.records",
     "ScoreParts": "sagewai.records",
     "SearchResult": "sagewai.records",
+    "UniversalAgent": "sagewai.agent",
 }
 
 

@@ -21,6 +21,7 @@ EXPECTED = [
     "ScoreParts",
     "SearchConfig",
     "SearchResult",
+    "UniversalAgent",
 ]
 
 
@@ -66,7 +67,9 @@ def test_unknown_attribute_is_an_attribute_error() -> None:
 def test_the_design_documents_import_paths_work() -> None:
     """DESIGN.md §1: the import lines users copy from the documentation."""
     code = (
-        "from sagewai import ContextEngine, ContextScope\n"
+        "from sagewai import UniversalAgent, ContextEngine, ContextScope\n"
+        "from sagewai.context import MemoryBridge\n"
+        "from sagewai.context.episodes import EpisodeStore, PersistentEpisodeStore, Episode\n"
         "from sagewai.intelligence import (\n"
         "    MemoryConsolidator, ConversationGraphBuilder, FactExtractor,\n"
         "    RuleBasedFactExtractor, LLMFactExtractor, HybridFactExtractor,\n"
