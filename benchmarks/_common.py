@@ -14,13 +14,49 @@ from typing import Any
 RESULTS = Path(__file__).resolve().parent / "results"
 
 _SUBJECTS = ["Alice", "Bob", "Carol", "Dana", "Eve", "Frank", "Grace", "Hana", "Ivan", "Jo"]
-_VERBS = ["likes", "visited", "decided to use", "is learning", "bought", "recommended",
-          "moved to", "works with", "cooked", "wrote about"]
-_OBJECTS = ["green tea", "Lisbon", "PostgreSQL", "the violin", "a red bicycle", "sourdough",
-            "Kyoto", "the billing team", "a mystery novel", "rust", "hiking boots", "jazz",
-            "the quarterly report", "a rescue dog", "Berlin", "kubernetes", "pottery"]
-_TAILS = ["last week", "in May", "with friends", "for the third time", "after work",
-          "on Sunday", "because it was cheaper", "again", "at the conference", ""]
+_VERBS = [
+    "likes",
+    "visited",
+    "decided to use",
+    "is learning",
+    "bought",
+    "recommended",
+    "moved to",
+    "works with",
+    "cooked",
+    "wrote about",
+]
+_OBJECTS = [
+    "green tea",
+    "Lisbon",
+    "PostgreSQL",
+    "the violin",
+    "a red bicycle",
+    "sourdough",
+    "Kyoto",
+    "the billing team",
+    "a mystery novel",
+    "rust",
+    "hiking boots",
+    "jazz",
+    "the quarterly report",
+    "a rescue dog",
+    "Berlin",
+    "kubernetes",
+    "pottery",
+]
+_TAILS = [
+    "last week",
+    "in May",
+    "with friends",
+    "for the third time",
+    "after work",
+    "on Sunday",
+    "because it was cheaper",
+    "again",
+    "at the conference",
+    "",
+]
 
 
 def synthetic_sentences(n: int, seed: int = 7) -> list[str]:

@@ -11,7 +11,7 @@ __all__ = ["require"]
 
 
 def require(module: str, *, extra: str, feature: str, package: str | None = None) -> ModuleType:
-    """Import ``module`` or raise :class:`MissingDependencyError` naming ``pip install "sagewai[extra]"``.
+    """Import ``module``, or raise :class:`MissingDependencyError` with the pip command to run.
 
     Args:
         module: The dotted module name to import.

@@ -71,7 +71,7 @@ class MissingDependencyError(ConfigurationError, ImportError):
 
 
 class ModelNotAvailableError(ConfigurationError):
-    """A model (weights, tokenizer) is not on this machine and sagewai never downloads at run time."""
+    """A model (weights, tokenizer) is missing here; sagewai never downloads at run time."""
 
 
 class InvalidInputError(ConfigurationError, ValueError):

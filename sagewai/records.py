@@ -255,7 +255,7 @@ class FactChange(BaseModel):
     actor: str
     """Which component made the change (``engine``, ``consolidator``, ``bridge``, ...)."""
     rule: str
-    """The rule that decided it (``dedup.cosine``, ``decay.halflife``, ``contradiction.keep_newer``)."""
+    """The rule that decided it (``dedup.cosine``, ``decay.halflife``, ...)."""
     reason: str = ""
     related_fact_ids: tuple[str, ...] = ()
     before: dict[str, JsonValue] | None = None

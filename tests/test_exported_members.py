@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 import sagewai
 
 EXPECTED = [
@@ -56,12 +58,8 @@ def test_import_is_light_and_offline() -> None:
 
 
 def test_unknown_attribute_is_an_attribute_error() -> None:
-    try:
+    with pytest.raises(AttributeError, match="DoesNotExist"):
         sagewai.DoesNotExist  # type: ignore[attr-defined]  # noqa: B018
-    except AttributeError as exc:
-        assert "DoesNotExist" in str(exc)
-    else:
-        raise AssertionError("expected AttributeError")
 
 
 def test_the_design_documents_import_paths_work() -> None:

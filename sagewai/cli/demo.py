@@ -17,7 +17,11 @@ __all__ = ["register", "run_demo"]
 DEFAULT_FOLDER = "./sagewai-demo"
 
 FACTS: tuple[dict[str, Any], ...] = (
-    {"content": "Alice prefers green tea over coffee", "fact_type": "preference", "subject": "Alice"},
+    {
+        "content": "Alice prefers green tea over coffee",
+        "fact_type": "preference",
+        "subject": "Alice",
+    },
     {"content": "Alice moved to Lisbon in March 2024", "fact_type": "event", "subject": "Alice"},
     {"content": "The team decided to deploy on Tuesdays", "fact_type": "decision"},
     {"content": "Bob's staging database is postgresql://staging-db:5432/app", "subject": "Bob"},
