@@ -155,6 +155,16 @@ async def test_forget_subject_session_and_user() -> None:
             await ctx.forget()
 
 
+async def test_forget_subject_matches_subject_or_object_case_insensitively() -> None:
+    async with memory_engine() as ctx:
+        await ctx.add("Nina works with Tom", subject="Nina", predicate="colleague_of", object="Tom")
+        await ctx.add("tom likes sailing", subject="tom")
+        kept = await ctx.add("Nina likes chess", subject="Nina")
+        report = await ctx.forget(subject="TOM")
+        assert report.facts_deleted == 2
+        assert [f.id for f in await ctx.list()] == [kept.id]
+
+
 async def test_add_many_validates_everything_before_writing() -> None:
     async with memory_engine() as ctx:
         with pytest.raises(InvalidInputError):

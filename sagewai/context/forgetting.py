@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from sagewai.context.scope import ContextScope, scope_key, validate_identifier
 from sagewai.errors import InvalidInputError
+from sagewai.records import Fact
 from sagewai.stores.metadata import FactQuery, WriteBatch
 
 if TYPE_CHECKING:
@@ -80,15 +83,24 @@ async def forget(
     if everything:
         return await _forget_project(engine, reason)
 
-    query = _query(engine, subject=subject, session_id=session_id, user_id=user_id, scope=scope)
-    deleted = 0
+    # Subjects match case-insensitively on a fact's subject or object, so the store is asked for
+    # the other criteria and the subject is checked here, page by page.
+    query = _query(engine, subject=None, session_id=session_id, user_id=user_id, scope=scope)
+    wanted = None if subject is None else subject.casefold()
+    doomed: list[str] = []
+    cursor: tuple[datetime, str] | None = None
     while True:
-        page = [
-            f for f in await engine.metadata_store.query(query) if f.project_id == engine.project_id
-        ]
+        page = await engine.metadata_store.query(dataclasses.replace(query, after=cursor))
         if not page:
             break
-        ids = [fact.id for fact in page]
+        cursor = (page[-1].created_at, page[-1].id)
+        doomed.extend(
+            fact.id
+            for fact in page
+            if fact.project_id == engine.project_id and (wanted is None or _names(fact, wanted))
+        )
+    for start in range(0, len(doomed), _PAGE):
+        ids = doomed[start : start + _PAGE]
         await engine.commit(
             WriteBatch(
                 engine.project_id,
@@ -96,7 +108,7 @@ async def forget(
                 changes=[engine._tombstone(i, reason, "engine.forget") for i in ids],
             )
         )
-        deleted += len(ids)
+    deleted = len(doomed)
 
     graph_deleted = 0
     graph = engine.graph_store
@@ -117,6 +129,13 @@ async def forget(
         if user_id is not None:
             episodes_deleted += await episodes.delete_user(user_id, project_id=engine.project_id)
     return ForgetReport(deleted, graph_deleted, episodes_deleted)
+
+
+def _names(fact: Fact, wanted: str) -> bool:
+    """True when the fact's subject or object is ``wanted`` (already casefolded)."""
+    return any(
+        value is not None and value.casefold() == wanted for value in (fact.subject, fact.object)
+    )
 
 
 async def _forget_project(engine: ContextEngine, reason: str) -> ForgetReport:

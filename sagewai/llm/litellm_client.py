@@ -67,6 +67,8 @@ def _load_litellm() -> ModuleType:
         if _litellm is None:
             os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
             _litellm = require("litellm", extra="llm", feature="LiteLLMClient")
+            # litellm prints a "Give Feedback / Get Help" banner to stdout on every error.
+            _litellm.suppress_debug_info = True
         return _litellm
 
 
