@@ -63,7 +63,10 @@ def days_until(day: str) -> int:
 def build_agent(ctx: ContextEngine, model: LLMClient, real: bool) -> UniversalAgent:
     rules = RuleBasedFactExtractor()
     extractor = (
-        HybridFactExtractor(rule_extractor=rules, llm_extractor=LLMFactExtractor(client=model))
+        HybridFactExtractor(
+            rule_extractor=rules,
+            llm_extractor=LLMFactExtractor(model=os.environ["SAGEWAI_MODEL"], client=model),
+        )
         if real
         else rules  # the scripted stand-in answers chat turns only, not extraction prompts
     )

@@ -46,7 +46,7 @@ def chat_model(stand_in: LLMClient) -> LLMClient:
     if model:
         api_base = os.environ.get("SAGEWAI_API_BASE") or None
         print(f"model: {model}" + (f" at {api_base}" if api_base else ""))
-        return LiteLLMClient(model, api_base=api_base, timeout=120.0)
+        return LiteLLMClient(model, api_base=api_base, timeout=120.0, max_tokens=400)
     print(
         "model: none configured (SAGEWAI_MODEL is not set), so this example runs on the offline "
         "scripted stand-in (sagewai.testing.llm.ScriptedLLM). Set SAGEWAI_MODEL, e.g. "

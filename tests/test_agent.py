@@ -382,3 +382,15 @@ async def test_forgetting_removes_only_the_forgotten_relation_from_the_graph(
     assert ("ana", "lives_in", "Porto") in said
     assert not any("Initech" in triple for triple in said)
     assert [f.content for f in await engine.list(user_id="ana")] == ["The user lives in Porto"]
+
+
+@pytest.mark.parametrize("learn_from_answers", [True, False])
+async def test_answers_are_learned_only_when_asked(
+    engine: ContextEngine, learn_from_answers: bool
+) -> None:
+    llm = ScriptedLLM(["I booked your table at Casa Nostra for Friday at 8pm."])
+    async with make_agent(engine, llm, learn_from_answers=learn_from_answers) as agent:
+        await agent.chat("I live in Porto.", session_id="s1", user_id="ana")
+    stored = [f.content for f in await engine.list(user_id="ana")]
+    assert "The user lives in Porto." in stored
+    assert any("Friday" in fact for fact in stored) is learn_from_answers

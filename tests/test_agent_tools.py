@@ -10,8 +10,7 @@ from typing import Any, Literal
 import pytest
 from pydantic import BaseModel
 
-from sagewai.agent import Tool, ToolBox, UniversalAgent, tool, tool_pairing_problems
-from sagewai.agent.agent import AgentReply
+from sagewai.agent import AgentReply, Tool, ToolBox, UniversalAgent, tool, tool_pairing_problems
 from sagewai.context.engine import ContextEngine
 from sagewai.errors import ConfigurationError
 from sagewai.llm import LLMResponse, ToolCall

@@ -22,7 +22,6 @@ import asyncio
 import logging
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
@@ -30,7 +29,7 @@ from pydantic import ValidationError
 
 from sagewai.agent.forgetting import AgentForgetReport, ForgottenFacts, forget_everywhere
 from sagewai.agent.history import ConversationHistory
-from sagewai.agent.learning import LearnedMessage, TurnLearner
+from sagewai.agent.learning import LearnedMessage, TurnLearner, default_bridge
 from sagewai.agent.loop import LoopResult, TextChunk, run_tool_loop
 from sagewai.agent.memory_block import (
     MemoryBlock,
@@ -46,14 +45,14 @@ from sagewai.agent.memory_tools import (
     save_fact,
 )
 from sagewai.agent.recall import MemoryRecaller, fact_lines
-from sagewai.agent.replies import EMPTY_ANSWER, describe_error, failure_reply
+from sagewai.agent.replies import EMPTY_ANSWER, AgentReply, describe_error, failure_reply
 from sagewai.agent.session import AgentSession
 from sagewai.agent.settings import AgentSettings
-from sagewai.agent.tools import Tool, ToolBox, ToolResult
+from sagewai.agent.tools import Tool, ToolBox
 from sagewai.context.conversation import MAX_MESSAGE_CHARS
 from sagewai.context.scope import validate_identifier
 from sagewai.errors import ConfigurationError, InvalidInputError, SagewaiError, ScopeError
-from sagewai.llm.base import LLMClient, Usage
+from sagewai.llm.base import LLMClient
 from sagewai.llm.errors import is_model_unreachable
 from sagewai.records import new_id, utcnow
 
@@ -74,25 +73,6 @@ MEMORY_TOOL_GUIDE = (
     "asks you to remember; forget_memory deletes facts by their [m..] reference when the user "
     "asks you to forget them."
 )
-
-
-@dataclass(frozen=True, slots=True)
-class AgentReply:
-    """One turn's answer with what led to it (what :meth:`UniversalAgent.respond` returns)."""
-
-    answer: str
-    session_id: str
-    user_id: str | None
-    memory: MemoryBlock
-    """The recalled-memory block the model was shown."""
-    steps: int = 0
-    tool_results: tuple[ToolResult, ...] = ()
-    usage: Usage = field(default_factory=Usage)
-    model_error: str | None = None
-    """Why no model answered (the reply then explains it); ``None`` when one did."""
-    offline: bool = False
-    """True when no model is reachable here (no key, no server, model calls switched off)."""
-    reached_step_cap: bool = False
 
 
 def _check_message(message: object) -> str:
@@ -127,7 +107,8 @@ class UniversalAgent:
         user_id: The default user of :meth:`chat` calls that name none.
         token_counter: Counts tokens for the memory budget (an estimate when ``None``).
         max_steps, memory_token_budget, history_window, recall_top_k, episode_limit,
-        graph_hops, graph_depth, max_relations, model_timeout, tool_timeout, memory_tools, learn:
+        graph_hops, graph_depth, max_relations, model_timeout, tool_timeout, memory_tools, learn,
+        learn_from_answers:
             See :class:`~sagewai.agent.AgentSettings`.
 
     Raises:
@@ -177,6 +158,7 @@ class UniversalAgent:
         tool_timeout: float = 30.0,
         memory_tools: bool = True,
         learn: bool = True,
+        learn_from_answers: bool = True,
     ) -> None:
         from sagewai.context.engine import ContextEngine
 
@@ -198,6 +180,7 @@ class UniversalAgent:
                 tool_timeout=tool_timeout,
                 memory_tools=memory_tools,
                 learn=learn,
+                learn_from_answers=learn_from_answers,
             )
         except ValidationError as exc:
             raise ConfigurationError(f"invalid agent settings: {exc}") from exc
@@ -220,7 +203,7 @@ class UniversalAgent:
         self.llm: LLMClient = llm
         self.episode_store = self._wire_episodes(episode_store)
         if memory_bridge is None and self.settings.learn:
-            memory_bridge = _default_bridge(context, model, api_base, use_model=default_client)
+            memory_bridge = default_bridge(context, model, api_base, use_model=default_client)
         if memory_bridge is not None and memory_bridge.engine is not context:
             raise ConfigurationError("the memory bridge writes to another engine than the agent's")
         self.bridge = memory_bridge
@@ -621,32 +604,6 @@ class UniversalAgent:
         if not self.settings.learn or forgotten:
             return  # a turn that asked to forget is not learned from: it restates the fact
         messages = [LearnedMessage("user", text, text_id, session.user_id)]
-        if learn_answer:
+        if learn_answer and self.settings.learn_from_answers:
             messages.append(LearnedMessage("assistant", answer, answer_id, self.name))
         await self.learner.learn(messages, session_id=session.session_id, user_id=session.user_id)
-
-
-def _default_bridge(
-    context: ContextEngine, model: str, api_base: str | None, *, use_model: bool
-) -> MemoryBridge:
-    """The agent's bridge when none is given: rules, plus ``model`` where they are unsure.
-
-    With an injected client (a test double, a custom adapter) the rules work alone: extraction
-    must not consume a scripted conversation's answers. The model, when used, gets its own
-    client (no retries of its own: the extractor retries, then falls back to the rules).
-    """
-    from sagewai.context.bridge import MemoryBridge
-    from sagewai.intelligence.extraction import (
-        HybridFactExtractor,
-        LLMFactExtractor,
-        RuleBasedFactExtractor,
-    )
-
-    rules = RuleBasedFactExtractor()
-    extractor: Any = rules
-    if use_model:
-        extractor = HybridFactExtractor(
-            rule_extractor=rules,
-            llm_extractor=LLMFactExtractor(model=model, api_base=api_base, fallback=rules),
-        )
-    return MemoryBridge(context_engine=context, model=model, fact_extractor=extractor)

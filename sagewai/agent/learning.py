@@ -12,15 +12,16 @@ import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sagewai.errors import SagewaiError
 
 if TYPE_CHECKING:
     from sagewai.context.bridge import MemoryBridge
+    from sagewai.context.engine import ContextEngine
     from sagewai.intelligence.graph_builder import ConversationGraphBuilder
 
-__all__ = ["LearnedMessage", "TurnLearner"]
+__all__ = ["LearnedMessage", "TurnLearner", "default_bridge"]
 
 logger = logging.getLogger("sagewai.agent")
 
@@ -108,3 +109,29 @@ class TurnLearner:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
         if self.bridge is not None:
             await self.bridge.aclose()
+
+
+def default_bridge(
+    context: ContextEngine, model: str, api_base: str | None, *, use_model: bool
+) -> MemoryBridge:
+    """The agent's bridge when none is given: rules, plus ``model`` where they are unsure.
+
+    With an injected client (a test double, a custom adapter) the rules work alone: extraction
+    must not consume a scripted conversation's answers. The model, when used, gets its own
+    client (no retries of its own: the extractor retries, then falls back to the rules).
+    """
+    from sagewai.context.bridge import MemoryBridge
+    from sagewai.intelligence.extraction import (
+        HybridFactExtractor,
+        LLMFactExtractor,
+        RuleBasedFactExtractor,
+    )
+
+    rules = RuleBasedFactExtractor()
+    extractor: Any = rules
+    if use_model:
+        extractor = HybridFactExtractor(
+            rule_extractor=rules,
+            llm_extractor=LLMFactExtractor(model=model, api_base=api_base, fallback=rules),
+        )
+    return MemoryBridge(context_engine=context, model=model, fact_extractor=extractor)

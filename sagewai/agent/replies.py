@@ -2,12 +2,35 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from sagewai.agent.memory_block import FACTS, MemoryBlock
+from sagewai.agent.tools import ToolResult
+from sagewai.llm.base import Usage
 from sagewai.llm.errors import is_model_unreachable
 
-__all__ = ["EMPTY_ANSWER", "describe_error", "failure_reply"]
+__all__ = ["EMPTY_ANSWER", "AgentReply", "describe_error", "failure_reply"]
 
 EMPTY_ANSWER = "I could not produce an answer this time. Could you rephrase?"
+
+
+@dataclass(frozen=True, slots=True)
+class AgentReply:
+    """One turn's answer with what led to it (what :meth:`UniversalAgent.respond` returns)."""
+
+    answer: str
+    session_id: str
+    user_id: str | None
+    memory: MemoryBlock
+    """The recalled-memory block the model was shown."""
+    steps: int = 0
+    tool_results: tuple[ToolResult, ...] = ()
+    usage: Usage = field(default_factory=Usage)
+    model_error: str | None = None
+    """Why no model answered (the reply then explains it); ``None`` when one did."""
+    offline: bool = False
+    """True when no model is reachable here (no key, no server, model calls switched off)."""
+    reached_step_cap: bool = False
 
 
 def describe_error(error: BaseException) -> str:

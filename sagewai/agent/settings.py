@@ -43,3 +43,6 @@ class AgentSettings(BaseModel):
     """Offer the model ``search_memory``, ``save_memory`` and ``forget_memory``."""
     learn: bool = True
     """Feed each turn to the memory bridge (facts) and the graph builder (relations)."""
+    learn_from_answers: bool = True
+    """Learn from the model's answers too, not only from what the user says (switch it off for a
+    small model whose answers are not reliable enough to become memory)."""

@@ -68,7 +68,7 @@ def _load_litellm() -> ModuleType:
             os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
             _litellm = require("litellm", extra="llm", feature="LiteLLMClient")
             # litellm prints a "Give Feedback / Get Help" banner to stdout on every error.
-            _litellm.suppress_debug_info = True
+            setattr(_litellm, "suppress_debug_info", True)  # noqa: B010 - untyped module
         return _litellm
 
 

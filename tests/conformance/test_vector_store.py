@@ -4,9 +4,10 @@ Each test runs against :class:`InMemoryVectorStore` (the reference), :class:`Qdr
 (a folder in ``tmp_path``), :class:`QdrantVectorStore` in local mode (``:memory:`` and ``path=``),
 the server code path of :class:`QdrantVectorStore` (payload indexes, search parameters, one query
 per scope) driven through local mode, and, when ``QDRANT_URL`` names a server,
-:class:`QdrantVectorStore` on that server (a fresh collection per test). The congruence tests replay random writes and filters on every backend and
-compare the hits with the reference. Tests that only make sense for some engines (a reopened
-folder, a second store on the same folder, the stored payload) say so and stay at the end.
+:class:`QdrantVectorStore` on that server (a fresh collection per test). The congruence tests
+replay random writes and filters on every backend and compare the hits with the reference. Tests
+that only make sense for some engines (a reopened folder, a second store on the same folder, the
+stored payload) say so and stay at the end.
 """
 
 from __future__ import annotations
