@@ -12,6 +12,15 @@ from sagewai.stores.vector import VectorFilter, VectorHit, VectorPayload, Vector
 __all__ = ["InMemoryVectorStore"]
 
 
+def _unit(vector: Vector) -> Vector:
+    """``vector`` scaled to unit length (a zero vector stays zero), so dot products are cosines."""
+    norm = float(np.linalg.norm(vector))
+    if norm == 0.0:
+        return vector
+    unit: Vector = (vector / norm).astype(np.float32)
+    return unit
+
+
 class InMemoryVectorStore(VectorStore):
     """Exact nearest-neighbour search over a growable float32 matrix.
 
@@ -46,7 +55,7 @@ class InMemoryVectorStore(VectorStore):
         self._matrix = grown
 
     async def upsert(self, records: Sequence[VectorRecord]) -> None:
-        checked = [(r, self._check_vector(r.vector)) for r in records]
+        checked = [(r, _unit(self._check_vector(r.vector))) for r in records]
         for record, vector in checked:
             row = self._row_of.get(record.id)
             if row is None:
@@ -63,7 +72,7 @@ class InMemoryVectorStore(VectorStore):
             self._payloads[row] = record.payload
 
     async def search(self, vector: Vector, top_k: int, where: VectorFilter) -> list[VectorHit]:
-        query = self._check_vector(vector)
+        query = _unit(self._check_vector(vector))
         if top_k <= 0 or not self._row_of:
             return []
         used = len(self._ids)

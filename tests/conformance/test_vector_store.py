@@ -245,7 +245,7 @@ async def test_search_orders_by_cosine_highest_first(store: VectorStore) -> None
     assert [hit.id for hit in await store.search(unit(1.0), 2, where())] == ["near", "middle"]
 
 
-@pytest.mark.parametrize("backend", ["qdrant-edge", "qdrant-local-memory"], indirect=True)
+@pytest.mark.parametrize("backend", ["memory", "qdrant-edge", "qdrant-local-memory"], indirect=True)
 async def test_scores_are_cosine_even_for_vectors_that_are_not_unit_length(
     store: VectorStore,
 ) -> None:
