@@ -38,6 +38,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -257,7 +258,12 @@ class ProposedEngine(ContextEngine):
     (strength and metadata) leaves the payload as it is, so it needs no vector store write.
     """
 
-    async def commit(self, batch: WriteBatch, *, new: Any = ()) -> None:
+    async def commit(
+        self, batch: WriteBatch, *, new: Sequence[Fact] = (), vectors: Vectors | None = None
+    ) -> None:
+        if new or batch.deletes:
+            await super().commit(batch, new=new, vectors=vectors)
+            return
         decay_only = {
             c.fact_id
             for c in batch.changes

@@ -73,7 +73,8 @@ class CachedEmbedder:
         return np.stack([self.cache[t] for t in texts]).astype(np.float32)
 
     async def embed_query(self, text: str) -> Vector:
-        return (await self.embed_documents([text]))[0]
+        vector: Vector = (await self.embed_documents([text]))[0]
+        return vector
 
 
 def default_embedder() -> tuple[Any, str]:
