@@ -11,6 +11,9 @@ from sagewai.stores.vector import VectorFilter, VectorHit, VectorPayload, Vector
 
 __all__ = ["InMemoryVectorStore"]
 
+_QUERY_BLOCK = 256
+"""Queries scored per matrix product in :meth:`InMemoryVectorStore.search_many`."""
+
 
 def _unit(vector: Vector) -> Vector:
     """``vector`` scaled to unit length (a zero vector stays zero), so dot products are cosines."""
@@ -87,6 +90,48 @@ class InMemoryVectorStore(VectorStore):
             if len(hits) == top_k:
                 break
         return hits
+
+    async def search_many(
+        self,
+        vectors: Sequence[Vector],
+        top_k: int,
+        where: VectorFilter,
+        *,
+        ef: int | None = None,
+    ) -> list[list[VectorHit]]:
+        """Filter the rows once, then score blocks of queries with one matrix product each.
+
+        Exact, so ``ef`` changes nothing.
+        """
+        queries = [_unit(self._check_vector(vector)) for vector in vectors]
+        self._check_ef(ef)
+        if top_k <= 0 or not queries:
+            return [[] for _ in queries]
+        pairs = enumerate(zip(self._ids, self._payloads, strict=True))
+        rows = np.array(
+            [
+                row
+                for row, (point_id, payload) in pairs
+                if point_id is not None and payload is not None and where.matches(payload, point_id)
+            ],
+            dtype=np.int64,
+        )
+        if rows.size == 0:
+            return [[] for _ in queries]
+        candidates = self._matrix[rows]
+        keep = min(top_k, rows.size)
+        out: list[list[VectorHit]] = []
+        for start in range(0, len(queries), _QUERY_BLOCK):
+            scores = np.stack(queries[start : start + _QUERY_BLOCK]) @ candidates.T
+            for line in scores:
+                if keep < rows.size:
+                    best = np.argpartition(-line, keep - 1)[:keep]
+                else:
+                    best = np.arange(keep)
+                # Highest first; ties in row order, as :meth:`search` orders them.
+                best = best[np.lexsort((best, -line[best]))]
+                out.append([VectorHit(str(self._ids[rows[i]]), float(line[i])) for i in best])
+        return out
 
     async def get_vectors(self, ids: Sequence[str]) -> dict[str, Vector]:
         return {i: self._matrix[self._row_of[i]].copy() for i in ids if i in self._row_of}

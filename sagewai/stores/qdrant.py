@@ -54,6 +54,8 @@ _T = TypeVar("_T")
 
 _BATCH: Final = 256
 """Points per request: keeps a server request well under its payload limit."""
+_QUERY_BATCH: Final = 256
+"""Search requests per batch call (a query searched in several scope parts counts each)."""
 
 _HNSW_FIELDS: Final = frozenset({"scope_key"})
 """Indexed fields that also get payload-aware HNSW links (see ``qdrant_edge._HNSW_FIELDS``)."""
@@ -358,46 +360,67 @@ class QdrantVectorStore(VectorStore):
         await self._call("upsert vectors", work)
 
     async def search(self, vector: Vector, top_k: int, where: VectorFilter) -> list[VectorHit]:
+        return (await self.search_many([vector], top_k, where))[0]
+
+    async def search_many(
+        self,
+        vectors: Sequence[Vector],
+        top_k: int,
+        where: VectorFilter,
+        *,
+        ef: int | None = None,
+    ) -> list[list[VectorHit]]:
         from qdrant_client.http import models
 
-        query = self._check_vector(vector)
+        queries = [self._check_vector(vector) for vector in vectors]
         plan = plan_filter(where)
-        if top_k <= 0 or plan.matches_nothing:
-            return []
+        self._check_ef(ef)
+        if top_k <= 0 or plan.matches_nothing or not queries:
+            return [[] for _ in queries]
 
         def search_params(part: FilterPlan) -> models.SearchParams | None:
             if self.is_local:  # exact, and it warns about parameters it ignores
                 return None
             acorn = models.AcornSearchParams(enable=True) if wants_acorn(part) else None
-            return models.SearchParams(hnsw_ef=max(self._ef_search, top_k), acorn=acorn)
+            beam = max(self._ef_search if ef is None else ef, top_k)
+            return models.SearchParams(hnsw_ef=beam, acorn=acorn)
 
         # Local mode is exact: one query. A server searches once per scope (see split_by_scope).
         parts = [plan] if self.is_local else split_by_scope(plan)
-        requests = [
-            models.QueryRequest(
-                query=query.tolist(),
-                filter=self._filter(part),
-                limit=top_k,
-                with_payload=[ID_FIELD],
-                params=search_params(part),
-            )
-            for part in parts
-        ]
+        settings = [(self._filter(part), search_params(part)) for part in parts]
+        step = max(1, _QUERY_BATCH // len(parts))
+        out: list[list[VectorHit]] = []
+        for start in range(0, len(queries), step):
+            requests = [
+                models.QueryRequest(
+                    query=query.tolist(),
+                    filter=only,
+                    limit=top_k,
+                    with_payload=[ID_FIELD],
+                    params=params,
+                )
+                for query in queries[start : start + step]
+                for only, params in settings
+            ]
 
-        async def work(client: AsyncQdrantClient) -> list[VectorHit]:
-            answers = await client.query_batch_points(self._collection, requests)
-            return merge_hits(
-                (
+            async def work(
+                client: AsyncQdrantClient, requests: list[models.QueryRequest] = requests
+            ) -> list[list[VectorHit]]:
+                answers = await client.query_batch_points(self._collection, requests)
+                hits = [
                     [
                         VectorHit(str((point.payload or {})[ID_FIELD]), float(point.score))
                         for point in answer.points
                     ]
                     for answer in answers
-                ),
-                top_k,
-            )
+                ]
+                return [
+                    merge_hits(hits[first : first + len(parts)], top_k)
+                    for first in range(0, len(hits), len(parts))
+                ]
 
-        return await self._call("search vectors", work)
+            out.extend(await self._call("search vectors", work))
+        return out
 
     async def get_vectors(self, ids: Sequence[str]) -> dict[str, Vector]:
         by_uuid = {str(point_uuid(i)): i for i in dict.fromkeys(ids)}

@@ -12,6 +12,7 @@ import asyncio
 import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
@@ -49,6 +50,8 @@ _T = TypeVar("_T")
 
 _BATCH: Final = 1024
 """Points per update operation: amortises the WAL write and bounds memory."""
+_QUERY_BATCH: Final = 256
+"""Search requests per batch call (a query searched in several scope parts counts each)."""
 
 _HNSW_FIELDS: Final = frozenset({"scope_key"})
 """Indexed fields that also get payload-aware HNSW links.
@@ -344,35 +347,58 @@ class QdrantEdgeVectorStore(VectorStore):
         await self._call("upsert vectors", work)
 
     async def search(self, vector: Vector, top_k: int, where: VectorFilter) -> list[VectorHit]:
-        query = self._check_vector(vector)
-        plan = plan_filter(where)
-        if top_k <= 0 or plan.matches_nothing:
-            return []
+        return (await self.search_many([vector], top_k, where))[0]
 
-        def work(edge: Any, shard: Any) -> list[VectorHit]:
+    async def search_many(
+        self,
+        vectors: Sequence[Vector],
+        top_k: int,
+        where: VectorFilter,
+        *,
+        ef: int | None = None,
+    ) -> list[list[VectorHit]]:
+        queries = [self._check_vector(vector) for vector in vectors]
+        plan = plan_filter(where)
+        self._check_ef(ef)
+        if top_k <= 0 or plan.matches_nothing or not queries:
+            return [[] for _ in queries]
+        parts = split_by_scope(plan)
+        beam = max(self._ef_search if ef is None else ef, top_k)
+
+        def work(edge: Any, shard: Any, *, batch: Sequence[Vector]) -> list[list[VectorHit]]:
+            filters = [(self._filter(edge, part), wants_acorn(part)) for part in parts]
             requests = [
                 edge.QueryRequest(
                     limit=top_k,
                     query=edge.Query.Nearest(query),
-                    filter=self._filter(edge, part),
+                    filter=only,
                     with_payload=edge.PayloadSelector.Include([ID_FIELD]),
                     params=edge.SearchParams(
-                        hnsw_ef=max(self._ef_search, top_k),
-                        acorn=edge.AcornSearchParams(enable=True) if wants_acorn(part) else None,
+                        hnsw_ef=beam,
+                        acorn=edge.AcornSearchParams(enable=True) if acorn else None,
                     ),
                 )
-                for part in split_by_scope(plan)
+                for query in batch
+                for only, acorn in filters
             ]
             answers = shard.query_batch(edge.QueryBatchRequest(requests))
-            return merge_hits(
-                (
-                    [VectorHit(str(p.payload[ID_FIELD]), float(p.score)) for p in points]
-                    for points in answers
-                ),
-                top_k,
-            )
+            hits = [
+                [VectorHit(str(point.payload[ID_FIELD]), float(point.score)) for point in points]
+                for points in answers
+            ]
+            return [
+                merge_hits(hits[first : first + len(parts)], top_k)
+                for first in range(0, len(hits), len(parts))
+            ]
 
-        return await self._call("search vectors", work)
+        # One planned batch call per slice (each query once per scope part); the lock is
+        # released between slices so writers are not held up by a long batch.
+        step = max(1, _QUERY_BATCH // len(parts))
+        out: list[list[VectorHit]] = []
+        for start in range(0, len(queries), step):
+            batch = queries[start : start + step]
+            out.extend(await self._call("search vectors", partial(work, batch=batch)))
+        return out
 
     async def get_vectors(self, ids: Sequence[str]) -> dict[str, Vector]:
         by_uuid = {str(point_uuid(i)): i for i in dict.fromkeys(ids)}

@@ -168,6 +168,24 @@ class VectorStore(ABC):
     async def search(self, vector: Vector, top_k: int, where: VectorFilter) -> list[VectorHit]:
         """The ``top_k`` nearest vectors (cosine, highest first) that match ``where``."""
 
+    async def search_many(
+        self,
+        vectors: Sequence[Vector],
+        top_k: int,
+        where: VectorFilter,
+        *,
+        ef: int | None = None,
+    ) -> list[list[VectorHit]]:
+        """:meth:`search` for each vector under one filter: one hit list per vector, in order.
+
+        The default runs the searches one after another. Backends that can answer a batch at once
+        override it (Qdrant's batch query; one matrix product in memory), which is what makes a
+        consolidation pass over a large project fast. ``ef`` is the beam an approximate index
+        keeps per query instead of its own setting (raised to ``top_k``); exact stores ignore it.
+        """
+        self._check_ef(ef)
+        return [await self.search(vector, top_k, where) for vector in vectors]
+
     @abstractmethod
     async def get_vectors(self, ids: Sequence[str]) -> dict[str, Vector]:
         """Stored vectors by id; unknown ids are left out."""
@@ -199,6 +217,13 @@ class VectorStore(ABC):
         tb: TracebackType | None,
     ) -> None:
         await self.close()
+
+    @staticmethod
+    def _check_ef(ef: int | None) -> None:
+        if ef is not None and (isinstance(ef, bool) or not isinstance(ef, int) or ef <= 0):
+            from sagewai.errors import InvalidInputError
+
+            raise InvalidInputError(f"ef must be a positive integer, got {ef!r}")
 
     def _check_vector(self, vector: Vector) -> Vector:
         array = np.asarray(vector, dtype=np.float32)

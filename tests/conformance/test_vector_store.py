@@ -678,6 +678,56 @@ async def test_congruent_with_the_reference(backend: Backend, seed: int) -> None
         await store.close()
 
 
+@pytest.mark.parametrize("seed", [4, 5])
+async def test_search_many_answers_like_one_search_per_vector(backend: Backend, seed: int) -> None:
+    dimension = 16
+    rng = random.Random(seed)
+    numbers = np.random.default_rng(seed)
+    ids = [f"many-{seed}-{n}" for n in range(200)]
+    vectors = normalize_rows(numbers.standard_normal((len(ids), dimension)))
+    vectors[3] = vectors[4] = vectors[5]  # real ties
+    payloads = [random_payload(rng) for _ in ids]
+    reference = InMemoryVectorStore(dimension)
+    store = await backend.new_store(dimension)
+    try:
+        for target in (reference, store):
+            await target.upsert(
+                [VectorRecord(i, v, p) for i, v, p in zip(ids, vectors, payloads, strict=True)]
+            )
+            await target.delete(ids[-10:])
+        stored = await reference.get_vectors(ids)
+        truth = dict(zip(ids, payloads, strict=True))
+        for _ in range(6):
+            filter_ = random_filter(rng, ids)
+            queries = [vectors[n] for n in rng.sample(range(len(ids)), 5)]
+            queries += list(normalize_rows(numbers.standard_normal((300, dimension))))
+            top_k = rng.choice([1, 5, 20, 500])
+            batch = await store.search_many(queries, top_k, filter_)
+            assert len(batch) == len(queries)
+            for query, actual in zip(queries[:40], batch[:40], strict=False):
+                exact = {
+                    i: float(vector @ query)
+                    for i, vector in stored.items()
+                    if filter_.matches(truth[i], i)
+                }
+                assert_same_hits(actual, await store.search(query, top_k, filter_), exact)
+                assert_same_hits(actual, await reference.search(query, top_k, filter_), exact)
+        everything = VectorFilter(scope_keys=SCOPES)
+        assert await store.search_many([], 5, everything) == []
+        assert await store.search_many(queries[:3], 0, everything) == [[], [], []]
+        with pytest.raises(InvalidInputError):
+            await store.search_many([queries[0], np.ones(dimension + 1)], 5, everything)
+        with pytest.raises(InvalidInputError):
+            await store.search_many(queries[:1], 5, everything, ef=0)
+        # A narrower or wider beam is a hint: an exact answer stays exact on small stores.
+        narrow = await store.search_many(queries[:20], 5, everything, ef=8)
+        assert [[h.id for h in hits] for hits in narrow] == [
+            [h.id for h in hits] for hits in await store.search_many(queries[:20], 5, everything)
+        ]
+    finally:
+        await store.close()
+
+
 # -- pure translation (no engine) -----------------------------------------------------------------
 
 
