@@ -190,7 +190,17 @@ class Fact(BaseModel):
     @property
     def scope_id(self) -> str:
         """The identifier of the fact's own scope (org, project, user or session id)."""
-        return self.address.scope_id
+        # Read straight from the fields (hot in every search's re-check); construction already
+        # validated them, and a copy that lost its identifier falls back to the full check.
+        scope = self.scope
+        if scope is ContextScope.PROJECT:
+            return self.project_id
+        picked = {
+            ContextScope.ORG: self.org_id,
+            ContextScope.USER: self.user_id,
+            ContextScope.SESSION: self.session_id,
+        }[scope]
+        return picked if picked is not None else self.address.scope_id
 
     @property
     def scope_key(self) -> str:

@@ -24,7 +24,7 @@ from pydantic import JsonValue, ValidationError
 from sagewai.context.chunking import chunk_text
 from sagewai.context.ranking import SearchConfig, fuse
 from sagewai.context.scope import ContextScope, ScopeAddress, validate_identifier
-from sagewai.embeddings.base import Embedder, Vectors
+from sagewai.embeddings.base import Embedder, Vector, Vectors
 from sagewai.errors import FactNotFoundError, InvalidInputError, ScopeError
 from sagewai.records import (
     ChangeAction,
@@ -39,7 +39,13 @@ from sagewai.records import (
     utcnow,
 )
 from sagewai.stores.metadata import ChangeQuery, FactQuery, MetadataStore, WriteBatch
-from sagewai.stores.vector import VectorFilter, VectorPayload, VectorRecord, VectorStore
+from sagewai.stores.vector import (
+    VectorFilter,
+    VectorHit,
+    VectorPayload,
+    VectorRecord,
+    VectorStore,
+)
 
 if TYPE_CHECKING:
     from sagewai.context.forgetting import ForgetReport
@@ -405,7 +411,12 @@ class ContextEngine:
         return await self.add_many(items)
 
     async def commit(
-        self, batch: WriteBatch, *, new: Sequence[Fact] = (), vectors: Vectors | None = None
+        self,
+        batch: WriteBatch,
+        *,
+        new: Sequence[Fact] = (),
+        vectors: Vectors | None = None,
+        previous: Mapping[str, Fact] | None = None,
     ) -> None:
         """Apply one atomic batch to the metadata store and keep the vector index in step.
 
@@ -413,7 +424,9 @@ class ContextEngine:
         or facts whose content changed); they are embedded and indexed before the metadata lands.
         The other upserts only get their vector payload refreshed (status, validity, tags).
         ``vectors`` (one row per fact of ``new``, from this engine's embedder) saves embedding
-        again what the caller already embedded.
+        again what the caller already embedded. ``previous`` (the stored versions of some
+        upserts, as the caller read them) saves the index writes of upserts whose payload did
+        not change: a new strength or a reinforcement is metadata only.
         """
         await self.open()
         if batch.project_id != self.project_id:
@@ -432,9 +445,15 @@ class ContextEngine:
                 ]
             )
         await self.metadata_store.apply(batch)
-        refreshed = {
-            fact.id: VectorPayload.of(fact) for fact in batch.upserts if fact.id not in new_ids
-        }
+        before = previous or {}
+        refreshed: dict[str, VectorPayload] = {}
+        for fact in batch.upserts:
+            if fact.id in new_ids:
+                continue
+            payload = VectorPayload.of(fact)
+            old = before.get(fact.id)
+            if old is None or VectorPayload.of(old) != payload:
+                refreshed[fact.id] = payload
         if refreshed:
             await self.vector_store.update_payloads(refreshed)
         if batch.deletes:
@@ -597,11 +616,16 @@ class ContextEngine:
         )
         analysis = analyse_query(query, strip_stopwords=config.strip_stopwords)
         pool = max(config.candidates, top_k)
-        query_vector, keyword = await asyncio.gather(
-            self.embedder.embed_query(query),
+
+        async def dense_search() -> tuple[Vector, builtins.list[VectorHit]]:
+            vector = await self.embedder.embed_query(query)
+            return vector, await self.vector_store.search(vector, pool, vector_filter)
+
+        # The dense path (embed, then search) and the keyword index run side by side.
+        (query_vector, dense), keyword = await asyncio.gather(
+            dense_search(),
             self.metadata_store.keyword_search(fact_query, analysis.keyword_text, pool),
         )
-        dense = await self.vector_store.search(query_vector, pool, vector_filter)
         bonus: dict[str, float] = {}
         if graph_hops and self.graph_store is not None:
             from sagewai.context.graph_expansion import graph_bonus
