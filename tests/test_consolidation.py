@@ -9,7 +9,7 @@ with one fact of every case) are shared with the other consolidation tests.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from sagewai.context.engine import ContextEngine
+from sagewai.embeddings.base import Vector
 from sagewai.errors import BackendError, InvalidInputError, ScopeError
 from sagewai.intelligence.consolidation import (
     ActionKind,
@@ -96,10 +97,19 @@ class RecordingVectorStore(InMemoryVectorStore):
         await super().delete(ids)
 
     async def search(self, vector: Any, top_k: int, where: VectorFilter) -> list[VectorHit]:
+        await self._hold()
+        return await super().search(vector, top_k, where)
+
+    async def search_many(
+        self, vectors: Sequence[Vector], top_k: int, where: VectorFilter, *, ef: int | None = None
+    ) -> list[list[VectorHit]]:
+        await self._hold()
+        return await super().search_many(vectors, top_k, where, ef=ef)
+
+    async def _hold(self) -> None:
         self.searching.set()
         if self.gate is not None:
             await self.gate.wait()
-        return await super().search(vector, top_k, where)
 
 
 # --------------------------------------------------------------------------- engines and data
@@ -536,23 +546,32 @@ async def test_decay_is_idempotent_and_does_not_compound(ctx: ContextEngine) -> 
     assert (await ctx.get("a")).strength == pytest.approx(0.5 ** (1 / 30), abs=1e-6)
 
 
-class BatchSearchVectorStore(InMemoryVectorStore):
-    """The in-memory index with a batch search, as Qdrant's engines can offer."""
+class CountingBatchStore(InMemoryVectorStore):
+    """The in-memory index, counting the batch searches the consolidator makes."""
 
     def __init__(self, dimension: int) -> None:
         super().__init__(dimension)
         self.batches = 0
 
     async def search_many(
-        self, vectors: list[Any], top_k: int, where: VectorFilter
+        self, vectors: Sequence[Vector], top_k: int, where: VectorFilter, *, ef: int | None = None
     ) -> list[list[VectorHit]]:
         self.batches += 1
-        return [await self.search(vector, top_k, where) for vector in vectors]
+        return await super().search_many(vectors, top_k, where, ef=ef)
 
 
-async def test_a_batch_search_of_the_store_is_used_and_changes_no_outcome() -> None:
+class OneByOneStore(InMemoryVectorStore):
+    """The in-memory index with the contract's default batch search: one search per vector."""
+
+    async def search_many(
+        self, vectors: Sequence[Vector], top_k: int, where: VectorFilter, *, ef: int | None = None
+    ) -> list[list[VectorHit]]:
+        return await VectorStore.search_many(self, vectors, top_k, where, ef=ef)
+
+
+async def test_batch_search_and_one_search_per_fact_reach_the_same_outcome() -> None:
     embedder = FakeEmbedder()
-    batched = BatchSearchVectorStore(embedder.dimension)
+    batched = CountingBatchStore(embedder.dimension)
     engines = [
         ContextEngine(
             metadata_store=InMemoryMetadataStore(),
@@ -560,7 +579,7 @@ async def test_a_batch_search_of_the_store_is_used_and_changes_no_outcome() -> N
             project_id="p1",
             embedder=embedder,
         )
-        for vectors in (InMemoryVectorStore(embedder.dimension), batched)
+        for vectors in (OneByOneStore(embedder.dimension), batched)
     ]
     outcomes = []
     for engine in engines:

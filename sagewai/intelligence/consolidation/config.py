@@ -58,8 +58,10 @@ class ConsolidationConfig(BaseModel):
     """Nearest neighbours asked for first; doubled while every hit is still a duplicate."""
     max_neighbours: int = Field(default=512, ge=1, le=1_000)
     """Cap on the neighbours considered per fact (a cluster larger than this is split)."""
-    search_concurrency: int = Field(default=4, ge=1, le=64)
-    """Nearest-neighbour searches in flight at once (embedded engines use both cores)."""
+    search_ef: int | None = Field(default=32, ge=1, le=4_096)
+    """Beam of the nearest-neighbour searches in an approximate index (``None``: the store's
+    own, 128 on the embedded default). Near-duplicates are a fact's very nearest points, which a
+    narrow beam finds: 32 found every planted duplicate of the benchmark at a third of the cost."""
     max_report_actions: int | None = Field(default=10_000, ge=0)
     """How many actions the report lists (``None``: all); the audit log always has them all."""
 

@@ -18,6 +18,7 @@ overlay of its own planned changes, so it reports exactly the actions the real r
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -36,7 +37,7 @@ from sagewai.intelligence.consolidation.report import (
     ConsolidationProgress,
     ConsolidationReport,
 )
-from sagewai.intelligence.consolidation.run import Run
+from sagewai.intelligence.consolidation.run import Lookahead, Run
 from sagewai.intelligence.consolidation.selection import Selection
 from sagewai.intelligence.consolidation.state import ConsolidationState, RunCheckpoint, state_key
 from sagewai.records import ChangeAction, Fact, FactChange, new_id, utcnow
@@ -66,7 +67,7 @@ class MemoryConsolidator:
         contradiction_strategy: ``"keep_newer"``, ``"keep_higher_confidence"`` or ``"flag"``.
         batch_size: Facts per batch: one transaction each, and the bound on a run's memory.
         **settings: Further :class:`ConsolidationConfig` fields (``archive_below``,
-            ``decay_min_change``, ``neighbours``, ``max_neighbours``, ``search_concurrency``,
+            ``decay_min_change``, ``neighbours``, ``max_neighbours``,
             ``max_report_actions``).
 
     Raises:
@@ -199,20 +200,38 @@ class MemoryConsolidator:
                         resumed, state.in_progress
                     )
             total = await store.count(selection.count(updated_since=checkpoint.since))
-            cursor = checkpoint.cursor
-            while True:
-                # Read until a page comes back empty: that read follows every commit of this
-                # run, so its time is the horizon the next incremental run starts from.
-                horizon = utcnow()
-                page = await store.query(
+
+            async def read(after: tuple[datetime, str] | None) -> list[Fact]:
+                return await store.query(
                     selection.scan(
-                        after=cursor, limit=self.config.batch_size, updated_since=checkpoint.since
+                        after=after, limit=self.config.batch_size, updated_since=checkpoint.since
                     )
                 )
-                if not page:
-                    break
-                await run.process([f for f in page if selection.contains(f)])
-                await run.flush()
+
+            cursor = checkpoint.cursor
+            horizon = utcnow()
+            page = await read(cursor)
+            ahead: Lookahead | None = None
+            while page:
+                # The next page is read now and its neighbours searched while this page is
+                # decided and committed: the index works in its own thread meanwhile.
+                following = await read((page[-1].created_at, page[-1].id))
+                search = (
+                    asyncio.create_task(
+                        run.search_ahead([f for f in following if selection.contains(f)])
+                    )
+                    if following
+                    else None
+                )
+                try:
+                    await run.process([f for f in page if selection.contains(f)], ahead)
+                    await run.flush()
+                    ahead = None if search is None else await search
+                except BaseException:
+                    if search is not None:
+                        search.cancel()
+                        await asyncio.gather(search, return_exceptions=True)
+                    raise
                 cursor = (page[-1].created_at, page[-1].id)
                 if not dry_run:
                     checkpoint = checkpoint.advanced(cursor, utcnow())
@@ -229,6 +248,14 @@ class MemoryConsolidator:
                             changed=tally.changed,
                         )
                     )
+                if following:
+                    # Read before this page's commit: take the versions that commit wrote.
+                    page = [run.just_committed.get(f.id, f) for f in following]
+                else:
+                    # Stop on a page read after every commit of this run: its time is the
+                    # horizon the next incremental run starts from.
+                    horizon = utcnow()
+                    page = await read(cursor)
             if not dry_run:
                 finished = state.finished(checkpoint, horizon=horizon, at=utcnow())
                 await store.set_state(engine.project_id, key, finished.to_json())

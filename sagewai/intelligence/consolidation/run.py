@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -42,9 +42,9 @@ from sagewai.intelligence.consolidation.report import ActionKind, ConsolidationA
 from sagewai.intelligence.consolidation.selection import Selection, scope_key_of
 from sagewai.records import Fact, FactChange, FactStatus, utcnow
 from sagewai.stores.metadata import WriteBatch
-from sagewai.stores.vector import VectorFilter, VectorHit, VectorPayload, VectorStore
+from sagewai.stores.vector import VectorFilter, VectorHit, VectorPayload
 
-__all__ = ["Run", "Tally", "search_batch"]
+__all__ = ["Lookahead", "Run", "Tally"]
 
 _GROUP_PAGE = 1_000
 _VALUE_CANDIDATES = 25
@@ -66,29 +66,12 @@ class Tally:
     actions_omitted: int = 0
 
 
-async def search_batch(
-    store: VectorStore,
-    vectors: Sequence[Vector],
-    top_k: int,
-    where: VectorFilter,
-    concurrency: int,
-) -> list[list[VectorHit]]:
-    """One nearest-neighbour search per vector, through the store's batch search when it has one.
+@dataclass(slots=True)
+class Lookahead:
+    """Neighbour searches made for the next page while the current page is processed."""
 
-    A store may offer ``search_many(vectors, top_k, where)`` (Qdrant's engines answer a batch as
-    one planned call, several times cheaper per query than one call each); without it the
-    searches run ``concurrency`` at a time.
-    """
-    batch: Callable[..., Awaitable[Sequence[list[VectorHit]]]] | None = getattr(
-        store, "search_many", None
-    )
-    if batch is not None:
-        return list(await batch(vectors, top_k, where))
-    out: list[list[VectorHit]] = []
-    for start in range(0, len(vectors), concurrency):
-        chunk = vectors[start : start + concurrency]
-        out.extend(await asyncio.gather(*(store.search(v, top_k, where) for v in chunk)))
-    return out
+    vectors: dict[str, Vector] = field(default_factory=dict)
+    found: dict[str, tuple[VectorFilter, list[VectorHit]]] = field(default_factory=dict)
 
 
 class Run:
@@ -138,7 +121,12 @@ class Run:
         self.hits: dict[str, list[VectorHit]] = {}
         self.profiles: dict[str, DedupProfile] = {}
         self.stale_payloads: dict[str, VectorPayload] = {}
+        # Facts the last flush wrote: a look-ahead search ran before that commit, so the index
+        # may have called them active then without any crash being involved.
+        self.just_committed: dict[str, Fact] = {}
         self.groups_done: OrderedDict[tuple[str, str, str], None] = OrderedDict()
+        # First pages of the batch's subject groups, read together before the batch's rules.
+        self.group_pages: dict[str, list[Fact]] = {}
         self.changed_ids: set[str] = set()
         self.threshold = self.config.similarity_threshold
 
@@ -172,6 +160,7 @@ class Run:
                 and not self.dry_run
                 and fact.status is not FactStatus.ACTIVE
                 and fact.project_id == self.engine.project_id
+                and fact.id not in self.just_committed
             ):
                 # The index said active, the truth says otherwise: a crash between the metadata
                 # commit and the payload update. Repaired after this batch commits.
@@ -226,17 +215,27 @@ class Run:
                     upserts=list(self.pending.values()),
                     changes=list(self.pending_changes),
                 )
-                await self.engine.commit(batch)
+                # The versions read this batch let the commit skip index writes for changes
+                # that leave the payload as it was (decay, reinforcement); a payload the index
+                # is known to hold stale is always rewritten.
+                previous = {
+                    fact_id: self.known[fact_id]
+                    for fact_id in self.pending
+                    if fact_id in self.known and fact_id not in self.stale_payloads
+                }
+                await self.engine.commit(batch, previous=previous)
             repairs = {k: v for k, v in self.stale_payloads.items() if k not in self.pending}
             if repairs:
                 await self.engine.vector_store.update_payloads(repairs)
                 tally.index_repairs += len(repairs)
             self.overlay.clear()
+        self.just_committed = dict(self.pending) if not self.dry_run else {}
         self.pending.clear()
         self.pending_changes.clear()
         self.pending_actions.clear()
         self.stale_payloads.clear()
         self.known.clear()
+        self.group_pages.clear()
         self.vectors.clear()
         self.hits.clear()
         self.profiles.clear()
@@ -254,6 +253,16 @@ class Run:
             self.vectors[fact.id] = vector
         return vector
 
+    async def nearest_many(
+        self, vectors: Sequence[Vector], top_k: int, where: VectorFilter
+    ) -> list[list[VectorHit]]:
+        return await self.engine.vector_store.search_many(
+            vectors, top_k, where, ef=self.config.search_ef
+        )
+
+    async def nearest(self, vector: Vector, top_k: int, where: VectorFilter) -> list[VectorHit]:
+        return (await self.nearest_many([vector], top_k, where))[0]
+
     async def search(self, fact: Fact) -> list[VectorHit]:
         """Every neighbour of ``fact`` at or above the threshold (the store's active ones)."""
         cached = self.hits.get(fact.id)
@@ -261,7 +270,7 @@ class Run:
             return cached
         where = self.selection.neighbours(fact)
         k = self.config.neighbours
-        found = await self.engine.vector_store.search(await self.vector_of(fact), k + 1, where)
+        found = await self.nearest(await self.vector_of(fact), k + 1, where)
         return await self.settle(fact, where, found, k)
 
     async def settle(
@@ -277,27 +286,62 @@ class Run:
             if k >= self.config.max_neighbours:
                 break
             k = min(self.config.max_neighbours, k * 2)
-            found = await self.engine.vector_store.search(await self.vector_of(fact), k + 1, where)
+            found = await self.nearest(await self.vector_of(fact), k + 1, where)
         strong = [h for h in found if h.id != fact.id and h.score >= self.threshold]
         self.hits[fact.id] = strong
         return strong
 
-    async def prefetch(self, facts: Sequence[Fact]) -> None:
-        """Search the neighbours of a batch at once, then hydrate them in one read."""
+    async def search_ahead(self, facts: Sequence[Fact]) -> Lookahead:
+        """Search the neighbours of the next page's facts, to overlap with this page's work.
+
+        Only the index is read: nothing is decided until the page's turn, after this page
+        commits. The index may still call active a fact that this page then merges; the
+        decisions re-read every hit, so such hits only cost a lookup.
+        """
+        candidates = [f for f in facts if f.status is FactStatus.ACTIVE]
+        ahead = Lookahead(
+            vectors=await self.engine.vector_store.get_vectors([f.id for f in candidates])
+        )
+        groups: dict[VectorFilter, list[Fact]] = {}
+        for fact in candidates:
+            if fact.id in ahead.vectors:
+                groups.setdefault(self.selection.neighbours(fact), []).append(fact)
+        k = self.config.neighbours
+        for where, group in groups.items():
+            vectors = [ahead.vectors[f.id] for f in group]
+            results = await self.nearest_many(vectors, k + 1, where)
+            ahead.found.update(
+                (f.id, (where, found)) for f, found in zip(group, results, strict=True)
+            )
+        return ahead
+
+    async def prefetch(self, facts: Sequence[Fact], ahead: Lookahead | None = None) -> None:
+        """Search the neighbours of a batch at once, then hydrate them in one read.
+
+        Searches already made by :meth:`search_ahead` under the same filter are reused.
+        """
         todo = [f for f in facts if f.id not in self.hits]
-        stored = await self.engine.vector_store.get_vectors([f.id for f in todo])
-        self.vectors.update(stored)
+        if ahead is not None:
+            self.vectors.update((f.id, ahead.vectors[f.id]) for f in todo if f.id in ahead.vectors)
+        missing = [f.id for f in todo if f.id not in self.vectors]
+        self.vectors.update(await self.engine.vector_store.get_vectors(missing))
         groups: dict[VectorFilter, list[Fact]] = {}
         for fact in todo:
             groups.setdefault(self.selection.neighbours(fact), []).append(fact)
         k = self.config.neighbours
         for where, group in groups.items():
-            vectors = [await self.vector_of(f) for f in group]
-            results = await search_batch(
-                self.engine.vector_store, vectors, k + 1, where, self.config.search_concurrency
-            )
-            for fact, found in zip(group, results, strict=True):
-                await self.settle(fact, where, found, k)
+            answered: dict[str, list[VectorHit]] = {}
+            for fact in group:
+                made = None if ahead is None else ahead.found.get(fact.id)
+                if made is not None and made[0] == where:
+                    answered[fact.id] = made[1]
+            rest = [f for f in group if f.id not in answered]
+            if rest:
+                vectors = [await self.vector_of(f) for f in rest]
+                results = await self.nearest_many(vectors, k + 1, where)
+                answered.update((f.id, found) for f, found in zip(rest, results, strict=True))
+            for fact in group:
+                await self.settle(fact, where, answered[fact.id], k)
         await self.hydrate([h.id for f in facts for h in self.hits.get(f.id, ())], from_index=True)
 
     async def members(self, fact: Fact) -> list[tuple[Fact, float]]:
@@ -364,6 +408,32 @@ class Run:
             if center.id == fact_id:
                 return
 
+    async def prefetch_groups(self, facts: Sequence[Fact]) -> None:
+        """Read the first page of every subject group the batch will resolve, all at once.
+
+        The store does not change while a batch is decided (the run writes at its flush), so a
+        page read now is the page :meth:`contradictions` would read; the reads are queued
+        together instead of waiting on one another.
+        """
+        subjects: list[str] = []
+        for fact in facts:
+            claim = claim_of(fact)
+            if claim is None or fact.subject is None or fact.subject in self.group_pages:
+                continue
+            if (scope_key_of(fact), claim.subject, claim.predicate) in self.groups_done:
+                continue
+            subjects.append(fact.subject)
+        subjects = list(dict.fromkeys(subjects))
+        pages = await asyncio.gather(
+            *(
+                self.engine.metadata_store.query(
+                    self.selection.group(subject, after=None, limit=_GROUP_PAGE)
+                )
+                for subject in subjects
+            )
+        )
+        self.group_pages.update(zip(subjects, pages, strict=True))
+
     async def contradictions(self, fact: Fact) -> None:
         """Resolve the contradictions of ``fact``'s (subject, predicate) group."""
         claim = claim_of(fact)
@@ -375,9 +445,11 @@ class Run:
         group: list[Fact] = []
         after: tuple[datetime, str] | None = None
         while True:
-            page = await self.engine.metadata_store.query(
-                self.selection.group(fact.subject, after=after, limit=_GROUP_PAGE)
-            )
+            page = self.group_pages.pop(fact.subject, None) if after is None else None
+            if page is None:
+                page = await self.engine.metadata_store.query(
+                    self.selection.group(fact.subject, after=after, limit=_GROUP_PAGE)
+                )
             for stored in page:
                 member = self.overlay.get(stored.id, stored)
                 if member.status not in (FactStatus.ACTIVE, FactStatus.FLAGGED):
@@ -470,12 +542,14 @@ class Run:
 
     # ---------------------------------------------------------------- batches
 
-    async def process(self, page: Sequence[Fact]) -> None:
+    async def process(self, page: Sequence[Fact], ahead: Lookahead | None = None) -> None:
         """Consolidate one page of the scan; the caller flushes it."""
         for fact in page:
             self.known.setdefault(fact.id, fact)
         todo = [f for f in page if self._turn(f.id)]
-        await self.prefetch([self.view(f.id) or f for f in todo])
+        versions = [self.view(f.id) or f for f in todo]
+        await self.prefetch(versions, ahead)
+        await self.prefetch_groups(versions)
         for fact in todo:
             if not self._turn(fact.id):
                 continue
