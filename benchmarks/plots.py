@@ -191,24 +191,25 @@ def plot_consolidation(results: Path, out: Path, written: list[Path]) -> None:
 
 
 def plot_store(results: Path, out: Path, written: list[Path]) -> None:
-    """Engine search p50/p95 against size, if ``store_bench*.json`` cover several sizes."""
+    """Engine search p50/p95 against size per backend, if ``store_bench*.json`` cover 2+ sizes."""
     p50: Series = defaultdict(list)
     p95: Series = defaultdict(list)
     sizes: set[int] = set()
     for path in sorted(results.glob("store_bench*.json")):
         report = load(results, path.stem)
-        if report is None or "search_top10" not in report:
+        if report is None:
             continue
-        size = int(report["size"])
-        sizes.add(size)
-        p50["ContextEngine.local"].append((size, float(report["search_top10"]["p50_ms"])))
-        p95["ContextEngine.local"].append((size, float(report["search_top10"]["p95_ms"])))
+        for row in report.get("results", []):
+            size = int(row["size"])
+            sizes.add(size)
+            p50[row["backend"]].append((size, float(row["search"]["p50_ms"])))
+            p95[row["backend"]].append((size, float(row["search"]["p95_ms"])))
     if len(sizes) < 2:
         print(f"skip store_latency: store search measured at {len(sizes)} size(s), need 2+")
         return
     _latency_grid(
         {"search top 10 (query embedding excluded)": (p50, p95)},
-        "Embedded store search latency", out, "store_latency", written,
+        "ContextEngine search latency per backend", out, "store_latency", written,
     )  # fmt: skip
 
 
