@@ -488,6 +488,25 @@ async def test_flag_marks_both_and_keeps_both_retrievable(ctx: ContextEngine) ->
     assert again.actions == []
 
 
+async def test_only_compatible_types_merge_however_close(ctx: ContextEngine) -> None:
+    # The index is asked for every active neighbour of the scope; types are checked on the
+    # hydrated facts. A decision and an event never merge; a general fact joins either.
+    text = "The release train leaves every second Tuesday"
+    await ctx.add_many(
+        [
+            fact(ctx, "decision", text, 30, fact_type="decision"),
+            fact(ctx, "event", text.lower(), 20, fact_type="event"),
+        ]
+    )
+    report = await MemoryConsolidator(ctx, **NO_DECAY).consolidate(now=NOW)
+    assert report.duplicates_removed == 0
+    await ctx.add_many([fact(ctx, "general", text + "!", 10)])
+    report = await MemoryConsolidator(ctx, **NO_DECAY).consolidate(now=NOW)
+    assert report.duplicates_removed == 1
+    assert await status_of(ctx, "decision") is FactStatus.ACTIVE
+    assert await status_of(ctx, "event") is FactStatus.ACTIVE
+
+
 async def test_multi_valued_predicates_are_left_alone(ctx: ContextEngine) -> None:
     await add_world(ctx)
     for strategy in ("keep_newer", "keep_higher_confidence", "flag"):

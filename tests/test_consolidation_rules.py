@@ -311,8 +311,9 @@ def test_selection_keeps_to_its_scope_kind_and_tags() -> None:
     assert not selection.contains(
         make("x", scope="user", user_id="u", tags=("ops",), kind="document")
     )
-    where = selection.neighbours(make("x", fact_type="decision"))
-    assert where.fact_types == ("decision", "general")
+    where = selection.neighbours(make("x", scope="user", user_id="u", fact_type="decision"))
+    assert where.scope_keys == (user_fact.scope_key,)
+    assert where.statuses == ("active",)
     assert where.tags_any == ("ops",)
 
 
