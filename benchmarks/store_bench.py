@@ -145,7 +145,8 @@ async def fill(ctx: ContextEngine, texts: Sequence[str], label: str) -> float:
     started = time.perf_counter()
     for start in range(0, len(texts), 2048):
         await ctx.add_many(texts[start : start + 2048])
-        print(f"\r  {label}: filling {start + 2048}/{len(texts)}", end="", flush=True)
+        done = min(start + 2048, len(texts))
+        print(f"\r  {label}: filling {done}/{len(texts)}", end="", flush=True)
     seconds = time.perf_counter() - started
     print()
     return len(texts) / seconds if seconds else 0.0
