@@ -11,6 +11,10 @@ import pytest
 
 DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/test"
 
+# The suite never touches the network: litellm fetches a price list when imported unless told
+# not to, and some test modules import it directly (sagewai itself sets this before its import).
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
 
 @pytest.fixture(autouse=True, scope="session")
 def _no_model_requests() -> Iterator[None]:
