@@ -276,6 +276,8 @@ def fact_conditions(query: FactQuery, binder: Binder, *, paginate: bool) -> list
         value = getattr(query, column)
         if value is not None:
             out.append(f"f.{column} = {binder.bind(value)}")
+    if query.subjects is not None:
+        out.append(binder.one_of("f.subject", query.subjects) if query.subjects else "FALSE")
     for column, members in (
         ("status", query.statuses),
         ("kind", query.kinds),

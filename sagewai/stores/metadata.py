@@ -57,6 +57,8 @@ class FactQuery:
     scope_keys: tuple[str, ...] | None = None
     ids: tuple[str, ...] | None = None
     subject: str | None = None
+    subjects: tuple[str, ...] | None = None
+    """Any of these subjects (an empty tuple matches nothing)."""
     user_id: str | None = None
     session_id: str | None = None
     statuses: tuple[FactStatus, ...] | None = None
@@ -86,6 +88,8 @@ class FactQuery:
         if self.ids is not None and fact.id not in self.ids:
             return False
         if self.subject is not None and fact.subject != self.subject:
+            return False
+        if self.subjects is not None and fact.subject not in self.subjects:
             return False
         if self.user_id is not None and fact.user_id != self.user_id:
             return False

@@ -348,6 +348,8 @@ def filter_dataset() -> list[Fact]:
 
 FILTERS: dict[str, dict[str, Any]] = {
     "subject": {"subject": "carol"},
+    "subjects": {"subjects": ("alice", "carol", "nobody")},
+    "subjects_none": {"subjects": ()},
     "user_id": {"user_id": "bob"},
     "session_id": {"session_id": "s1"},
     "statuses": {"statuses": (FactStatus.ACTIVE, FactStatus.FLAGGED)},
@@ -374,7 +376,7 @@ async def test_each_filter_matches_the_reference_semantics(store: MetadataStore,
     await put(store, *[make_fact(f.content, project_id=P2) for f in dataset], project_id=P2)
     query = FactQuery(project_id=P1, **FILTERS[name])
     expected = sorted((f for f in dataset if query.matches(f)), key=lambda f: (f.created_at, f.id))
-    if name not in ("tags_any_unknown", "valid_at_before_everything"):
+    if name not in ("tags_any_unknown", "valid_at_before_everything", "subjects_none"):
         assert 0 < len(expected) < len(dataset), "the dataset must make this filter bite"
 
     assert ids(await store.query(query)) == ids(expected)

@@ -47,6 +47,8 @@ from sagewai.stores.vector import VectorFilter, VectorHit, VectorPayload
 __all__ = ["Lookahead", "Run", "Tally"]
 
 _GROUP_PAGE = 1_000
+_GROUPS_READ = 10_000
+"""Rows at most in the one query that reads a batch's subject groups together."""
 _VALUE_CANDIDATES = 25
 _GROUP_MEMO = 50_000
 
@@ -409,11 +411,12 @@ class Run:
                 return
 
     async def prefetch_groups(self, facts: Sequence[Fact]) -> None:
-        """Read the first page of every subject group the batch will resolve, all at once.
+        """Read the subject groups the batch will resolve before its rules run.
 
         The store does not change while a batch is decided (the run writes at its flush), so a
-        page read now is the page :meth:`contradictions` would read; the reads are queued
-        together instead of waiting on one another.
+        group read now is the group :meth:`contradictions` would read. One query reads every
+        subject of the batch; when that would exceed ``_GROUPS_READ`` rows (or a subject has a
+        full page or more), those subjects are read one query each, queued together.
         """
         subjects: list[str] = []
         for fact in facts:
@@ -424,15 +427,26 @@ class Run:
                 continue
             subjects.append(fact.subject)
         subjects = list(dict.fromkeys(subjects))
-        pages = await asyncio.gather(
+        if not subjects:
+            return
+        store = self.engine.metadata_store
+        together = await store.query(self.selection.groups(subjects, limit=_GROUPS_READ))
+        if len(together) < _GROUPS_READ:
+            pages: dict[str, list[Fact]] = {subject: [] for subject in subjects}
+            for fact in together:
+                if fact.subject in pages:
+                    pages[fact.subject].append(fact)
+            self.group_pages.update(
+                (s, page) for s, page in pages.items() if len(page) < _GROUP_PAGE
+            )
+            subjects = [s for s in subjects if s not in self.group_pages]
+        found = await asyncio.gather(
             *(
-                self.engine.metadata_store.query(
-                    self.selection.group(subject, after=None, limit=_GROUP_PAGE)
-                )
+                store.query(self.selection.group(subject, after=None, limit=_GROUP_PAGE))
                 for subject in subjects
             )
         )
-        self.group_pages.update(zip(subjects, pages, strict=True))
+        self.group_pages.update(zip(subjects, found, strict=True))
 
     async def contradictions(self, fact: Fact) -> None:
         """Resolve the contradictions of ``fact``'s (subject, predicate) group."""

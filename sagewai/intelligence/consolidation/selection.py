@@ -166,6 +166,15 @@ class Selection:
             limit=limit,
         )
 
+    def groups(self, subjects: Sequence[str], *, limit: int) -> FactQuery:
+        """The facts of several subjects at once (see :meth:`group`)."""
+        return FactQuery(
+            project_id=self.project_id,
+            subjects=tuple(subjects),
+            statuses=(FactStatus.ACTIVE, FactStatus.FLAGGED),
+            limit=limit,
+        )
+
     def neighbours(self, fact: Fact) -> VectorFilter:
         """Where near-duplicates of ``fact`` may be: its scope, active (and the run's tags).
 
