@@ -61,7 +61,8 @@ class ConsolidationConfig(BaseModel):
     search_ef: int | None = Field(default=32, ge=1, le=4_096)
     """Beam of the nearest-neighbour searches in an approximate index (``None``: the store's
     own, 128 on the embedded default). Near-duplicates are a fact's very nearest points, which a
-    narrow beam finds: 32 found every planted duplicate of the benchmark at a third of the cost."""
+    narrow beam finds: with 32 the benchmark's duplicate recall was 1.00 at 100k facts and 0.986
+    at 1M (``benchmarks/consolidation_bench.py``)."""
     max_report_actions: int | None = Field(default=10_000, ge=0)
     """How many actions the report lists (``None``: all); the audit log always has them all."""
 
