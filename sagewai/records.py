@@ -58,9 +58,16 @@ class FactType(StrEnum):
 
 
 class FactKind(StrEnum):
-    """A fact proper, or a chunk of a plain text document ingested with ``add_document``."""
+    """What a record is: a fact proper, a message kept verbatim, or a chunk of a document.
+
+    ``MESSAGE`` records hold a conversation message exactly as it was said (the bridge stores
+    one per accepted message); the facts drawn from a message carry the same
+    ``sources[0].message_id`` and ``session_id``, so search can fuse a message with its facts.
+    ``DOCUMENT`` records are chunks of a plain text document ingested with ``add_document``.
+    """
 
     FACT = "fact"
+    MESSAGE = "message"
     DOCUMENT = "document"
 
 
@@ -305,3 +312,6 @@ class SearchResult(BaseModel):
     fact: Fact
     score: float
     parts: ScoreParts = Field(default_factory=ScoreParts)
+    related: tuple[Fact, ...] = ()
+    """Other records of the same source fused into this result (the message a fact was drawn
+    from, or the facts drawn from a message), best first; ``fact`` is the best-scoring one."""
