@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 
-from sagewai.intelligence.extraction import ExtractionContext, RuleBasedFactExtractor
+from sagewai.intelligence import ExtractionContext, RuleBasedFactExtractor
 
 MESSAGES = [
     "I moved to Lisbon last month and I work at Initech.",

@@ -16,9 +16,9 @@ from typing import Any
 
 from _setup import chat_model, show_logs
 
-from sagewai.intelligence.extraction import ExtractionContext, LLMFactExtractor
+from sagewai.intelligence import ExtractionContext, LLMFactExtractor
 from sagewai.llm import LiteLLMClient, allow_model_requests
-from sagewai.testing.llm import ScriptedLLM
+from sagewai.testing import ScriptedLLM
 
 MESSAGES = [
     "Honestly, nothing beats a flat white before my 9 o'clock stand-up.",

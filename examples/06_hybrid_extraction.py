@@ -15,13 +15,13 @@ from typing import Any
 
 from _setup import chat_model, show_logs
 
-from sagewai.intelligence.extraction import (
+from sagewai.intelligence import (
     ExtractionContext,
     HybridFactExtractor,
     LLMFactExtractor,
     RuleBasedFactExtractor,
 )
-from sagewai.testing.llm import ScriptedLLM
+from sagewai.testing import ScriptedLLM
 
 MESSAGES = [
     "I moved to Berlin in March.",  # the rules are sure

@@ -14,8 +14,8 @@ import asyncio
 from _setup import example_folder
 
 from sagewai import ContextEngine
-from sagewai.context.bridge import MemoryBridge
-from sagewai.intelligence.extraction import RuleBasedFactExtractor
+from sagewai.context import MemoryBridge
+from sagewai.intelligence import RuleBasedFactExtractor
 
 CONVERSATION = [
     ("user", "Hi! I'm planning the team offsite."),

@@ -15,8 +15,8 @@ import time
 from _setup import example_folder
 
 from sagewai import ContextEngine
-from sagewai.context.bridge import MemoryBridge
-from sagewai.intelligence.extraction import RuleBasedFactExtractor
+from sagewai.context import MemoryBridge
+from sagewai.intelligence import RuleBasedFactExtractor
 
 MESSAGES = [
     "I work at Initech as a data engineer.",

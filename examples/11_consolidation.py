@@ -9,19 +9,18 @@ Run: python examples/11_consolidation.py
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from _setup import example_folder
 
 from sagewai import ContextEngine
-from sagewai.intelligence.consolidation import MemoryConsolidator
-from sagewai.records import utcnow
+from sagewai.intelligence import MemoryConsolidator
 
 
 async def main() -> None:
     with example_folder("11_consolidation") as folder:
         async with ContextEngine.local(folder, project_id="ops") as ctx:
-            long_ago = utcnow() - timedelta(days=400)
+            long_ago = datetime.now(UTC) - timedelta(days=400)
             await ctx.add_many(
                 [
                     "The deploy window is Tuesday morning",
@@ -31,7 +30,7 @@ async def main() -> None:
                         "subject": "Alice",
                         "predicate": "lives_in",
                         "object": "Paris",
-                        "created_at": utcnow() - timedelta(days=30),
+                        "created_at": datetime.now(UTC) - timedelta(days=30),
                     },
                     {
                         "content": "Alice lives in Berlin",

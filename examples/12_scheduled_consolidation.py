@@ -20,7 +20,7 @@ import sys
 from _setup import example_folder
 
 from sagewai import ContextEngine
-from sagewai.intelligence.consolidation import MemoryConsolidator
+from sagewai.intelligence import MemoryConsolidator
 
 
 async def consolidate_every(consolidator: MemoryConsolidator, seconds: float) -> None:

@@ -19,9 +19,11 @@ from _setup import example_folder, show_logs
 
 from sagewai import ContextEngine
 from sagewai.graph import export_graph
-from sagewai.intelligence.entities import GLiNEREntityExtractor
-from sagewai.intelligence.graph_builder import ConversationGraphBuilder
-from sagewai.intelligence.relations import HeuristicRelationExtractor
+from sagewai.intelligence import (
+    ConversationGraphBuilder,
+    GLiNEREntityExtractor,
+    HeuristicRelationExtractor,
+)
 
 CONVERSATION = [
     {"role": "user", "name": "Caroline", "content": "I live in Boston and work at Initech."},

@@ -16,9 +16,8 @@ import asyncio
 from _setup import example_folder
 
 from sagewai import ContextEngine
-from sagewai.context.bridge import MemoryBridge
-from sagewai.intelligence.extraction import RuleBasedFactExtractor
-from sagewai.intelligence.graph_builder import ConversationGraphBuilder
+from sagewai.context import MemoryBridge
+from sagewai.intelligence import ConversationGraphBuilder, RuleBasedFactExtractor
 
 CONVERSATION = [
     {"role": "user", "name": "Caroline", "content": "My sister Sara lives in Denver."},

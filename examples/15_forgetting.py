@@ -14,10 +14,8 @@ import asyncio
 from _setup import example_folder
 
 from sagewai import ContextEngine
-from sagewai.context.bridge import MemoryBridge
-from sagewai.context.conversation import Conversation
-from sagewai.intelligence.extraction import RuleBasedFactExtractor
-from sagewai.intelligence.graph_builder import ConversationGraphBuilder
+from sagewai.context import Conversation, MemoryBridge
+from sagewai.intelligence import ConversationGraphBuilder, RuleBasedFactExtractor
 
 CONVERSATION = [
     {"role": "user", "name": "Nina", "content": "I work at Initech."},

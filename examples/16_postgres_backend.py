@@ -18,7 +18,7 @@ from _setup import example_folder
 
 from sagewai import ContextEngine
 from sagewai.context.episodes import EpisodeStoreBase, PersistentEpisodeStore
-from sagewai.embeddings.minilm import MiniLMEmbedder
+from sagewai.embeddings import MiniLMEmbedder
 
 SCHEMA = "sagewai_examples"
 PROJECT = "example-16"
@@ -31,8 +31,7 @@ async def open_stores(folder: Path) -> tuple[ContextEngine, EpisodeStoreBase]:
         engine = ContextEngine.local(folder, project_id=PROJECT)
         assert engine.episode_store is not None  # episodes.sqlite3 in the folder
         return engine, engine.episode_store
-    from sagewai.stores.postgres import PostgresMetadataStore
-    from sagewai.stores.qdrant_edge import QdrantEdgeVectorStore
+    from sagewai.stores import PostgresMetadataStore, QdrantEdgeVectorStore
 
     print(f"PostgreSQL: {dsn.split('@')[-1]} (schema {SCHEMA})")
     embedder = MiniLMEmbedder()

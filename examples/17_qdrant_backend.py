@@ -17,8 +17,8 @@ from pathlib import Path
 from _setup import example_folder
 
 from sagewai import ContextEngine
-from sagewai.embeddings.minilm import MiniLMEmbedder
-from sagewai.stores.sqlite import SqliteMetadataStore
+from sagewai.embeddings import MiniLMEmbedder
+from sagewai.stores import SqliteMetadataStore
 
 PROJECT = "example-17"
 
@@ -28,7 +28,7 @@ def open_engine(folder: Path) -> ContextEngine:
     if not url:
         print("QDRANT_URL is not set: running on the embedded default (Qdrant edge) instead.")
         return ContextEngine.local(folder, project_id=PROJECT)
-    from sagewai.stores.qdrant import QdrantVectorStore
+    from sagewai.stores import QdrantVectorStore
 
     print(f"Qdrant server: {url} (collection sagewai_examples)")
     embedder = MiniLMEmbedder()

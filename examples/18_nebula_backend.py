@@ -18,7 +18,7 @@ from typing import Any
 from _setup import example_folder
 
 from sagewai.graph import GraphMemory, SqliteGraphStore, graph_file
-from sagewai.intelligence.graph_builder import ConversationGraphBuilder
+from sagewai.intelligence import ConversationGraphBuilder
 
 PROJECT = "example-18"
 CONVERSATION = [

@@ -26,18 +26,18 @@ from _setup import chat_model, example_folder, show_logs
 
 from sagewai import ContextEngine
 from sagewai.agent import UniversalAgent
-from sagewai.context.bridge import MemoryBridge
-from sagewai.intelligence.consolidation import MemoryConsolidator
-from sagewai.intelligence.entities import GLiNEREntityExtractor
-from sagewai.intelligence.extraction import (
+from sagewai.context import MemoryBridge
+from sagewai.intelligence import (
+    ConversationGraphBuilder,
+    GLiNEREntityExtractor,
+    HeuristicRelationExtractor,
     HybridFactExtractor,
     LLMFactExtractor,
+    MemoryConsolidator,
     RuleBasedFactExtractor,
 )
-from sagewai.intelligence.graph_builder import ConversationGraphBuilder
-from sagewai.intelligence.relations import HeuristicRelationExtractor
 from sagewai.llm import LLMClient
-from sagewai.testing.agent import offline_stand_in
+from sagewai.testing import offline_stand_in
 
 USER = "ana"
 FIRST_RUN = {

@@ -88,3 +88,105 @@ def test_intelligence_all_is_curated() -> None:
     assert sorted(intelligence.__all__) == intelligence.__all__
     for name in intelligence.__all__:
         assert getattr(intelligence, name).__module__.startswith("sagewai.intelligence")
+
+
+STORES = [
+    "EpisodeStoreBase",
+    "GraphMemory",
+    "InMemoryEpisodeStore",
+    "InMemoryGraphStore",
+    "InMemoryMetadataStore",
+    "InMemoryVectorStore",
+    "MetadataStore",
+    "NebulaGraphStore",
+    "PostgresEpisodeStore",
+    "PostgresMetadataStore",
+    "QdrantEdgeVectorStore",
+    "QdrantVectorStore",
+    "SqliteEpisodeStore",
+    "SqliteGraphStore",
+    "SqliteMetadataStore",
+    "VectorStore",
+]
+
+
+def test_stores_export_every_backend() -> None:
+    """Wiring your own engine needs one import path: ``sagewai.stores``."""
+    import sagewai.stores as stores
+
+    assert stores.__all__ == STORES
+    for name in stores.__all__:
+        value = getattr(stores, name)
+        assert isinstance(value, type), name
+        assert value.__name__ in {name, "EpisodeStore", "PersistentEpisodeStore"}, name
+    assert set(stores.__all__) <= set(dir(stores))
+
+
+def test_importing_stores_loads_no_driver() -> None:
+    code = (
+        "import sys\n"
+        "import sagewai.stores\n"
+        "heavy = {'asyncpg', 'qdrant_client', 'qdrant_edge', 'nebula3', 'numpy'}\n"
+        "print(sorted(heavy & set(sys.modules)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_episode_stores_have_descriptive_names_beside_the_seed_names() -> None:
+    from sagewai.context.episodes import (
+        EpisodeStore,
+        InMemoryEpisodeStore,
+        PersistentEpisodeStore,
+        PostgresEpisodeStore,
+        SqliteEpisodeStore,
+    )
+
+    assert InMemoryEpisodeStore is EpisodeStore
+    assert PostgresEpisodeStore is PersistentEpisodeStore
+    assert SqliteEpisodeStore.__module__.startswith("sagewai.context.episodes")
+
+
+def test_context_package_exports_are_curated() -> None:
+    import sagewai.context as context
+
+    assert context.__all__ == sorted(context.__all__)
+    for name in context.__all__:
+        assert getattr(context, name).__module__.startswith("sagewai.context")
+
+
+# The public import paths examples and docs may use (STYLE.md rule 15).
+_PUBLIC = (
+    "sagewai",
+    "sagewai.agent",
+    "sagewai.context",
+    "sagewai.context.episodes",
+    "sagewai.embeddings",
+    "sagewai.errors",
+    "sagewai.graph",
+    "sagewai.integrations",
+    "sagewai.intelligence",
+    "sagewai.llm",
+    "sagewai.stores",
+    "sagewai.testing",
+)
+
+
+def test_examples_import_only_public_paths() -> None:
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent / "examples"
+    offenders = []
+    for path in sorted(root.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            for name in names:
+                public = name in _PUBLIC or name.startswith("sagewai.integrations.")
+                if name.split(".")[0] == "sagewai" and not public:
+                    offenders.append(f"{path.name}: {name}")
+    assert offenders == []

@@ -1,21 +1,24 @@
 """The context layer: the engine, scopes, the memory bridge and episodes.
 
-``MemoryBridge`` is imported on first use so that importing this package stays light.
+Names are imported on first use so that importing this package stays light.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from sagewai._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from sagewai.context.bridge import MemoryBridge
+    from sagewai.context.conversation import ChatMessage, Conversation
 
-__all__ = ["MemoryBridge"]
+__all__ = ["ChatMessage", "Conversation", "MemoryBridge"]
 
+_LAZY = {
+    "ChatMessage": "sagewai.context.conversation",
+    "Conversation": "sagewai.context.conversation",
+    "MemoryBridge": "sagewai.context.bridge",
+}
 
-def __getattr__(name: str) -> Any:
-    if name == "MemoryBridge":
-        from sagewai.context.bridge import MemoryBridge
-
-        return MemoryBridge
-    raise AttributeError(f"module 'sagewai.context' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

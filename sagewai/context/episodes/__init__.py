@@ -1,9 +1,10 @@
 """Episodes: whole sessions kept as they happened, found again by what was discussed.
 
-Three stores share one behaviour (the base class holds it): :class:`EpisodeStore` in memory,
+Three stores share one behaviour (the base class holds it): :class:`InMemoryEpisodeStore`,
 :class:`SqliteEpisodeStore` for the embedded default (``episodes.sqlite3`` in the engine's folder)
-and :class:`PersistentEpisodeStore` on PostgreSQL. Give one to ``ContextEngine(episode_store=...)``
-and ``engine.forget(...)`` reaches it.
+and :class:`PostgresEpisodeStore` on PostgreSQL. ``EpisodeStore`` and ``PersistentEpisodeStore``
+are the same classes under the names of the original design (in memory and PostgreSQL). Give one
+to ``ContextEngine(episode_store=...)`` and ``engine.forget(...)`` reaches it.
 
 Example:
     >>> import asyncio
@@ -29,6 +30,11 @@ from sagewai.context.episodes.summary import (
     extractive_summary,
 )
 
+InMemoryEpisodeStore = EpisodeStore
+"""Episodes in memory: the descriptive name of :class:`EpisodeStore`."""
+PostgresEpisodeStore = PersistentEpisodeStore
+"""Episodes on PostgreSQL: the descriptive name of :class:`PersistentEpisodeStore`."""
+
 __all__ = [
     "Episode",
     "EpisodeFilter",
@@ -36,8 +42,10 @@ __all__ = [
     "EpisodeStoreBase",
     "EpisodeSummarizer",
     "ExtractiveSummarizer",
+    "InMemoryEpisodeStore",
     "LLMSummarizer",
     "PersistentEpisodeStore",
+    "PostgresEpisodeStore",
     "SqliteEpisodeStore",
     "extractive_summary",
     "rank_episodes",
