@@ -1,0 +1,1 @@
+"""Adapters that bring sagewai memory to where agents already live (MCP, LangGraph)."""
