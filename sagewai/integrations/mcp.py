@@ -219,7 +219,8 @@ class ScopedMemory:
 
     async def close(self) -> None:
         """Drain the bridges and close the stores (once, through the default engine)."""
-        for bridge in self._bridges.values():
+        bridges, self._bridges = list(self._bridges.values()), {}
+        for bridge in bridges:
             await bridge.aclose()
         await self.engine.close()
 
@@ -239,6 +240,8 @@ class ScopedMemory:
     ) -> dict[str, Any]:
         """Store what ``text`` says; returns the facts stored."""
         engine, user = self.resolve(project, user)
+        if not text.strip():
+            raise InvalidInputError("text must not be empty")
         if mode == "fact":
             fact = await engine.add(
                 text, user_id=user, session_id=session_id, fact_type=fact_type, subject=subject
