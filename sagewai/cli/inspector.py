@@ -201,12 +201,12 @@ def parse_time(value: str | None) -> datetime | None:
 
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, width: int) -> str:
-    """Rows in aligned columns; the last column is cut to fit ``width`` characters.
+    """Rows in aligned columns; the last column is cut to fit ``width`` (keeping 10 characters).
 
     Example:
-        >>> print(format_table(["ID", "TEXT"], [["a", "hello world"]], width=12))
+        >>> print(format_table(["ID", "TEXT"], [["a", "hello wide world"]], width=14))
         ID  TEXT
-        a   hello w…
+        a   hello wid…
     """
     columns = list(zip(*([list(headers)] + [list(r) for r in rows]), strict=True))
     sizes = [max(len(cell) for cell in column) for column in columns[:-1]]
