@@ -272,3 +272,25 @@ async def test_sagewai_mcp_serves_stdio_in_a_subprocess(tmp_path: Path) -> None:
         assert found.structured_content["results"][0]["content"] == "I prefer window seats."
     assert (store / "metadata.sqlite3").exists()
     assert ready < timedelta(seconds=30).total_seconds()
+
+
+async def test_an_allowed_user_is_reachable_by_name_only(engine: ContextEngine) -> None:
+    server = build_mcp_server(engine, user_id="alice", allowed_users=["bob"])
+    async with Client(server) as client:
+        await client.call_tool("remember", {"text": "I prefer aisle seats.", "user": "bob"})
+        assert await recalled(client, "aisle seats") == []
+        assert "aisle" in (await recalled(client, "aisle seats", user="bob"))[0]
+        listing = data(await client.call_tool("list_facts", {"user": "bob"}))
+        assert [f["user_id"] for f in listing["facts"]] == ["bob"]
+        with pytest.raises(MCPError) as refused:
+            await client.call_tool("recall", {"query": "seats", "user": "carol"})
+        assert refused.value.code == SCOPE_REFUSED
+
+
+async def test_the_server_reopens_for_a_second_session(server: MCPServer[Any]) -> None:
+    async with Client(server) as client:
+        await client.call_tool("remember", {"text": "I work at Initech."})
+    async with Client(server) as client:
+        assert "Initech" in (await recalled(client, "Initech"))[0]
+        await client.call_tool("remember", {"text": "I live in Oslo."})
+        assert "Oslo" in (await recalled(client, "Oslo"))[0]
