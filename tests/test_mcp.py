@@ -144,8 +144,7 @@ async def test_a_call_naming_another_project_or_user_is_refused(
     server: MCPServer[Any], engine: ContextEngine
 ) -> None:
     async with Client(server) as client:
-        async with engine:
-            bob = await engine.add("Bob's salary is 9000", user_id="bob")
+        bob = await engine.add("Bob's salary is 9000", user_id="bob")
         calls: list[tuple[str, dict[str, Any]]] = [
             ("recall", {"query": "salary", "project": "other"}),
             ("remember", {"text": "I live in Rome.", "project": "other"}),
@@ -168,11 +167,14 @@ async def test_a_call_naming_another_project_or_user_is_refused(
         with pytest.raises(MCPError) as refused:
             await client.call_tool("history", {"fact_id": bob.id})
         assert refused.value.code == SCOPE_REFUSED
+        (created,) = await engine.history(bob.id)
+        with pytest.raises(MCPError) as refused:
+            await client.call_tool("revert", {"change_id": created.id})
+        assert refused.value.code == SCOPE_REFUSED
         with pytest.raises(MCPError) as refused:
             await client.read_resource("sagewai://projects/other/users/alice/facts")
         assert refused.value.code == SCOPE_REFUSED
-        async with engine:
-            assert (await engine.get(bob.id)).status.value == "active"
+        assert (await engine.get(bob.id)).status.value == "active"
 
 
 async def test_an_allowed_project_is_reachable_and_kept_apart(server: MCPServer[Any]) -> None:
@@ -197,8 +199,7 @@ async def test_recall_as_of_sees_what_was_believed_then(
             await client.call_tool("remember", {"text": "I live in Paris.", "mode": "fact"})
         )
         before = utcnow()
-        async with engine:
-            await engine.supersede(stored["stored"][0]["id"], "I live in Lyon.", reason="moved")
+        await engine.supersede(stored["stored"][0]["id"], "I live in Lyon.", reason="moved")
         assert "Lyon" in (await recalled(client, "where do I live"))[0]
         past = await recalled(client, "where do I live", as_of=before.isoformat())
         assert past[0] == "I live in Paris."
