@@ -39,6 +39,37 @@ def engine() -> ContextEngine:
     return ContextEngine.in_memory(project_id="demo", embedder=FakeEmbedder())
 
 
+@pytest.fixture(params=["memory", "embedded", pytest.param("postgres", marks=pytest.mark.postgres)])
+def backend(request: pytest.FixtureRequest) -> tuple[str, str, str]:
+    """Which metadata store, and for PostgreSQL the DSN and a fresh schema."""
+    if request.param != "postgres":
+        return request.param, "", ""
+    dsn = request.getfixturevalue("postgres_dsn")
+    return request.param, dsn, request.getfixturevalue("postgres_schema")
+
+
+@pytest.fixture
+async def any_engine(backend: tuple[str, str, str], tmp_path: Path) -> ContextEngine:
+    """The same tests on the in-memory, embedded and PostgreSQL metadata stores."""
+    kind, dsn, schema = backend
+    embedder = FakeEmbedder()
+    if kind == "memory":
+        return ContextEngine.in_memory(project_id="demo", embedder=embedder)
+    if kind == "embedded":
+        return ContextEngine.local(tmp_path / "memory", project_id="demo", embedder=embedder)
+    from sagewai.stores.memory_vector import InMemoryVectorStore
+    from sagewai.stores.postgres import PostgresMetadataStore
+
+    metadata = PostgresMetadataStore(dsn, schema=schema)
+    await metadata.migrate()
+    return ContextEngine(
+        metadata_store=metadata,
+        vector_store=InMemoryVectorStore(embedder.dimension),
+        project_id="demo",
+        embedder=embedder,
+    )
+
+
 @pytest.fixture
 def server(engine: ContextEngine) -> MCPServer[Any]:
     return build_mcp_server(engine, user_id="alice", allowed_projects=["shared"])
@@ -76,7 +107,8 @@ async def test_lists_the_tools_with_their_schemas(server: MCPServer[Any]) -> Non
         assert [str(r.uri) for r in resources.resources] == ["sagewai://facts"]
 
 
-async def test_remember_recall_forget_with_a_dry_run_then_revert(server: MCPServer[Any]) -> None:
+async def test_remember_recall_forget_with_a_dry_run_then_revert(any_engine: ContextEngine) -> None:
+    server = build_mcp_server(any_engine, user_id="alice")
     async with Client(server) as client:
         ids: dict[str, str] = {}
         for key, text in STATEMENTS.items():
