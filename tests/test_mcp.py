@@ -327,3 +327,23 @@ async def test_the_server_reopens_for_a_second_session(server: MCPServer[Any]) -
         assert "Initech" in (await recalled(client, "Initech"))[0]
         await client.call_tool("remember", {"text": "I live in Oslo."})
         assert "Oslo" in (await recalled(client, "Oslo"))[0]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--user", ""], "--user must not be empty"),
+        (["--user", "u", "--http", "localhost"], "--http wants HOST:PORT"),
+        (["--user", "u", "--http", "127.0.0.1:99999"], "--http wants HOST:PORT"),
+        (["--user", "u", "--store", "redis://cache"], "unsupported --store redis://"),
+    ],
+)
+def test_sagewai_mcp_usage_errors_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    from sagewai.cli.main import main
+
+    store = ["--store", str(tmp_path / "memory")] if "--store" not in argv else []
+    assert main(["mcp", "--project", "p", *store, *argv]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "memory").exists()

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from sagewai.cli.consolidate import DEFAULT_STORE, open_engine
+from sagewai.context.scope import validate_identifier
 from sagewai.errors import ConfigurationError
 
 __all__ = ["parse_http", "register", "run_mcp"]
@@ -99,6 +100,8 @@ def run_mcp(args: argparse.Namespace) -> int:
     from sagewai.integrations.mcp import build_mcp_server
 
     http = None if args.http is None else parse_http(args.http)
+    for value, what in ((args.project, "--project"), (args.user, "--user")):
+        validate_identifier(value, what)
     store = args.store or os.environ.get("SAGEWAI_STORE") or DEFAULT_STORE
     if "://" not in store and not Path(store).exists():
         Path(store).mkdir(parents=True)
