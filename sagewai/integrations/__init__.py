@@ -1,1 +1,1 @@
-"""Adapters that bring sagewai memory to where agents already live (MCP, LangGraph)."""
+"""Integrations: sagewai memory where agents already live (each behind its own extra)."""
