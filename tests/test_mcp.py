@@ -235,6 +235,8 @@ async def test_recall_as_of_sees_what_was_believed_then(
         assert "Lyon" in (await recalled(client, "where do I live"))[0]
         past = await recalled(client, "where do I live", as_of=before.isoformat())
         assert past[0] == "I live in Paris."
+        naive = before.replace(tzinfo=None).isoformat()  # a time without a zone is UTC
+        assert (await recalled(client, "where do I live", as_of=naive))[0] == "I live in Paris."
 
 
 async def test_the_facts_resource_lists_the_users_facts(server: MCPServer[Any]) -> None:

@@ -27,7 +27,7 @@ import os
 import shutil
 import sys
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from sagewai.cli.consolidate import DEFAULT_STORE, open_engine
@@ -183,21 +183,22 @@ def _run(command: Callable[[ContextEngine, argparse.Namespace], Awaitable[int]],
 
 
 def parse_time(value: str | None) -> datetime | None:
-    """An ISO 8601 time from the command line.
+    """An ISO 8601 time from the command line; a time without a zone is read as UTC.
 
     Raises:
         InvalidInputError: not an ISO 8601 time (exit code 2).
 
     Example:
-        >>> parse_time("2024-03-01").year
-        2024
+        >>> parse_time("2024-03-01").isoformat()
+        '2024-03-01T00:00:00+00:00'
     """
     if value is None:
         return None
     try:
-        return datetime.fromisoformat(value)
+        when = datetime.fromisoformat(value)
     except ValueError as exc:
         raise InvalidInputError(f"--as-of wants an ISO 8601 time, got {value!r}") from exc
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)  # naive: UTC
 
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, width: int) -> str:

@@ -8,7 +8,7 @@ it holds for any front end built on :class:`ScopedMemory` and is tested without 
 from __future__ import annotations
 
 from collections.abc import Collection
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from sagewai.context.scope import validate_identifier
@@ -66,9 +66,10 @@ def _parse_time(value: str | None, what: str) -> datetime | None:
     if value is None:
         return None
     try:
-        return datetime.fromisoformat(value)
+        when = datetime.fromisoformat(value)
     except ValueError as exc:
         raise InvalidInputError(f"{what} must be an ISO 8601 time, got {value!r}") from exc
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)  # naive: UTC
 
 
 class ScopedMemory:
