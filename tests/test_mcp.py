@@ -281,6 +281,15 @@ async def test_bad_arguments_are_tool_errors_not_tracebacks(
         assert reason in error_text(result)
 
 
+async def test_a_repeated_message_is_already_known(server: MCPServer[Any]) -> None:
+    async with Client(server) as client:
+        first = data(await client.call_tool("remember", {"text": "I prefer green tea."}))
+        again = data(await client.call_tool("remember", {"text": "I prefer green tea."}))
+        assert (first["already_known"], len(first["stored"])) == (0, 1)
+        assert (again["already_known"], again["stored"]) == (1, [])
+        assert len(data(await client.call_tool("list_facts", {}))["facts"]) == 1
+
+
 async def test_a_message_with_nothing_to_remember_says_so(server: MCPServer[Any]) -> None:
     async with Client(server) as client:
         result = data(await client.call_tool("remember", {"text": "ok thanks"}))

@@ -219,13 +219,16 @@ class ScopedMemory:
                 fact = await engine.get(
                     fact_id_for(engine.project_id, session_id, message_id, index)
                 )
-            except FactNotFoundError:  # reconciled into a fact memory already held
+            except FactNotFoundError:  # not written: memory already held it
                 continue
-            stored.append(fact_view(fact))
+            if fact.status in (FactStatus.ACTIVE, FactStatus.FLAGGED):
+                stored.append(fact_view(fact))
+            # else kept only as provenance (merged into the fact memory already held)
         result: dict[str, Any] = {
             "mode": mode,
             "extracted": len(extracted),
             "stored": stored,
+            "already_known": len(extracted) - len(stored),
         }
         if not extracted:
             result["note"] = "nothing worth remembering was found; use mode='fact' to keep it"
