@@ -62,6 +62,23 @@ EXPECTED: dict[str, list[str]] = {
         " sage: I don't know that yet.",
         "episodes saved: ['s1', 's2', 's3', 's4', 's5']",
     ],
+    "20_mcp_server": [
+        "tools: ['remember', 'recall', 'forget', 'history', 'revert', 'list_facts']",
+        "recall 'Where do I live?' -> The user lives in Oslo.",
+        "dry run would forget: ['The user lives in Oslo.']",
+        "'The user lives in Oslo.' is active again",
+        "project 'payroll' refused: MCP error -32003",
+        "over stdio, recall 'What do I drink?' -> The user prefers green tea.",
+    ],
+    "21_inspect_memory": [
+        "superseded  general     user:lea  user     The user lives in Paris.",
+        "was superseded by reconcile.triple",
+        "is active:",
+        "would forget 1 facts of project 'travel'",
+        "forgot 1 facts of project 'travel'",
+        "sagewai: no fact with id 'no-such-fact' in this project",
+        "(exit 1)",
+    ],
 }
 _UNSET = (
     "SAGEWAI_MODEL",

@@ -15,7 +15,7 @@ from sagewai.stores.metadata import FactQuery, WriteBatch
 if TYPE_CHECKING:
     from sagewai.context.engine import ContextEngine
 
-__all__ = ["ForgetReport", "forget"]
+__all__ = ["ForgetReport", "forget", "matching_facts"]
 
 _PAGE = 500
 
@@ -83,22 +83,12 @@ async def forget(
     if everything:
         return await _forget_project(engine, reason)
 
-    # Subjects match case-insensitively on a fact's subject or object, so the store is asked for
-    # the other criteria and the subject is checked here, page by page.
-    query = _query(engine, subject=None, session_id=session_id, user_id=user_id, scope=scope)
-    wanted = None if subject is None else subject.casefold()
-    doomed: list[str] = []
-    cursor: tuple[datetime, str] | None = None
-    while True:
-        page = await engine.metadata_store.query(dataclasses.replace(query, after=cursor))
-        if not page:
-            break
-        cursor = (page[-1].created_at, page[-1].id)
-        doomed.extend(
-            fact.id
-            for fact in page
-            if fact.project_id == engine.project_id and (wanted is None or _names(fact, wanted))
+    doomed = [
+        fact.id
+        for fact in await matching_facts(
+            engine, subject=subject, session_id=session_id, user_id=user_id, scope=scope
         )
+    ]
     for start in range(0, len(doomed), _PAGE):
         ids = doomed[start : start + _PAGE]
         await engine.commit(
@@ -129,6 +119,40 @@ async def forget(
         if user_id is not None:
             episodes_deleted += await episodes.delete_user(user_id, project_id=engine.project_id)
     return ForgetReport(deleted, graph_deleted, episodes_deleted)
+
+
+async def matching_facts(
+    engine: ContextEngine,
+    *,
+    subject: str | None = None,
+    session_id: str | None = None,
+    user_id: str | None = None,
+    scope: ContextScope | None = None,
+) -> list[Fact]:
+    """The facts (of every status) a ``forget`` with these criteria deletes, oldest first.
+
+    A dry run lists these and changes nothing; the real run deletes exactly these.
+    """
+    for value, what in ((subject, "subject"), (session_id, "session_id"), (user_id, "user_id")):
+        if value is not None:
+            validate_identifier(value, what)
+    # Subjects match case-insensitively on a fact's subject or object, so the store is asked for
+    # the other criteria and the subject is checked here, page by page.
+    query = _query(engine, subject=None, session_id=session_id, user_id=user_id, scope=scope)
+    wanted = None if subject is None else subject.casefold()
+    found: list[Fact] = []
+    cursor: tuple[datetime, str] | None = None
+    while True:
+        page = await engine.metadata_store.query(dataclasses.replace(query, after=cursor))
+        if not page:
+            break
+        cursor = (page[-1].created_at, page[-1].id)
+        found.extend(
+            fact
+            for fact in page
+            if fact.project_id == engine.project_id and (wanted is None or _names(fact, wanted))
+        )
+    return found
 
 
 def _names(fact: Fact, wanted: str) -> bool:

@@ -1,0 +1,295 @@
+"""An MCP server over a :class:`~sagewai.context.engine.ContextEngine`: memory for MCP clients.
+
+Why: Claude Desktop, Cursor and IDE agents reach tools through the Model Context Protocol. This
+module gives them a project's memory as six tools and a resource, with the guarantees sagewai
+holds everywhere else: every call is confined to the user and project the server was started
+for (or to those it was told to allow), every change is audited and can be undone, and a dry run
+says what a forget would do without doing it.
+
+Tools:
+
+* ``remember``: a message through the :class:`~sagewai.context.bridge.MemoryBridge`
+  (extraction, reconciliation), or a statement stored verbatim as one fact;
+* ``recall``: hybrid search at a scope, optionally ``as_of`` a past time;
+* ``forget``: a subject, a session or one fact; archived (revertible) by default,
+  ``permanent`` deletes the facts and their vectors; ``dry_run`` only reports;
+* ``history``: every recorded change of a fact;
+* ``revert``: undo one recorded change (a forget, a supersession, a merge);
+* ``list_facts`` and the resource ``sagewai://facts``: the user's facts.
+
+A tool call may name a ``project`` and a ``user``; one outside the server's allow-lists is
+refused with an MCP error of code :data:`SCOPE_REFUSED` before anything is read. Bad arguments
+come back as tool errors (``isError``) with the reason, never as a traceback.
+
+Example:
+    >>> import asyncio
+    >>> from mcp import Client
+    >>> from sagewai.context.engine import ContextEngine
+    >>> from sagewai.testing import FakeEmbedder
+    >>> async def demo() -> str:
+    ...     engine = ContextEngine.in_memory(project_id="demo", embedder=FakeEmbedder())
+    ...     server = build_mcp_server(engine, user_id="alice")
+    ...     async with Client(server) as client:
+    ...         await client.call_tool("remember", {"text": "Alice likes green tea",
+    ...                                             "mode": "fact"})
+    ...         found = await client.call_tool("recall", {"query": "what tea?"})
+    ...         return found.structured_content["results"][0]["content"]
+    >>> asyncio.run(demo())
+    'Alice likes green tea'
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Collection
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
+
+from pydantic import Field
+
+from sagewai._optional import require
+from sagewai.errors import SagewaiError
+from sagewai.integrations.mcp_memory import LIST_LIMIT, ScopedMemory, ScopeRefusedError, fact_view
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+    from sagewai.context.engine import ContextEngine
+    from sagewai.intelligence.extraction.base import FactExtractor
+
+__all__ = ["SCOPE_REFUSED", "ScopeRefusedError", "ScopedMemory", "build_mcp_server", "fact_view"]
+
+SCOPE_REFUSED = -32003
+"""The MCP error code of a call naming a project or user the server does not allow."""
+
+_T = TypeVar("_T")
+_FACTS_URI = "sagewai://facts"
+_FACTS_TEMPLATE = "sagewai://projects/{project}/users/{user}/facts"
+
+
+# ---------------------------------------------------------------------- the MCP layer
+
+Project = Annotated[
+    str | None,
+    Field(description="another allowed project (default: the one the server was started for)"),
+]
+User = Annotated[
+    str | None,
+    Field(description="another allowed user (default: the one the server was started for)"),
+]
+
+
+def build_mcp_server(
+    engine: ContextEngine,
+    *,
+    user_id: str,
+    allowed_projects: Collection[str] = (),
+    allowed_users: Collection[str] = (),
+    fact_extractor: FactExtractor | None = None,
+    name: str = "sagewai",
+) -> MCPServer[Any]:
+    """An MCP server whose tools read and write ``engine``'s memory for ``user_id``.
+
+    The server opens the engine when a session starts and closes it when the session ends.
+    Serve it with ``server.run()`` (stdio), ``server.run("streamable-http", host=..., port=...)``
+    or connect to it in-process with ``mcp.Client(server)``.
+
+    Args:
+        engine: The default project's engine.
+        user_id: Every call acts for this user unless it names another allowed one.
+        allowed_projects: Other projects (of the same stores) a call may name.
+        allowed_users: Other users a call may name.
+        fact_extractor: What ``remember`` extracts messages with (default: offline rules).
+        name: The server name shown to clients.
+
+    Raises:
+        MissingDependencyError: the ``mcp`` extra is not installed.
+    """
+    require("mcp", extra="mcp", feature="the MCP server")
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import ToolAnnotations
+
+    memory = ScopedMemory(
+        engine,
+        user_id=user_id,
+        allowed_projects=allowed_projects,
+        allowed_users=allowed_users,
+        fact_extractor=fact_extractor,
+    )
+
+    async def call(operation: Awaitable[_T], *, resource: bool = False) -> _T:
+        try:
+            return await operation
+        except ScopeRefusedError as exc:
+            raise MCPError(code=SCOPE_REFUSED, message=str(exc)) from exc
+        except (SagewaiError, ValueError) as exc:
+            if resource:
+                raise ResourceError(str(exc)) from exc
+            raise ToolError(str(exc)) from exc
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer[Any]) -> AsyncIterator[dict[str, Any]]:
+        await memory.open()
+        try:
+            yield {}
+        finally:
+            await memory.close()
+
+    server: MCPServer[Any] = MCPServer(
+        name,
+        instructions=(
+            f"Long-term memory of project {engine.project_id!r} for user {memory.user_id!r}. "
+            "Call recall before answering from what you know about the user, remember what the "
+            "user tells you that is worth keeping, forget when asked (dry_run first)."
+        ),
+        lifespan=lifespan,
+        log_level="WARNING",
+    )
+    read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False)
+
+    @server.tool(description="Store a message through the memory bridge, or a fact verbatim.")
+    async def remember(
+        text: Annotated[str, Field(description="what was said or should be kept")],
+        mode: Annotated[
+            Literal["message", "fact"],
+            Field(description="message: extract facts from it; fact: store it as one fact"),
+        ] = "message",
+        role: Annotated[Literal["user", "assistant"], Field(description="who said it")] = "user",
+        session_id: Annotated[str | None, Field(description="the conversation")] = None,
+        fact_type: Annotated[
+            Literal["decision", "preference", "event", "action", "general"],
+            Field(description="with mode=fact: what kind of statement it is"),
+        ] = "general",
+        subject: Annotated[str | None, Field(description="with mode=fact: who it is about")] = None,
+        project: Project = None,
+        user: User = None,
+    ) -> dict[str, Any]:
+        return await call(
+            memory.remember(
+                text,
+                mode=mode,
+                role=role,
+                session_id=session_id,
+                fact_type=fact_type,
+                subject=subject,
+                project=project,
+                user=user,
+            )
+        )
+
+    @server.tool(
+        description="Search memory (hybrid search), optionally as it stood at a time.",
+        annotations=read_only,
+    )
+    async def recall(
+        query: Annotated[str, Field(description="what to look for, in words")],
+        top_k: Annotated[int, Field(ge=1, le=100, description="how many results")] = 5,
+        scope: Annotated[
+            Literal["project", "user", "session"] | None,
+            Field(description="read this scope and those above it (default: the user's)"),
+        ] = None,
+        session_id: Annotated[str | None, Field(description="with scope=session")] = None,
+        as_of: Annotated[
+            str | None, Field(description="ISO 8601 time: what was believed then")
+        ] = None,
+        project: Project = None,
+        user: User = None,
+    ) -> dict[str, Any]:
+        return await call(
+            memory.recall(
+                query,
+                top_k=top_k,
+                scope=scope,
+                session_id=session_id,
+                as_of=as_of,
+                project=project,
+                user=user,
+            )
+        )
+
+    @server.tool(
+        description=(
+            "Forget the user's facts about a subject, of a session, or one fact. Archived "
+            "(undo with revert) unless permanent; dry_run reports what would be forgotten."
+        )
+    )
+    async def forget(
+        subject: Annotated[str | None, Field(description="who or what to forget")] = None,
+        session_id: Annotated[str | None, Field(description="a conversation to forget")] = None,
+        fact_id: Annotated[str | None, Field(description="one fact to forget")] = None,
+        dry_run: Annotated[bool, Field(description="change nothing, report the plan")] = False,
+        permanent: Annotated[
+            bool, Field(description="delete the facts and their vectors; cannot be undone")
+        ] = False,
+        project: Project = None,
+        user: User = None,
+    ) -> dict[str, Any]:
+        return await call(
+            memory.forget(
+                subject=subject,
+                session_id=session_id,
+                fact_id=fact_id,
+                dry_run=dry_run,
+                permanent=permanent,
+                project=project,
+                user=user,
+            )
+        )
+
+    @server.tool(
+        description="Every recorded change of a fact: what, when, why, by which rule.",
+        annotations=read_only,
+    )
+    async def history(
+        fact_id: Annotated[str, Field(description="the fact's id")],
+        project: Project = None,
+        user: User = None,
+    ) -> dict[str, Any]:
+        return await call(memory.history(fact_id, project=project, user=user))
+
+    @server.tool(description="Undo one recorded change (as listed by history or forget).")
+    async def revert(
+        change_id: Annotated[str, Field(description="the change's id")],
+        project: Project = None,
+        user: User = None,
+    ) -> dict[str, Any]:
+        return await call(memory.revert(change_id, project=project, user=user))
+
+    @server.tool(description="List the user's own facts, oldest first.", annotations=read_only)
+    async def list_facts(
+        status: Annotated[
+            Literal["active", "superseded", "merged", "flagged", "archived"] | None,
+            Field(description="only facts of this status (null: every status)"),
+        ] = "active",
+        limit: Annotated[int, Field(ge=1, le=LIST_LIMIT)] = 100,
+        project: Project = None,
+        user: User = None,
+    ) -> dict[str, Any]:
+        return await call(memory.list_facts(status=status, limit=limit, project=project, user=user))
+
+    async def facts_json(project: str | None, user: str | None) -> str:
+        import json
+
+        listing = await call(memory.list_facts(project=project, user=user), resource=True)
+        return json.dumps(listing, ensure_ascii=False)
+
+    @server.resource(
+        _FACTS_URI,
+        name="facts",
+        description="The active facts of the server's user, as JSON.",
+        mime_type="application/json",
+    )
+    async def own_facts() -> str:
+        return await facts_json(None, None)
+
+    @server.resource(
+        _FACTS_TEMPLATE,
+        name="user-facts",
+        description="The active facts of an allowed user of an allowed project, as JSON.",
+        mime_type="application/json",
+    )
+    async def user_facts(project: str, user: str) -> str:
+        return await facts_json(project, user)
+
+    return server

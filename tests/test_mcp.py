@@ -1,0 +1,360 @@
+"""The MCP server through the SDK's own client: in process (no network), and once over stdio.
+
+Every call goes through ``mcp.Client`` exactly as an MCP client sends it: tool arguments are
+validated against the published schema, errors come back as ``isError`` results or as typed
+MCP errors, and scope is enforced on the server side.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mcp")
+
+from mcp import Client, MCPError, StdioServerParameters
+from mcp.server.mcpserver import MCPServer
+from mcp_types import CallToolResult, TextResourceContents
+
+from sagewai.context.engine import ContextEngine
+from sagewai.integrations.mcp import SCOPE_REFUSED, build_mcp_server
+from sagewai.records import utcnow
+from sagewai.testing import FakeEmbedder
+
+ROOT = Path(__file__).resolve().parents[1]
+STATEMENTS = {
+    "Oslo": "I live in Oslo.",
+    "green tea": "I prefer green tea.",
+    "Initech": "I work at Initech.",
+}
+
+
+@pytest.fixture
+def engine() -> ContextEngine:
+    return ContextEngine.in_memory(project_id="demo", embedder=FakeEmbedder())
+
+
+@pytest.fixture(params=["memory", "embedded", pytest.param("postgres", marks=pytest.mark.postgres)])
+def backend(request: pytest.FixtureRequest) -> tuple[str, str, str]:
+    """Which metadata store, and for PostgreSQL the DSN and a fresh schema."""
+    if request.param != "postgres":
+        return request.param, "", ""
+    dsn = request.getfixturevalue("postgres_dsn")
+    return request.param, dsn, request.getfixturevalue("postgres_schema")
+
+
+@pytest.fixture
+async def any_engine(backend: tuple[str, str, str], tmp_path: Path) -> ContextEngine:
+    """The same tests on the in-memory, embedded and PostgreSQL metadata stores."""
+    kind, dsn, schema = backend
+    embedder = FakeEmbedder()
+    if kind == "memory":
+        return ContextEngine.in_memory(project_id="demo", embedder=embedder)
+    if kind == "embedded":
+        return ContextEngine.local(tmp_path / "memory", project_id="demo", embedder=embedder)
+    from sagewai.stores.memory_vector import InMemoryVectorStore
+    from sagewai.stores.postgres import PostgresMetadataStore
+
+    metadata = PostgresMetadataStore(dsn, schema=schema)
+    await metadata.migrate()
+    return ContextEngine(
+        metadata_store=metadata,
+        vector_store=InMemoryVectorStore(embedder.dimension),
+        project_id="demo",
+        embedder=embedder,
+    )
+
+
+@pytest.fixture
+def server(engine: ContextEngine) -> MCPServer[Any]:
+    return build_mcp_server(engine, user_id="alice", allowed_projects=["shared"])
+
+
+def data(result: CallToolResult) -> dict[str, Any]:
+    assert not result.is_error, result.content
+    assert isinstance(result.structured_content, dict)
+    return result.structured_content
+
+
+def error_text(result: CallToolResult) -> str:
+    assert result.is_error
+    text = " ".join(getattr(block, "text", "") for block in result.content)
+    assert "Traceback" not in text
+    return text
+
+
+async def recalled(client: Client, query: str, **arguments: Any) -> list[str]:
+    found = data(await client.call_tool("recall", {"query": query, **arguments}))
+    return [r["content"] for r in found["results"]]
+
+
+async def test_lists_the_tools_with_their_schemas(server: MCPServer[Any]) -> None:
+    async with Client(server) as client:
+        listing = await client.list_tools()
+        tools = {tool.name: tool for tool in listing.tools}
+        assert set(tools) == {"remember", "recall", "forget", "history", "revert", "list_facts"}
+        assert tools["remember"].input_schema["required"] == ["text"]
+        assert tools["recall"].input_schema["required"] == ["query"]
+        assert tools["recall"].annotations is not None
+        assert tools["recall"].annotations.read_only_hint is True
+        assert all(tool.description for tool in tools.values())
+        resources = await client.list_resources()
+        assert [str(r.uri) for r in resources.resources] == ["sagewai://facts"]
+
+
+async def test_remember_recall_forget_with_a_dry_run_then_revert(any_engine: ContextEngine) -> None:
+    server = build_mcp_server(any_engine, user_id="alice")
+    async with Client(server) as client:
+        ids: dict[str, str] = {}
+        for key, text in STATEMENTS.items():
+            stored = data(await client.call_tool("remember", {"text": text, "session_id": "s1"}))
+            assert stored["extracted"] == 1
+            (fact,) = stored["stored"]
+            assert key in fact["content"]
+            assert fact["user_id"] == "alice"
+            ids[key] = fact["id"]
+        for key in STATEMENTS:
+            assert key in (await recalled(client, f"what about {key}?"))[0]
+
+        plan = data(await client.call_tool("forget", {"fact_id": ids["Oslo"], "dry_run": True}))
+        assert plan["dry_run"] is True
+        assert [f["id"] for f in plan["facts"]] == [ids["Oslo"]]
+        assert "changes" not in plan
+        assert any("Oslo" in c for c in await recalled(client, "Oslo"))  # nothing changed
+
+        done = data(await client.call_tool("forget", {"fact_id": ids["Oslo"]}))
+        assert [f["id"] for f in done["facts"]] == [ids["Oslo"]]
+        (change,) = done["changes"]
+        assert not any("Oslo" in c for c in await recalled(client, "Oslo"))
+        active = data(await client.call_tool("list_facts", {}))
+        assert {f["id"] for f in active["facts"]} == {ids["green tea"], ids["Initech"]}
+
+        restored = data(await client.call_tool("revert", {"change_id": change["change_id"]}))
+        assert restored["fact"]["status"] == "active"
+        assert "Oslo" in (await recalled(client, "Oslo"))[0]
+        log = data(await client.call_tool("history", {"fact_id": ids["Oslo"]}))
+        assert [c["action"] for c in log["changes"]] == ["created", "archived", "restored"]
+
+
+async def test_forget_a_subject_dry_run_lists_exactly_what_the_real_run_archives(
+    server: MCPServer[Any],
+) -> None:
+    async with Client(server) as client:
+        for text in STATEMENTS.values():
+            await client.call_tool("remember", {"text": text})
+        await client.call_tool(
+            "remember", {"text": "Tom likes chess", "mode": "fact", "subject": "Tom"}
+        )
+        plan = data(await client.call_tool("forget", {"subject": "tom", "dry_run": True}))
+        done = data(await client.call_tool("forget", {"subject": "tom"}))
+        assert plan["count"] == done["count"] == 1
+        assert [f["id"] for f in plan["facts"]] == [f["id"] for f in done["facts"]]
+        assert len(data(await client.call_tool("list_facts", {}))["facts"]) == 3
+        again = data(await client.call_tool("forget", {"subject": "tom", "dry_run": True}))
+        assert again["count"] == 0  # archived facts are not forgotten twice
+
+
+async def test_permanent_forget_deletes_and_cannot_be_reverted(server: MCPServer[Any]) -> None:
+    async with Client(server) as client:
+        stored = data(
+            await client.call_tool("remember", {"text": "Door code 4471", "mode": "fact"})
+        )
+        fact_id = stored["stored"][0]["id"]
+        done = data(await client.call_tool("forget", {"fact_id": fact_id, "permanent": True}))
+        assert done["count"] == 1
+        assert "changes" not in done
+        assert await recalled(client, "door code") == []
+        assert "no fact" in error_text(await client.call_tool("history", {"fact_id": fact_id}))
+
+
+async def test_a_call_naming_another_project_or_user_is_refused(
+    server: MCPServer[Any], engine: ContextEngine
+) -> None:
+    async with Client(server) as client:
+        bob = await engine.add("Bob's salary is 9000", user_id="bob")
+        calls: list[tuple[str, dict[str, Any]]] = [
+            ("recall", {"query": "salary", "project": "other"}),
+            ("remember", {"text": "I live in Rome.", "project": "other"}),
+            ("forget", {"subject": "Bob", "project": "other"}),
+            ("history", {"fact_id": bob.id, "project": "other"}),
+            ("revert", {"change_id": "c1", "project": "other"}),
+            ("list_facts", {"project": "other"}),
+            ("recall", {"query": "salary", "user": "bob"}),
+            ("list_facts", {"user": "bob"}),
+        ]
+        for name, arguments in calls:
+            with pytest.raises(MCPError) as refused:
+                await client.call_tool(name, arguments)
+            assert refused.value.code == SCOPE_REFUSED, (name, arguments)
+        # Within the project, another user's facts stay out of reach too.
+        assert not any("9000" in c for c in await recalled(client, "salary"))
+        with pytest.raises(MCPError) as refused:
+            await client.call_tool("forget", {"fact_id": bob.id})
+        assert refused.value.code == SCOPE_REFUSED
+        with pytest.raises(MCPError) as refused:
+            await client.call_tool("history", {"fact_id": bob.id})
+        assert refused.value.code == SCOPE_REFUSED
+        (created,) = await engine.history(bob.id)
+        with pytest.raises(MCPError) as refused:
+            await client.call_tool("revert", {"change_id": created.id})
+        assert refused.value.code == SCOPE_REFUSED
+        with pytest.raises(MCPError) as refused:
+            await client.read_resource("sagewai://projects/other/users/alice/facts")
+        assert refused.value.code == SCOPE_REFUSED
+        assert (await engine.get(bob.id)).status.value == "active"
+
+
+async def test_an_allowed_project_is_reachable_and_kept_apart(server: MCPServer[Any]) -> None:
+    async with Client(server) as client:
+        await client.call_tool(
+            "remember",
+            {"text": "The shared wiki is at wiki.example", "mode": "fact", "project": "shared"},
+        )
+        assert await recalled(client, "wiki") == []
+        assert "wiki" in (await recalled(client, "wiki", project="shared"))[0]
+        listing = await client.read_resource("sagewai://projects/shared/users/alice/facts")
+        (content,) = listing.contents
+        assert isinstance(content, TextResourceContents)
+        assert "wiki.example" in content.text
+
+
+async def test_recall_as_of_sees_what_was_believed_then(
+    server: MCPServer[Any], engine: ContextEngine
+) -> None:
+    async with Client(server) as client:
+        stored = data(
+            await client.call_tool("remember", {"text": "I live in Paris.", "mode": "fact"})
+        )
+        before = utcnow()
+        await engine.supersede(stored["stored"][0]["id"], "I live in Lyon.", reason="moved")
+        assert "Lyon" in (await recalled(client, "where do I live"))[0]
+        past = await recalled(client, "where do I live", as_of=before.isoformat())
+        assert past[0] == "I live in Paris."
+        naive = before.replace(tzinfo=None).isoformat()  # a time without a zone is UTC
+        assert (await recalled(client, "where do I live", as_of=naive))[0] == "I live in Paris."
+
+
+async def test_the_facts_resource_lists_the_users_facts(server: MCPServer[Any]) -> None:
+    async with Client(server) as client:
+        await client.call_tool("remember", {"text": "I prefer green tea."})
+        listing = await client.read_resource("sagewai://facts")
+        (content,) = listing.contents
+        assert isinstance(content, TextResourceContents)
+        assert content.mime_type == "application/json"
+        assert '"user": "alice"' in content.text
+        assert "green tea" in content.text
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "reason"),
+    [
+        ("recall", {"query": 5}, "valid string"),
+        ("recall", {}, "query"),
+        ("recall", {"query": "   "}, "non-empty"),
+        ("recall", {"query": "x", "top_k": 0}, "greater than or equal"),
+        ("recall", {"query": "x", "as_of": "last tuesday"}, "ISO 8601"),
+        ("recall", {"query": "x", "scope": "galaxy"}, "scope"),
+        ("recall", {"query": "x", "scope": "session"}, "session"),
+        ("remember", {"text": ""}, "empty"),
+        ("remember", {"text": "x" * 40_000, "mode": "fact"}, "longer"),
+        ("remember", {"text": "hi", "session_id": "bad\x00id"}, "control"),
+        ("remember", {"text": "hi", "mode": "poem"}, "mode"),
+        ("forget", {}, "needs a subject"),
+        ("forget", {"fact_id": "f", "subject": "x"}, "fact_id"),
+        ("forget", {"fact_id": "missing"}, "no fact"),
+        ("history", {"fact_id": "missing"}, "no fact"),
+        ("revert", {"change_id": "missing"}, "no change"),
+        ("list_facts", {"status": "gone"}, "status"),
+        ("no_such_tool", {}, "no_such_tool"),
+    ],
+)
+async def test_bad_arguments_are_tool_errors_not_tracebacks(
+    server: MCPServer[Any], name: str, arguments: dict[str, Any], reason: str
+) -> None:
+    async with Client(server) as client:
+        result = await client.call_tool(name, arguments)
+        assert reason in error_text(result)
+
+
+async def test_a_repeated_message_is_already_known(server: MCPServer[Any]) -> None:
+    async with Client(server) as client:
+        first = data(await client.call_tool("remember", {"text": "I prefer green tea."}))
+        again = data(await client.call_tool("remember", {"text": "I prefer green tea."}))
+        assert (first["already_known"], len(first["stored"])) == (0, 1)
+        assert (again["already_known"], again["stored"]) == (1, [])
+        assert len(data(await client.call_tool("list_facts", {}))["facts"]) == 1
+
+
+async def test_a_message_with_nothing_to_remember_says_so(server: MCPServer[Any]) -> None:
+    async with Client(server) as client:
+        result = data(await client.call_tool("remember", {"text": "ok thanks"}))
+        assert result["stored"] == []
+        assert "mode='fact'" in result["note"]
+
+
+async def test_sagewai_mcp_serves_stdio_in_a_subprocess(tmp_path: Path) -> None:
+    store = tmp_path / "memory"
+    parameters = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "sagewai", "mcp", "--store", str(store), "--project", "p", "--user", "u"],
+        env={"HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        cwd=str(tmp_path),
+    )
+    started = time.perf_counter()
+    async with Client(parameters, read_timeout_seconds=120) as connected:
+        ready = time.perf_counter() - started
+        tools = await connected.list_tools()
+        assert "remember" in {t.name for t in tools.tools}
+        await connected.call_tool("remember", {"text": "I prefer window seats.", "mode": "fact"})
+        found = await connected.call_tool("recall", {"query": "seat preference"})
+        assert found.structured_content is not None
+        assert found.structured_content["results"][0]["content"] == "I prefer window seats."
+    assert (store / "metadata.sqlite3").exists()
+    assert ready < timedelta(seconds=30).total_seconds()
+
+
+async def test_an_allowed_user_is_reachable_by_name_only(engine: ContextEngine) -> None:
+    server = build_mcp_server(engine, user_id="alice", allowed_users=["bob"])
+    async with Client(server) as client:
+        await client.call_tool("remember", {"text": "I prefer aisle seats.", "user": "bob"})
+        assert await recalled(client, "aisle seats") == []
+        assert "aisle" in (await recalled(client, "aisle seats", user="bob"))[0]
+        listing = data(await client.call_tool("list_facts", {"user": "bob"}))
+        assert [f["user_id"] for f in listing["facts"]] == ["bob"]
+        with pytest.raises(MCPError) as refused:
+            await client.call_tool("recall", {"query": "seats", "user": "carol"})
+        assert refused.value.code == SCOPE_REFUSED
+
+
+async def test_the_server_reopens_for_a_second_session(server: MCPServer[Any]) -> None:
+    async with Client(server) as client:
+        await client.call_tool("remember", {"text": "I work at Initech."})
+    async with Client(server) as client:
+        assert "Initech" in (await recalled(client, "Initech"))[0]
+        await client.call_tool("remember", {"text": "I live in Oslo."})
+        assert "Oslo" in (await recalled(client, "Oslo"))[0]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--user", ""], "--user must not be empty"),
+        (["--user", "u", "--http", "localhost"], "--http wants HOST:PORT"),
+        (["--user", "u", "--http", "127.0.0.1:99999"], "--http wants HOST:PORT"),
+        (["--user", "u", "--store", "redis://cache"], "unsupported --store redis://"),
+    ],
+)
+def test_sagewai_mcp_usage_errors_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    from sagewai.cli.main import main
+
+    store = ["--store", str(tmp_path / "memory")] if "--store" not in argv else []
+    assert main(["mcp", "--project", "p", *store, *argv]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "memory").exists()
