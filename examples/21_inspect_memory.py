@@ -19,8 +19,8 @@ from pathlib import Path
 from _setup import example_folder
 
 from sagewai import ContextEngine
-from sagewai.context.bridge import MemoryBridge
-from sagewai.intelligence.extraction import RuleBasedFactExtractor
+from sagewai.context import MemoryBridge
+from sagewai.intelligence import RuleBasedFactExtractor
 
 SAID = [
     ("2024-01-10T09:00:00+00:00", "I live in Paris."),
