@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from sagewai.context.episodes.records import subject_pattern
 from sagewai.context.scope import ContextScope, scope_key, validate_identifier
 from sagewai.errors import InvalidInputError
-from sagewai.records import Fact
+from sagewai.records import Fact, FactKind
 from sagewai.stores.metadata import FactQuery, WriteBatch
 
 if TYPE_CHECKING:
@@ -86,19 +87,32 @@ async def forget(
     # Subjects match case-insensitively on a fact's subject or object, so the store is asked for
     # the other criteria and the subject is checked here, page by page.
     query = _query(engine, subject=None, session_id=session_id, user_id=user_id, scope=scope)
+    # A verbatim message goes with the facts drawn from it, and when it names the subject.
     wanted = None if subject is None else subject.casefold()
+    naming = None if subject is None else subject_pattern(subject)
     doomed: list[str] = []
+    messages: list[Fact] = []
+    sources: set[tuple[str | None, str]] = set()
     cursor: tuple[datetime, str] | None = None
     while True:
         page = await engine.metadata_store.query(dataclasses.replace(query, after=cursor))
         if not page:
             break
         cursor = (page[-1].created_at, page[-1].id)
-        doomed.extend(
-            fact.id
-            for fact in page
-            if fact.project_id == engine.project_id and (wanted is None or _names(fact, wanted))
-        )
+        for fact in page:
+            if fact.project_id != engine.project_id:
+                continue
+            if wanted is None:
+                doomed.append(fact.id)
+            elif fact.kind is FactKind.MESSAGE:
+                if naming is not None and naming.search(fact.content):
+                    doomed.append(fact.id)
+                else:
+                    messages.append(fact)
+            elif _names(fact, wanted):
+                doomed.append(fact.id)
+                sources.update(_source_keys(fact))
+    doomed.extend(m.id for m in messages if sources.intersection(_source_keys(m)))
     for start in range(0, len(doomed), _PAGE):
         ids = doomed[start : start + _PAGE]
         await engine.commit(
@@ -129,6 +143,14 @@ async def forget(
         if user_id is not None:
             episodes_deleted += await episodes.delete_user(user_id, project_id=engine.project_id)
     return ForgetReport(deleted, graph_deleted, episodes_deleted)
+
+
+def _source_keys(fact: Fact) -> set[tuple[str | None, str]]:
+    return {
+        (source.session_id or fact.session_id, source.message_id)
+        for source in fact.sources
+        if source.message_id is not None
+    }
 
 
 def _names(fact: Fact, wanted: str) -> bool:

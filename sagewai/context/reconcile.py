@@ -42,7 +42,15 @@ from sagewai.intelligence.extraction.predicates import (
     is_single_valued,
     normalize_predicate,
 )
-from sagewai.records import ChangeAction, Fact, FactChange, FactStatus, Provenance, utcnow
+from sagewai.records import (
+    ChangeAction,
+    Fact,
+    FactChange,
+    FactKind,
+    FactStatus,
+    Provenance,
+    utcnow,
+)
 from sagewai.stores.metadata import FactQuery, WriteBatch
 from sagewai.stores.vector import VectorFilter
 
@@ -464,6 +472,7 @@ class LLMReconciler:
 # --------------------------------------------------------------------------- applying decisions
 
 _LIVE = (FactStatus.ACTIVE, FactStatus.FLAGGED)
+_NOT_MESSAGES = (FactKind.FACT.value, FactKind.DOCUMENT.value)
 _REINFORCED_FIELDS = ("strength", "last_accessed_at", "sources", "confidence")
 _CLOSED_FIELDS = ("status", "valid_to", "superseded_by")
 MAX_STRENGTH = 10.0
@@ -732,14 +741,19 @@ class ReconcilingWriter:
         engine = self.engine
         live = tuple(s.value for s in _LIVE)
         keys = [c.fact.scope_key for c in fresh]
+        # Verbatim messages are the sources of facts, never their neighbours: a fact is not a
+        # repeat of the message it was drawn from, and no decision may supersede a message.
+        kinds = _NOT_MESSAGES
         searches = [
-            engine.vector_store.search(vector, self.neighbours, VectorFilter((key,), live))
+            engine.vector_store.search(
+                vector, self.neighbours, VectorFilter((key,), live, kinds=kinds)
+            )
             for vector, key in zip(vectors, keys, strict=True)
         ]
         assistant = [i for i, c in enumerate(fresh) if c.role == "assistant"]
         searches += [
             engine.vector_store.search(
-                vectors[i], 3, VectorFilter(fresh[i].fact.address.readable_keys())
+                vectors[i], 3, VectorFilter(fresh[i].fact.address.readable_keys(), kinds=kinds)
             )
             for i in assistant
         ]
@@ -764,7 +778,9 @@ class ReconcilingWriter:
         facts = {
             f.id: f
             for f in await engine.metadata_store.get(engine.project_id, sorted(ids))
-            if f.project_id == engine.project_id and f.status in _LIVE
+            if f.project_id == engine.project_id
+            and f.status in _LIVE
+            and f.kind is not FactKind.MESSAGE
         }
         scores = {h.id: h.score for found in hits[: len(fresh)] for h in found}
         unscored = [i for i in facts if i not in scores]
