@@ -74,8 +74,28 @@ class RecalledFact:
         return self.fact.kind is FactKind.MESSAGE
 
 
-def _loose(text: str) -> str:
-    return " ".join(_WORDS.findall(text.lower()))
+_PLAIN_WORDS = """i me my mine myself we us our ours you your yours am is are was were be been
+the a an and or to of s m re ve ll d"""
+_PLAIN = frozenset(_PLAIN_WORDS.split())
+
+
+def _stems(text: str) -> set[str]:
+    return {w.rstrip("s") or w for w in _WORDS.findall(text.lower())} - _PLAIN
+
+
+def adds_to(quote: str, content: str) -> bool:
+    """Whether a quote says something the fact's content does not (a word beyond pronouns).
+
+    A fact written in the third person ("The user prefers tea.") needs no quote of "I prefer
+    tea"; one that lost a detail (a date, a place, the rest of the turn) does.
+
+    Example:
+        >>> adds_to("I prefer short answers.", "The user prefers short answers.")
+        False
+        >>> adds_to("I moved here last May, to Porto", "The user moved to Porto.")
+        True
+    """
+    return not _stems(quote) <= _stems(content)
 
 
 def fact_item(recalled: RecalledFact, ref: str) -> MemoryItem:
@@ -104,7 +124,7 @@ def fact_item(recalled: RecalledFact, ref: str) -> MemoryItem:
         notes.append(f"since {since}")
     if recalled.previously:
         notes.append(f"previously: {clean_text(recalled.previously, limit=200)}")
-    if recalled.quote and _loose(recalled.quote) != _loose(fact.content):
+    if recalled.quote and adds_to(recalled.quote, fact.content):
         notes.append(f'said: "{clean_text(recalled.quote, limit=QUOTE_CHARS)}"')
     return MemoryItem(FACTS, f"[{ref}] {clean_text(fact.content)} ({'; '.join(notes)})", fact.id)
 

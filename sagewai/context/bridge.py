@@ -268,9 +268,9 @@ class MemoryBridge:
         ...         await bridge.process_message("I moved to Berlin.", session_id="s1",
         ...                                      user_id="alice")
         ...         found = await ctx.search("where does the user live", user_id="alice")
-        ...         return [r.fact.content for r in found]
-        >>> asyncio.run(demo())
-        ['The user moved to Berlin.']
+        ...         return sorted({f.content for r in found for f in (r.fact, *r.related)})
+        >>> asyncio.run(demo())  # the message, verbatim, and the fact drawn from it
+        ['I moved to Berlin.', 'The user moved to Berlin.']
     """
 
     def __init__(

@@ -1,7 +1,8 @@
 """Time expressions in a message, normalised to ISO 8601 against the message's own time.
 
 "yesterday" said on 2023-05-08 is ``2023-05-07``; "last week" is the ISO week before
-(``2023-05-01/2023-05-07``, an ISO 8601 interval); "in May 2023" is ``2023-05``; "three years
+(``2023-05-01/2023-05-07``, an ISO 8601 interval); "next quarter" the calendar quarter after
+(``2023-07-01/2023-09-30``); "in May 2023" is ``2023-05``; "three years
 ago" is ``2020``. The granularity of the answer is the granularity of the phrase: a day, a week
 or weekend (interval), a month or a year.
 
@@ -104,7 +105,7 @@ _TIME = re.compile(
     r"tonight|tomorrow|last\s+night|this\s+(?:morning|afternoon|evening))"
     r"|(?P<ago>(?P<ago_n>" + _COUNT + r")\s+(?P<ago_unit>day|week|month|year)s?\s+ago)"
     r"|(?P<inn>in\s+(?P<in_n>" + _COUNT + r")\s+(?P<in_unit>day|week|month|year)s?)(?!\s+ago)"
-    r"|(?P<rel>(?P<rel_which>last|this|next|coming|past)\s+(?P<rel_unit>week(?:end)?|month|year|"
+    r"|(?P<rel>(?P<rel_which>last|this|next|coming|past)\s+(?P<rel_unit>week(?:end)?|month|quarter|year|"
     + _WEEKDAY
     + r"))"
     r"|(?P<dmy>(?:the\s+)?" + _DAY + r"(?:\s+of)?\s+(?P<dmy_month>" + _MONTH_ANY + r")\b\.?"
@@ -145,7 +146,7 @@ class TimeMention:
         end: End offset of the phrase.
         iso: ISO 8601 date (``2023-05-07``), month (``2023-05``), year (``2023``) or interval
             (``2023-05-01/2023-05-07``); ``None`` when it cannot be resolved (no message time).
-        granularity: ``day``, ``week``, ``weekend``, ``month`` or ``year``.
+        granularity: ``day``, ``week``, ``weekend``, ``month``, ``quarter`` or ``year``.
         relative: True when the phrase needs the message time ("yesterday", "last May").
     """
 
@@ -244,7 +245,11 @@ def _resolve(match: re.Match[str], anchor: date | None, past: bool) -> tuple[str
         unit = g("rel_unit").lower()
         step = {"last": -1, "past": -1, "this": 0, "next": 1, "coming": 1}[which]
         if anchor is None:
-            return None, unit if unit in {"week", "weekend", "month", "year"} else "day", True
+            return (
+                None,
+                unit if unit in {"week", "weekend", "month", "quarter", "year"} else "day",
+                True,
+            )
         if unit in {"week", "weekend"}:
             monday, _ = _week(anchor + timedelta(days=7 * step))
             if unit == "week":
@@ -257,6 +262,16 @@ def _resolve(match: re.Match[str], anchor: date | None, past: bool) -> tuple[str
         if unit == "month":
             year, month = _shift_months(anchor, step)
             return f"{year:04d}-{month:02d}", "month", True
+        if unit == "quarter":
+            first_month = (anchor.month - 1) // 3 * 3 + 1
+            year, month = _shift_months(date(anchor.year, first_month, 1), 3 * step)
+            last_year, last_month = _shift_months(date(year, month, 1), 2)
+            last_day = calendar.monthrange(last_year, last_month)[1]
+            return (
+                _interval(date(year, month, 1), date(last_year, last_month, last_day)),
+                "quarter",
+                True,
+            )
         if unit == "year":
             return f"{anchor.year + step:04d}", "year", True
         weekday = _WEEKDAYS[unit]
@@ -322,7 +337,7 @@ _TIME_WORDS = frozenset(
         *_MONTHS,
         *_WEEKDAYS,
         *"""yesterday today tonight tomorrow night morning afternoon evening day days week weeks
-        weekend month months year years""".split(),  # noqa: SIM905
+        weekend month months quarter year years""".split(),  # noqa: SIM905
     ]
 )
 _LETTERS = re.compile(r"[a-z]+")
