@@ -633,15 +633,17 @@ class MemoryBridge:
                 await stack.enter_async_context(self._session(sid).record_lock)
             pendings: list[_Pending] = []
             messages: list[Fact] = []
+            # The sessions' histories take these turns only once they are stored (a retried
+            # batch must not see its own turns twice as context).
+            said: dict[str, list[tuple[str, str, str | None]]] = {}
             for turn in turns:
                 state = self._session(turn.session_id)
+                history = said.setdefault(turn.session_id, list(state.history))
                 context: ExtractionContext | None = None
                 if turn.message.role in self.roles and not turn.message.is_empty:
-                    context = self._context(turn, state.history)
+                    context = self._context(turn, history)
                     messages.extend(self._message_records(turn))
-                state.history.append(
-                    (turn.message.role, turn.message.content, turn.message.speaker_name)
-                )
+                history.append((turn.message.role, turn.message.content, turn.message.speaker_name))
                 if turn.message.role == "user" and turn.message.speaker_name:
                     state.user_speaker = turn.message.speaker_name
                 pendings.append(_Pending(turn, context, [], False))
@@ -664,6 +666,10 @@ class MemoryBridge:
                 outcome.merge(
                     await self.writer.write(candidates, recalled=list(self._session(sid).recalled))
                 )
+            for sid, history in said.items():
+                state = self._session(sid)
+                state.history.clear()
+                state.history.extend(history)
         self.stats.messages_recorded += len(turns)
         self._count(len(facts), outcome)
         self._stored += outcome.added + outcome.updated
