@@ -23,9 +23,15 @@ import pytest
 from sagewai import ContextEngine, UniversalAgent
 from sagewai.context import MemoryBridge
 from sagewai.context.bridge import message_record_id
-from sagewai.intelligence import HybridFactExtractor, MemoryConsolidator, RuleBasedFactExtractor
+from sagewai.intelligence import (
+    HybridFactExtractor,
+    LLMFactExtractor,
+    MemoryConsolidator,
+    RuleBasedFactExtractor,
+)
 from sagewai.records import FactKind, FactStatus
 from sagewai.testing import FakeEmbedder
+from sagewai.testing.llm import ScriptedLLM
 
 ROOT = Path(__file__).resolve().parent.parent
 STATEMENTS = (
@@ -109,7 +115,12 @@ async def _recall(folder: Path) -> dict[str, object]:
         "replayed": bridge.stats.messages_replayed,
         "pending": pending,
         "records": [
-            [r.kind.value, r.status.value, r.content, r.sources[0].message_id if r.sources else None]
+            [
+                r.kind.value,
+                r.status.value,
+                r.content,
+                r.sources[0].message_id if r.sources else None,
+            ]
             for r in records
         ],
     }
@@ -136,14 +147,16 @@ async def _child(folder: Path, mode: str) -> None:
 def test_the_seed_wiring_is_recalled_by_the_next_process_without_a_close(tmp_path: Path) -> None:
     first = _finish(_run_child(tmp_path, "seed"))
     replies = first["replies"]
-    assert isinstance(replies, list) and len(replies) == 3
+    assert isinstance(replies, list)
+    assert len(replies) == 3
     # A journal in the folder and a stored record: the offline reply may say it was saved.
     assert all("I saved your message to memory." in reply for reply in replies)
     assert (tmp_path / "bridge-prod.journal").exists()
 
     later = _finish(_run_child(tmp_path, "recall"))
     searched, blocks = later["searched"], later["blocks"]
-    assert isinstance(searched, dict) and isinstance(blocks, dict)
+    assert isinstance(searched, dict)
+    assert isinstance(blocks, dict)
     for question, word in QUESTIONS:
         assert any(word in text for text in searched[question]), (question, searched[question])
         assert word in blocks[question], (question, blocks[question])
@@ -153,7 +166,8 @@ def test_the_seed_wiring_is_recalled_by_the_next_process_without_a_close(tmp_pat
     assert sorted(r[2] for r in messages if r[2] in STATEMENTS) == sorted(STATEMENTS)
     assert later["pending"] == 0
     tokens = later["tokens"]
-    assert isinstance(tokens, list) and max(tokens) <= 400
+    assert isinstance(tokens, list)
+    assert max(tokens) <= 400
 
 
 @pytest.mark.slow
@@ -241,6 +255,29 @@ async def test_messages_are_stored_verbatim_with_provenance_and_facts_point_to_t
         }
 
 
+async def test_the_rules_run_at_once_and_the_model_every_n_turns() -> None:
+    answer = {"content": "Grandma taught the user to knit.", "fact_type": "event",
+              "confidence": 0.8, "subject": "user", "predicate": None, "object": None,
+              "negated": False, "exact_values": [], "event_time": None}  # fmt: skip
+    llm = ScriptedLLM([json.dumps({"facts": [answer]})] * 2)
+    extractor = HybridFactExtractor(llm_extractor=LLMFactExtractor(client=llm))
+    async with ContextEngine.in_memory(project_id="p", embedder=FakeEmbedder()) as ctx:
+        bridge = MemoryBridge(context_engine=ctx, extract_every_n_turns=2, fact_extractor=extractor)
+        first = await bridge.process_message("I prefer short answers.", session_id="s1")
+        assert [f.content for f in first] == ["The user prefers short answers."]
+        await bridge.process_message(
+            "Grandma taught me knitting when I was small.", session_id="s1"
+        )
+        assert llm.calls == []  # one turn for the model is buffered: the model waits for two
+        assert len(await ctx.list(kinds=["message"])) == 2  # but both turns are memory already
+        later = await bridge.process_message(
+            "Knitting calms me down after long days.", session_id="s1"
+        )
+        assert len(llm.calls) == 2  # the batch of two, each turn with its context
+        assert "Grandma taught the user to knit." in [f.content for f in later]
+        assert bridge.stats.messages_processed == 3
+
+
 async def test_forgetting_a_session_or_a_subject_removes_its_messages_too() -> None:
     async with ContextEngine.in_memory(project_id="p", embedder=FakeEmbedder()) as ctx:
         bridge = MemoryBridge(
@@ -260,7 +297,8 @@ async def test_forgetting_a_session_or_a_subject_removes_its_messages_too() -> N
 async def test_an_engine_without_a_folder_says_so_and_the_agent_claims_no_save() -> None:
     async with ContextEngine.in_memory(embedder=FakeEmbedder()) as ctx:
         bridge = MemoryBridge(context_engine=ctx)
-        assert bridge.journal is None and not bridge.durable
+        assert bridge.journal is None
+        assert not bridge.durable
         agent = UniversalAgent(name="helper", context=ctx, memory_bridge=bridge)
         answer = await agent.chat("I prefer short answers.")
         assert "I saved your message" not in answer
@@ -272,13 +310,15 @@ async def test_the_default_journal_can_be_switched_off_or_moved(tmp_path: Path) 
     ctx = ContextEngine.local(tmp_path / "mem", project_id="prod", embedder=FakeEmbedder())
     assert MemoryBridge(context_engine=ctx, journal=False).journal is None
     moved = MemoryBridge(context_engine=ctx, journal_path=tmp_path / "elsewhere.journal")
-    assert moved.journal is not None and moved.journal.path == tmp_path / "elsewhere.journal"
+    assert moved.journal is not None
+    assert moved.journal.path == tmp_path / "elsewhere.journal"
     # Two bridges on one folder each get a journal (the second a sibling file).
     first = MemoryBridge(context_engine=ctx, fact_extractor=RuleBasedFactExtractor())
     second = MemoryBridge(context_engine=ctx, fact_extractor=RuleBasedFactExtractor())
     await first.process_message("I live in Porto.", session_id="a")
     await second.process_message("I work at Initech.", session_id="b")
-    assert first.journal is not None and second.journal is not None
+    assert first.journal is not None
+    assert second.journal is not None
     assert first.journal.path != second.journal.path
     await first.aclose()
     await second.aclose()
