@@ -72,15 +72,12 @@ from sagewai.errors import (
     SagewaiTimeoutError,
 )
 from sagewai.records import (
-    ChangeAction,
     Fact,
-    FactChange,
     FactKind,
     Provenance,
     new_id,
     utcnow,
 )
-from sagewai.stores.metadata import WriteBatch
 
 if TYPE_CHECKING:
     from sagewai.context.engine import ContextEngine
@@ -588,35 +585,6 @@ class MemoryBridge:
                 logger.warning("message %s could not be stored verbatim: %s", turn.message_id, exc)
         return out
 
-    async def _store_messages(self, messages: Sequence[Fact]) -> int:
-        """Store verbatim records not stored yet (a replay finds them and writes nothing)."""
-        if not messages:
-            return 0
-        engine = self.engine
-        await engine.open()
-        known = {
-            f.id
-            for f in await engine.metadata_store.get(engine.project_id, [m.id for m in messages])
-        }
-        fresh = [m for m in messages if m.id not in known]
-        if fresh:
-            changes = [
-                FactChange(
-                    fact_id=m.id,
-                    project_id=engine.project_id,
-                    action=ChangeAction.CREATED,
-                    at=m.created_at,
-                    actor="bridge",
-                    rule="bridge.message",
-                    reason="the message, verbatim",
-                )
-                for m in fresh
-            ]
-            await engine.commit(
-                WriteBatch(engine.project_id, upserts=list(fresh), changes=changes), new=fresh
-            )
-        return len(fresh)
-
     async def _record(
         self, turns: Sequence[BridgeTurn]
     ) -> tuple[list[_Pending], list[ExtractedFact]]:
@@ -632,7 +600,7 @@ class MemoryBridge:
             for sid in sessions:
                 await stack.enter_async_context(self._session(sid).record_lock)
             pendings: list[_Pending] = []
-            messages: list[Fact] = []
+            messages: dict[str, list[Fact]] = {}
             # The sessions' histories take these turns only once they are stored (a retried
             # batch must not see its own turns twice as context).
             said: dict[str, list[tuple[str, str, str | None]]] = {}
@@ -642,12 +610,11 @@ class MemoryBridge:
                 context: ExtractionContext | None = None
                 if turn.message.role in self.roles and not turn.message.is_empty:
                     context = self._context(turn, history)
-                    messages.extend(self._message_records(turn))
+                    messages.setdefault(turn.session_id, []).extend(self._message_records(turn))
                 history.append((turn.message.role, turn.message.content, turn.message.speaker_name))
                 if turn.message.role == "user" and turn.message.speaker_name:
                     state.user_speaker = turn.message.speaker_name
                 pendings.append(_Pending(turn, context, [], False))
-            await self._store_messages(messages)
             extracted = await asyncio.gather(
                 *(self._extract_now(p.turn, p.context) for p in pendings if p.context is not None)
             )
@@ -661,10 +628,15 @@ class MemoryBridge:
                 by_session.setdefault(pending.turn.session_id, []).extend(
                     self._candidates(pending.turn, pending.context, found)
                 )
+            # A message and the rules' facts drawn from it land in one commit (one embedding call).
             outcome = WriteOutcome()
-            for sid, candidates in by_session.items():
+            for sid in dict.fromkeys([*messages, *by_session]):
                 outcome.merge(
-                    await self.writer.write(candidates, recalled=list(self._session(sid).recalled))
+                    await self.writer.write(
+                        by_session.get(sid, []),
+                        recalled=list(self._session(sid).recalled),
+                        verbatim=messages.get(sid, []),
+                    )
                 )
             for sid, history in said.items():
                 state = self._session(sid)

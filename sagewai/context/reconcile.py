@@ -535,6 +535,8 @@ class WriteOutcome:
     reinforced: int = 0
     echoes: int = 0
     already_stored: int = 0
+    messages_stored: int = 0
+    """Verbatim message records written with the batch (new ones; a replay writes none)."""
     decisions: list[tuple[str, ReconcileDecision]] = field(default_factory=list)
     """``(candidate fact id, decision)`` for every candidate that reached a decision."""
 
@@ -545,6 +547,7 @@ class WriteOutcome:
         self.reinforced += other.reinforced
         self.echoes += other.echoes
         self.already_stored += other.already_stored
+        self.messages_stored += other.messages_stored
         self.decisions.extend(other.decisions)
 
 
@@ -685,7 +688,11 @@ class ReconcilingWriter:
         self._lock = asyncio.Lock()
 
     async def write(
-        self, candidates: Sequence[Candidate], *, recalled: Sequence[str] = ()
+        self,
+        candidates: Sequence[Candidate],
+        *,
+        recalled: Sequence[str] = (),
+        verbatim: Sequence[Fact] = (),
     ) -> WriteOutcome:
         """Reconcile and store ``candidates`` (in order) in one commit.
 
@@ -693,23 +700,30 @@ class ReconcilingWriter:
             candidates: The facts to store, oldest turn first.
             recalled: Ids of facts the agent was shown this session (assistant turns restating
                 them are echoes).
+            verbatim: Records stored as they are, without reconciliation, in the same commit
+                (the messages the candidates were drawn from); those already stored are skipped.
         """
         outcome = WriteOutcome()
-        if not candidates:
+        if not candidates and not verbatim:
             return outcome
         engine = self.engine
         await engine.open()
         async with self._lock:  # decisions read what earlier writes stored: one write at a time
             stored = await engine.metadata_store.get(
-                engine.project_id, [c.fact.id for c in candidates]
+                engine.project_id, [c.fact.id for c in candidates] + [r.id for r in verbatim]
             )
             known = {fact.id for fact in stored}
             fresh = [c for c in candidates if c.fact.id not in known]
+            records = [r for r in verbatim if r.id not in known]
             outcome.already_stored = len(candidates) - len(fresh)
-            if not fresh:
+            if not fresh and not records:
                 return outcome
-            vectors = await engine.embedder.embed_documents([c.fact.content for c in fresh])
-            reads = await self._read(fresh, vectors, recalled)
+            # One embedding call for the batch's facts and messages.
+            embedded = await engine.embedder.embed_documents(
+                [c.fact.content for c in fresh] + [r.content for r in records]
+            )
+            vectors = embedded[: len(fresh)]
+            reads = await self._read(fresh, vectors, recalled) if fresh else []
             plan = _Plan(at=utcnow())
             for candidate, vector, seen in zip(fresh, vectors, reads, strict=True):
                 if candidate.role == "assistant":
@@ -721,6 +735,23 @@ class ReconcilingWriter:
                 decision = await self.reconciler.decide(candidate.fact, neighbours)
                 outcome.decisions.append((candidate.fact.id, decision))
                 self._apply(candidate, vector, decision, plan, outcome)
+            # After the decisions: a message is never a neighbour of the facts drawn from it.
+            for record, vector in zip(records, embedded[len(fresh) :], strict=True):
+                plan.upserts[record.id] = record
+                plan.new_ids.append(record.id)
+                plan.vectors[record.id] = vector
+                plan.changes.append(
+                    FactChange(
+                        fact_id=record.id,
+                        project_id=engine.project_id,
+                        action=ChangeAction.CREATED,
+                        at=record.created_at,
+                        actor=self.actor,
+                        rule="bridge.message",
+                        reason="the message, verbatim",
+                    )
+                )
+            outcome.messages_stored = len(records)
             if plan.upserts:
                 batch = WriteBatch(
                     engine.project_id, upserts=list(plan.upserts.values()), changes=plan.changes
