@@ -278,6 +278,22 @@ async def test_the_rules_run_at_once_and_the_model_every_n_turns() -> None:
         assert bridge.stats.messages_processed == 3
 
 
+async def test_consolidation_never_merges_or_decays_a_message() -> None:
+    long_ago = datetime(2020, 1, 1, tzinfo=UTC)
+    async with ContextEngine.in_memory(project_id="p", embedder=FakeEmbedder()) as ctx:
+        bridge = MemoryBridge(
+            context_engine=ctx, extract_every_n_turns=1, fact_extractor=RuleBasedFactExtractor()
+        )
+        for session in ("s1", "s2"):  # the same words twice, years ago
+            said = {"role": "user", "content": "The deploy key is 7f3a-22.", "timestamp": long_ago}
+            await bridge.process_message(said, session_id=session)
+        report = await MemoryConsolidator(context_engine=ctx).consolidate()
+        assert report.total_processed >= 1
+        messages = await ctx.list(kinds=["message"], statuses=None)
+        assert len(messages) == 2
+        assert all(m.status is FactStatus.ACTIVE and m.strength == 1.0 for m in messages)
+
+
 async def test_forgetting_a_session_or_a_subject_removes_its_messages_too() -> None:
     async with ContextEngine.in_memory(project_id="p", embedder=FakeEmbedder()) as ctx:
         bridge = MemoryBridge(
