@@ -278,6 +278,26 @@ async def test_the_rules_run_at_once_and_the_model_every_n_turns() -> None:
         assert bridge.stats.messages_processed == 3
 
 
+async def test_a_long_message_is_stored_whole_never_refused() -> None:
+    text = " ".join(
+        f"Paragraph {n} of the design review notes for service blue." for n in range(700)
+    )
+    text += " The rollback token is ZX-9913."
+    assert len(text) > 40_000
+    async with ContextEngine.in_memory(project_id="p", embedder=FakeEmbedder()) as ctx:
+        bridge = MemoryBridge(
+            context_engine=ctx, extract_every_n_turns=5, fact_extractor=RuleBasedFactExtractor()
+        )
+        await bridge.process_message({"role": "user", "content": text, "id": "m1"}, session_id="s")
+        parts = sorted(
+            await ctx.list(kinds=["message"]), key=lambda p: int(str(p.metadata.get("part", 0)))
+        )
+        assert "".join(p.content for p in parts) == text  # in parts if a record holds less
+        assert {p.sources[0].message_id for p in parts} == {"m1"}
+        found = await ctx.search("rollback token ZX-9913", top_k=10)
+        assert any("ZX-9913" in f.content for r in found for f in (r.fact, *r.related))
+
+
 async def test_consolidation_never_merges_or_decays_a_message() -> None:
     long_ago = datetime(2020, 1, 1, tzinfo=UTC)
     async with ContextEngine.in_memory(project_id="p", embedder=FakeEmbedder()) as ctx:

@@ -554,7 +554,7 @@ class MemoryBridge:
         engine = self.engine
         text = turn.message.content
         limit = records.MAX_CONTENT_CHARS
-        parts = [text[i : i + limit] for i in range(0, len(text), limit)] or [text]
+        parts = _split(text, limit)
         source = self._source(turn, speaker=turn.message.speaker_name, extractor="verbatim")
         out: list[Fact] = []
         for part, content in enumerate(parts):
@@ -1201,6 +1201,18 @@ def _stages(extractor: FactExtractor) -> tuple[HybridFactExtractor | None, bool]
     if isinstance(extractor, HybridFactExtractor):
         return extractor, False
     return None, isinstance(extractor, RuleBasedFactExtractor)
+
+
+def _split(text: str, limit: int) -> list[str]:
+    """``text`` in pieces of at most ``limit`` characters, cut at a space where one is near."""
+    parts: list[str] = []
+    while len(text) > limit:
+        cut = text.rfind(" ", limit - limit // 10, limit)
+        cut = limit if cut <= 0 else cut + 1
+        parts.append(text[:cut])
+        text = text[cut:]
+    parts.append(text)
+    return parts
 
 
 def _warn_no_folder() -> None:
