@@ -278,6 +278,20 @@ async def test_the_rules_run_at_once_and_the_model_every_n_turns() -> None:
         assert bridge.stats.messages_processed == 3
 
 
+async def test_a_models_relative_dates_are_grounded_in_the_message_time() -> None:
+    said_at = datetime(2024, 3, 13, 9, 30, tzinfo=UTC)
+    answer = {"content": "The user ships the release in two weeks.", "fact_type": "action",
+              "confidence": 0.8, "subject": "user", "predicate": None, "object": None,
+              "negated": False, "exact_values": [], "event_time": None}  # fmt: skip
+    extractor = LLMFactExtractor(client=ScriptedLLM([json.dumps({"facts": [answer]})]))
+    async with ContextEngine.in_memory(project_id="p", embedder=FakeEmbedder()) as ctx:
+        bridge = MemoryBridge(context_engine=ctx, extract_every_n_turns=1, fact_extractor=extractor)
+        message = {"role": "user", "content": "We ship it in two weeks.", "timestamp": said_at}
+        await bridge.process_message(message, session_id="s1")
+        (fact,) = await ctx.list(kinds=["fact"])
+        assert fact.content == "The user ships the release in two weeks (2024-03-27)."
+
+
 async def test_a_long_message_is_stored_whole_never_refused() -> None:
     text = " ".join(
         f"Paragraph {n} of the design review notes for service blue." for n in range(700)

@@ -515,6 +515,8 @@ class MemoryBridge:
         *,
         first_index: int = 0,
     ) -> list[Candidate]:
+        from sagewai.intelligence.extraction.dates import ground_dates
+
         engine = self.engine
         now = utcnow()
         out: list[Candidate] = []
@@ -526,9 +528,12 @@ class MemoryBridge:
                 speaker=item.speaker or turn.message.speaker_name,
                 extractor=item.extractor or extractor_name,
             )
+            # Relative dates mean the day they were said, whichever extractor wrote the fact.
+            grounded = ground_dates(item.content, turn.timestamp, protected=item.exact_values)
             try:
                 fact = item.to_fact(
                     engine.project_id,
+                    content=grounded,
                     context=context,
                     id=fact_id_for(engine.project_id, turn.session_id, turn.message_id, index),
                     org_id=engine.org_id,

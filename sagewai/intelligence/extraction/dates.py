@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import calendar
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
-__all__ = ["TimeMention", "find_time_mentions", "is_past_tense"]
+__all__ = ["TimeMention", "find_time_mentions", "ground_dates", "is_past_tense"]
 
 _MONTHS = {
     name: index
@@ -382,3 +383,41 @@ def find_time_mentions(
             TimeMention(match.group(0), match.start(), match.end(), iso, granularity, relative)
         )
     return mentions
+
+
+def ground_dates(
+    text: str, anchor: datetime | date | None, *, protected: Sequence[str] = ()
+) -> str:
+    """``text`` with each relative time phrase followed by its date, resolved at ``anchor``.
+
+    What makes "yesterday" in a stored fact mean a date whoever reads it, whenever: any
+    extractor's fact (a model's, your own) gets the dates the rules write. A phrase already
+    followed by a parenthesis is left alone, so grounding twice changes nothing, and so is a
+    phrase inside one of the ``protected`` exact values (a value is never edited).
+
+    Example:
+        >>> from datetime import date
+        >>> ground_dates("The user met Bob yesterday.", date(2024, 3, 13))
+        'The user met Bob yesterday (2024-03-12).'
+        >>> ground_dates("The user met Bob yesterday (2024-03-12).", date(2024, 3, 13))
+        'The user met Bob yesterday (2024-03-12).'
+    """
+    if anchor is None:
+        return text
+    out: list[str] = []
+    last = 0
+    for mention in find_time_mentions(text, anchor):
+        if not mention.relative or mention.iso is None:
+            continue
+        if any(mention.text in value for value in protected):
+            continue
+        if (
+            text[mention.end : mention.end + 2] == " ("
+            or text[mention.end : mention.end + 1] == "("
+        ):
+            continue
+        out.append(text[last : mention.end])
+        out.append(f" ({mention.iso})")
+        last = mention.end
+    out.append(text[last:])
+    return "".join(out)
