@@ -20,6 +20,11 @@ What is measured (rule extractor, reconciliation on, one fresh folder per part):
   ``flush()`` returns, i.e. until every message is extracted, reconciled, embedded and committed.
 * ``blocking``: messages per second through ``process_message`` (the work is done before each
   call returns), the same turns.
+* ``remember``: latency and messages per second of ``remember`` (what ``UniversalAgent`` calls
+  after each turn: the message is journaled, stored verbatim and its rule facts stored before
+  the call returns), the same turns.
+* Every part runs with the bridge's default journal (``bridge-<project>.journal`` in the
+  engine's folder): no ``journal_path`` is passed.
 * ``locomo``: the time to ingest the three LoCoMo dev conversations with ``bridge_conversation``,
   one call per session; speaker names as speakers, session dates as timestamps (turn ``i`` of a
   session at the session time plus ``i`` seconds, to keep the order), ``dia_id`` as message id;
@@ -96,12 +101,12 @@ async def bench_background(
         bridge = MemoryBridge(
             context_engine=ctx,
             fact_extractor=RuleBasedFactExtractor(),
-            journal_path=folder / "bridge.journal",
             fsync=fsync,  # type: ignore[arg-type]
             queue_size=len(messages) + 1,
             workers=2,
         )
         await bridge.start()
+        assert bridge.journal is not None  # the default journal, in the engine's folder
         latencies: list[float] = []
         cpu: list[float] = []
         started = time.perf_counter()
@@ -134,6 +139,32 @@ async def bench_background(
                 "facts_updated": stats.facts_updated,
                 "facts_reinforced": stats.facts_reinforced,
             },
+        }
+
+
+async def bench_remember(
+    folder: Path, embedder: Embedder, messages: list[tuple[str, str]]
+) -> dict[str, Any]:
+    """Latency and throughput of ``remember`` (the agent's path: journaled and recorded, i.e.
+    stored verbatim with the rules' facts, before it returns)."""
+    async with ContextEngine.local(folder, embedder=embedder, project_id="bench") as ctx:
+        await embedder.embed_documents(["warm up the model"])
+        bridge = MemoryBridge(context_engine=ctx, fact_extractor=RuleBasedFactExtractor())
+        await bridge.start()
+        latencies: list[float] = []
+        started = time.perf_counter()
+        for session_id, text in messages:
+            before = time.perf_counter_ns()
+            await bridge.remember({"role": "user", "content": text}, session_id=session_id)
+            latencies.append((time.perf_counter_ns() - before) / 1e6)
+        await bridge.flush()
+        elapsed = time.perf_counter() - started
+        await bridge.aclose()
+        return {
+            **percentiles(latencies),
+            "messages": len(messages),
+            "seconds": round(elapsed, 3),
+            "messages_per_s": round(len(messages) / elapsed, 1),
         }
 
 
@@ -230,6 +261,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
         results["end_to_end"] = burst["end_to_end"]
         results["end_to_end_steady"] = steady["end_to_end"]
         results["blocking"] = await bench_blocking(root / "blocking", embedder, messages)
+        results["remember"] = await bench_remember(root / "remember", embedder, messages)
         if args.locomo.exists():
             results["locomo"] = await bench_locomo(root / "locomo", embedder, args.locomo)
         else:

@@ -41,10 +41,10 @@ async def main() -> None:
                     await bridge.submit(text, session_id="chat-7", user_id="mei")
                     micros = (time.perf_counter() - started) * 1e6
                     print(f"accepted in {micros:7.0f} µs: {text}")
-                print(f"facts stored right after submitting: {await ctx.count()}")
+                print(f"facts stored right after submitting: {await ctx.count(kinds=['fact'])}")
                 await bridge.flush()
-                print(f"facts stored after flush(): {await ctx.count()}")
-            for fact in await ctx.list(user_id="mei"):
+                print(f"facts stored after flush(): {await ctx.count(kinds=['fact'])}")
+            for fact in await ctx.list(user_id="mei", kinds=["fact"]):
                 print(f"  {fact.content}")
             print(
                 f"stats: accepted={bridge.stats.messages_accepted} "

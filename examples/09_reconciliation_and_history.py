@@ -43,13 +43,15 @@ async def main() -> None:
                 f"reinforced={bridge.stats.facts_reinforced}"
             )
 
-            now = await ctx.search("where does Lea live?", user_id="lea", top_k=1)
+            now = await ctx.search("where does Lea live?", user_id="lea", top_k=1, kinds=["fact"])
             print(f"today:        {now[0].fact.content}")
             spring = datetime(2024, 3, 1, tzinfo=UTC)
-            then = await ctx.search("where does Lea live?", user_id="lea", top_k=1, as_of=spring)
+            then = await ctx.search(
+                "where does Lea live?", user_id="lea", top_k=1, as_of=spring, kinds=["fact"]
+            )
             print(f"on 2024-03-01: {then[0].fact.content}")
 
-            for fact in await ctx.list(user_id="lea", statuses=None):
+            for fact in await ctx.list(user_id="lea", statuses=None, kinds=["fact"]):
                 print(
                     f"\n{fact.status.value:10} {fact.content!r} strength={fact.strength:.1f} "
                     f"valid {fact.valid_from:%Y-%m-%d} .. "

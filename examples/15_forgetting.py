@@ -30,7 +30,8 @@ async def counts(ctx: ContextEngine) -> str:
     graph = await ctx.graph_store.counts()
     episode = (await ctx.episode_store.list_episodes(project_id=ctx.project_id))[0]
     return (
-        f"{await ctx.count()} facts, {graph.entities} entities, {graph.relations} relations, "
+        f"{await ctx.count(kinds=['fact'])} facts, {graph.entities} entities, "
+        f"{graph.relations} relations, "
         f"episode lines: {[m.content for m in episode.messages]}"
     )
 
@@ -47,7 +48,7 @@ async def main() -> None:
             report = await ctx.forget(subject="Tom")
             print(f"forget(subject='Tom'): {report}")
             print(f"after:  {await counts(ctx)}")
-            left = await ctx.search("Who lives in Oslo?", top_k=5)
+            left = await ctx.search("Who lives in Oslo?", top_k=5, kinds=["fact"])
             print(f"search 'Who lives in Oslo?' now finds: {[r.fact.content for r in left]}")
             history = await ctx.changes()
             print(f"audit log: {sum(c.action.value == 'deleted' for c in history)} tombstones")

@@ -105,7 +105,7 @@ async def converse(agent: UniversalAgent, sessions: dict[str, list[str]]) -> Non
 
 
 async def show_memory(ctx: ContextEngine, label: str) -> None:
-    facts = await ctx.list(user_id=USER)
+    facts = await ctx.list(user_id=USER, kinds=["fact"])
     print(f"\n{label}: {len(facts)} facts about {USER}")
     for fact in facts:
         print(f"  - {fact.content}")

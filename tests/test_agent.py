@@ -141,7 +141,9 @@ async def test_a_forgotten_fact_is_never_shown_to_the_model_again(engine: Contex
     assert "green tea" not in "\n".join(m["content"] for m in last if m["role"] != "user")
     assert "Porto" in llm.calls[-2].prompt  # the other fact of the same message is kept
     stored = await engine.list(user_id="ana", statuses=None)
-    assert not any("green tea" in f.content for f in stored)
+    # Said after the forgetting (new, the user's own words) is the only record naming it.
+    assert [f.content for f in stored if "green tea" in f.content] == ["Do I like green tea?"]
+    assert all(f.session_id == "s4" for f in stored if "green tea" in f.content)
     store = agent.episode_store
     assert store is not None
     for episode in await store.list_episodes(project_id="p1"):
@@ -176,7 +178,7 @@ async def test_the_memory_tools_save_and_search(engine: ContextEngine) -> None:
     assert second.answer == "It is 4471."
     assert "4471" in second.tool_results[0].content
     assert "4471" in "\n".join(memory_lines(llm.calls[2].messages, "facts"))
-    [fact] = [f for f in await engine.list(user_id="ana") if "locker" in f.content]
+    [fact] = [f for f in await engine.list(user_id="ana", kinds=["fact"]) if "locker" in f.content]
     assert fact.user_id == "ana"
     assert fact.sources[0].extractor == "agent.save_memory"
 
@@ -189,7 +191,7 @@ async def test_users_never_see_each_others_memory(engine: ContextEngine) -> None
         await agent.chat("What is my favourite drink?", session_id="b1", user_id="bob")
         with pytest.raises(ScopeError):
             await agent.chat("hello", session_id="b1", user_id="ana")
-        ana_facts = await engine.list(user_id="ana")
+        ana_facts = await engine.list(user_id="ana", kinds=["fact"])
         refused = await agent.forget([f.id for f in ana_facts], user_id="bob")
     assert "green tea" not in llm.calls[1].prompt
     assert refused.facts_deleted == 0
@@ -248,7 +250,9 @@ async def test_aclose_saves_open_sessions_and_refuses_new_turns(engine: ContextE
     store = agent.episode_store
     assert store is not None
     assert [e.session_id for e in await store.list_episodes(project_id="p1")] == ["s1"]
-    assert [f.content for f in await engine.list(user_id="ana")] == ["The user lives in Porto."]
+    assert [f.content for f in await engine.list(user_id="ana", kinds=["fact"])] == [
+        "The user lives in Porto."
+    ]
     with pytest.raises(ConfigurationError):
         await agent.chat("hello again", session_id="s2", user_id="ana")
 
@@ -276,7 +280,9 @@ async def test_no_model_reachable_does_not_break_the_conversation(
     offline_logs = [r for r in caplog.records if "no language model is reachable" in r.message]
     assert len(offline_logs) == 1  # said once, not on every turn
     # It kept learning from what the user said while offline.
-    assert "The user works at Initech." in [f.content for f in await engine.list(user_id="ana")]
+    assert "The user works at Initech." in [
+        f.content for f in await engine.list(user_id="ana", kinds=["fact"])
+    ]
 
 
 @pytest.mark.parametrize(
@@ -381,7 +387,9 @@ async def test_forgetting_removes_only_the_forgotten_relation_from_the_graph(
     said = {(names[r.subject_id], r.predicate, names[r.object_id]) for r in await graph.relations()}
     assert ("ana", "lives_in", "Porto") in said
     assert not any("Initech" in triple for triple in said)
-    assert [f.content for f in await engine.list(user_id="ana")] == ["The user lives in Porto"]
+    assert [f.content for f in await engine.list(user_id="ana", kinds=["fact"])] == [
+        "The user lives in Porto"
+    ]
 
 
 @pytest.mark.parametrize("learn_from_answers", [True, False])
@@ -391,6 +399,6 @@ async def test_answers_are_learned_only_when_asked(
     llm = ScriptedLLM(["I booked your table at Casa Nostra for Friday at 8pm."])
     async with make_agent(engine, llm, learn_from_answers=learn_from_answers) as agent:
         await agent.chat("I live in Porto.", session_id="s1", user_id="ana")
-    stored = [f.content for f in await engine.list(user_id="ana")]
+    stored = [f.content for f in await engine.list(user_id="ana", kinds=["fact"])]
     assert "The user lives in Porto." in stored
     assert any("Friday" in fact for fact in stored) is learn_from_answers

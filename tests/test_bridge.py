@@ -67,7 +67,7 @@ async def test_every_turn_is_extracted_when_buffered_by_n() -> None:
         returned = [await bridge.process_message(t, session_id="s1") for t in texts]
         assert [len(r) for r in returned] == [0, 0, 3, 0, 0, 3, 0]
         assert await bridge.flush() == 1
-        stored = await ctx.list(limit=100)
+        stored = await ctx.list(kinds=["fact"], limit=100)
         assert contents(stored) == set(texts)
         # Each turn saw the turns before it as context, across batch boundaries.
         seen = [len(c.previous_turns) for c in extractor.contexts if c is not None]
@@ -90,7 +90,7 @@ async def test_provenance_and_validity_come_from_the_message() -> None:
         }
         extracted = await bridge.process_message(message, session_id="s1")
         assert len(extracted) == 1
-        (fact,) = await ctx.list()
+        (fact,) = await ctx.list(kinds=["fact"])
         assert fact.id == fact_id_for("p1", "s1", "D1:3", 0)
         (source,) = fact.sources
         assert (source.session_id, source.message_id, source.turn_index) == ("s1", "D1:3", 0)
@@ -114,7 +114,7 @@ async def test_openai_messages_with_content_parts_and_speakers() -> None:
             ChatMessage(role="user", content="Build 2.1.0 passed.", speaker="Carol"),
             session_id="s1",
         )
-        facts = {f.content: f for f in await ctx.list()}
+        facts = {f.content: f for f in await ctx.list(kinds=["fact"])}
         assert facts["Port 5432 is open."].sources[0].speaker is None
         assert facts["Build 2.1.0 passed."].sources[0].speaker == "Carol"
         assert facts["Build 2.1.0 passed."].exact_values == ("2.1.0",)
@@ -129,10 +129,13 @@ async def test_user_facts_are_recalled_in_later_sessions_of_that_user_only() -> 
             "I am allergic to peanuts.", session_id="monday", user_id="alice"
         )
         await bridge.process_message("I am allergic to shellfish.", session_id="x", user_id="bob")
-        (fact,) = await ctx.list(user_id="alice", scope="user")
+        (fact,) = await ctx.list(kinds=["fact"], user_id="alice", scope="user")
         assert fact.scope is ContextScope.USER
         later = await ctx.search("allergic", session_id="friday", user_id="alice", top_k=5)
-        assert [r.fact.content for r in later] == [fact.content]
+        # The fact and the verbatim message it came from (one result or two), never Bob's.
+        shown = {r.fact.content for r in later} | {f.content for r in later for f in r.related}
+        assert fact.content in shown
+        assert shown <= {fact.content, "I am allergic to peanuts."}
         assert all("shellfish" not in r.fact.content for r in later)
 
 
@@ -155,7 +158,7 @@ async def test_bridge_conversation_counts_and_is_idempotent() -> None:
             user_id="alice",
         )
         assert await bridge.bridge_conversation(conversation, tags=["onboarding"]) == 3
-        facts = await ctx.list(user_id="alice", scope="user")
+        facts = await ctx.list(kinds=["fact"], user_id="alice", scope="user")
         assert {f.content for f in facts} == {
             "Alice lives in Paris.",
             "Alice works at Initech.",
@@ -165,8 +168,12 @@ async def test_bridge_conversation_counts_and_is_idempotent() -> None:
         assert {f.sources[0].message_id for f in facts} == {"turn-0", "turn-2", "turn-4"}
         # Bridging the same conversation again stores nothing twice.
         assert await bridge.bridge_conversation(conversation) == 0
-        assert len(await ctx.list(user_id="alice", scope="user", statuses=None)) == 3
-        assert all(f.strength == 1.0 for f in await ctx.list(user_id="alice", scope="user"))
+        assert (
+            len(await ctx.list(kinds=["fact"], user_id="alice", scope="user", statuses=None)) == 3
+        )
+        assert all(
+            f.strength == 1.0 for f in await ctx.list(kinds=["fact"], user_id="alice", scope="user")
+        )
         (episode,) = await episodes.list_episodes(project_id="p1")
         assert episode.session_id == "s1"
         assert episode.user_id == "alice"
@@ -181,9 +188,12 @@ async def test_flush_of_one_session_leaves_the_others_buffered() -> None:
         await bridge.process_message("Order 1001 shipped.", session_id="a")
         await bridge.process_message("Order 2002 shipped.", session_id="b")
         await bridge.flush("a")
-        assert contents(await ctx.list()) == {"Order 1001 shipped."}
+        assert contents(await ctx.list(kinds=["fact"])) == {"Order 1001 shipped."}
         await bridge.flush()
-        assert contents(await ctx.list()) == {"Order 1001 shipped.", "Order 2002 shipped."}
+        assert contents(await ctx.list(kinds=["fact"])) == {
+            "Order 1001 shipped.",
+            "Order 2002 shipped.",
+        }
 
 
 async def test_a_failing_extractor_never_breaks_the_loop() -> None:
@@ -193,7 +203,7 @@ async def test_a_failing_extractor_never_breaks_the_loop() -> None:
         )
         assert await bridge.process_message("I live in Paris.", session_id="s1") == []
         assert bridge.stats.extraction_failures == 1
-        assert await ctx.count() == 0
+        assert await ctx.count(kinds=["fact"]) == 0
 
 
 @pytest.mark.parametrize(
@@ -216,7 +226,7 @@ async def test_hostile_text_is_stored_verbatim_and_harmless() -> None:
             context_engine=ctx, extract_every_n_turns=1, fact_extractor=SentenceExtractor()
         )
         await bridge.process_message(hostile, session_id="s1")
-        assert contents(await ctx.list()) == {hostile}
+        assert contents(await ctx.list(kinds=["fact"])) == {hostile}
 
 
 async def test_messages_without_timestamps_are_valid_from_receipt() -> None:
@@ -226,7 +236,7 @@ async def test_messages_without_timestamps_are_valid_from_receipt() -> None:
             context_engine=ctx, extract_every_n_turns=1, fact_extractor=SentenceExtractor()
         )
         await bridge.process_message("Invoice 77 is paid.", session_id="s1")
-        (fact,) = await ctx.list()
+        (fact,) = await ctx.list(kinds=["fact"])
         assert fact.valid_from is not None
         assert before <= fact.valid_from <= datetime.now(UTC) + timedelta(seconds=1)
         assert fact.status is FactStatus.ACTIVE
@@ -241,7 +251,7 @@ async def test_the_default_extractor_is_hybrid_and_works_offline() -> None:
         with allow_model_requests(False):  # no key, no network: the rules answer
             await bridge.process_message("I work at Initech.", session_id="s1", user_id="bob")
             await bridge.process_message("The quarterly offsite moves to Porto.", session_id="s1")
-        assert [f.content for f in await ctx.list(user_id="bob", scope="user")] == [
+        assert [f.content for f in await ctx.list(kinds=["fact"], user_id="bob", scope="user")] == [
             "The user works at Initech."
         ]
         assert extractor.stats.sent_to_llm >= 1  # the model was tried, and fell back
@@ -255,7 +265,7 @@ async def test_naive_and_epoch_timestamps_are_utc() -> None:
         naive = datetime(2023, 5, 8, 13, 56)
         await bridge.process_message({"content": "Order 1 shipped.", "timestamp": naive})
         await bridge.process_message({"content": "Order 2 shipped.", "timestamp": 1683554160})
-        stamps = sorted(f.valid_from for f in await ctx.list() if f.valid_from)
+        stamps = sorted(f.valid_from for f in await ctx.list(kinds=["fact"]) if f.valid_from)
         assert stamps == [
             datetime(2023, 5, 8, 13, 56, tzinfo=UTC),
             datetime(2023, 5, 8, 13, 56, tzinfo=UTC),

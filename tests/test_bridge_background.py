@@ -106,14 +106,14 @@ async def test_fifty_sessions_of_twenty_messages_lose_and_duplicate_nothing(
         accepted = await asyncio.gather(*(talk(s) for s in range(50)))
         await bridge.aclose()
         assert sum(len(ids) for ids in accepted) == 1000
-        facts = await ctx.list(limit=5000)
+        facts = await ctx.list(kinds=["fact"], limit=5000)
         per_message = facts_per_message(facts)
         assert len(per_message) == 1000
         assert set(per_message.values()) == {1}
         assert {f.content for f in facts} == {
             message_text(s, i) for s in range(50) for i in range(20)
         }
-        assert await ctx.count() == 1000  # nothing superseded, merged or doubled
+        assert await ctx.count(kinds=["fact"]) == 1000  # nothing superseded, merged or doubled
         assert bridge.stats.messages_processed == 1000
     journal = WriteAheadJournal(tmp_path / "bridge.journal", fsync="never")
     assert journal.open().pending == []
@@ -128,7 +128,7 @@ async def test_turn_order_within_a_session_is_kept_in_the_background() -> None:
         for i in range(9):
             await bridge.submit(message_text(1, i), session_id="s1")
         await bridge.flush()
-        facts = sorted(await ctx.list(), key=lambda f: f.sources[0].turn_index or 0)
+        facts = sorted(await ctx.list(kinds=["fact"]), key=lambda f: f.sources[0].turn_index or 0)
         assert [f.sources[0].turn_index for f in facts] == list(range(9))
         assert [f.content for f in facts] == [message_text(1, i) for i in range(9)]
         await bridge.aclose()
@@ -159,7 +159,7 @@ async def test_a_full_queue_blocks_then_refuses_without_accepting(tmp_path: Path
         assert 2 <= len(accepted) < 20
         gate.set()
         await bridge.aclose()
-        stored = {f.content for f in await ctx.list()}
+        stored = {f.content for f in await ctx.list(kinds=["fact"])}
         assert stored == {message_text(1, i) for i in range(len(accepted))}
         assert refused not in stored
         assert bridge.stats.messages_accepted == len(accepted)
@@ -179,7 +179,7 @@ async def test_transient_store_failures_are_retried() -> None:
         bridge = MemoryBridge(context_engine=ctx, fact_extractor=LineExtractor())
         await bridge.submit(message_text(1, 1), session_id="s1")
         await bridge.aclose()
-        assert [f.content for f in await ctx.list()] == [message_text(1, 1)]
+        assert [f.content for f in await ctx.list(kinds=["fact"])] == [message_text(1, 1)]
         assert bridge.stats.batches_failed == 0
 
 
@@ -200,7 +200,7 @@ async def test_a_failed_batch_stays_in_the_journal_for_the_next_start(tmp_path: 
         await bridge.flush()
     await bridge.aclose()
     assert bridge.stats.batches_failed == 1
-    assert await ctx.count() == 0
+    assert await ctx.count(kinds=["fact"]) == 0
 
     ctx2 = ContextEngine(
         metadata_store=healthy, vector_store=vectors, project_id="p1", embedder=embedder
@@ -210,7 +210,7 @@ async def test_a_failed_batch_stays_in_the_journal_for_the_next_start(tmp_path: 
     )
     await restarted.start()
     assert restarted.stats.messages_replayed == 1
-    assert [f.content for f in await ctx2.list()] == [message_text(1, 1)]
+    assert [f.content for f in await ctx2.list(kinds=["fact"])] == [message_text(1, 1)]
     await restarted.aclose()
 
 
@@ -225,9 +225,9 @@ async def test_idle_sessions_are_extracted_without_a_flush() -> None:
         await bridge.submit(message_text(1, 1), session_id="s1")
         for _ in range(500):  # up to 10 s on a loaded machine; usually ~0.1 s
             await asyncio.sleep(0.02)
-            if await ctx.count():
+            if await ctx.count(kinds=["fact"]):
                 break
-        assert await ctx.count() == 1
+        assert await ctx.count(kinds=["fact"]) == 1
         await bridge.aclose()
 
 
@@ -260,7 +260,7 @@ async def _child(folder: Path, mode: str) -> None:
             await asyncio.sleep(3600)  # killed here, with most batches still unwritten
         await bridge.start()
         await bridge.aclose()
-        facts = await ctx.list(limit=1000, statuses=None)
+        facts = await ctx.list(kinds=["fact"], limit=1000, statuses=None)
         print(
             json.dumps(
                 {

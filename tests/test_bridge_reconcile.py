@@ -132,11 +132,13 @@ async def test_update_keeps_the_old_fact_retrievable_as_of_before_the_update() -
         await bridge.process_message(
             {**said, "content": "I live in Berlin now.", "timestamp": moved_at}
         )
-        now = await ctx.search("where does Alice live", top_k=5)
+        now = await ctx.search("where does Alice live", top_k=5, kinds=["fact"])
         assert [r.fact.content for r in now] == ["Alice lives in Berlin now."]
-        then = await ctx.search("where does Alice live", top_k=5, as_of=start + timedelta(days=2))
+        then = await ctx.search(
+            "where does Alice live", top_k=5, as_of=start + timedelta(days=2), kinds=["fact"]
+        )
         assert [r.fact.content for r in then] == ["Alice lives in Paris."]
-        (old,) = await ctx.list(statuses=[FactStatus.SUPERSEDED])
+        (old,) = await ctx.list(kinds=["fact"], statuses=[FactStatus.SUPERSEDED])
         assert old.valid_to == moved_at
         assert old.superseded_by == now[0].fact.id
         history = await ctx.history(old.id)
@@ -159,12 +161,12 @@ async def test_a_statement_older_than_memory_is_kept_as_history() -> None:
             {**said, "content": "I live in Berlin.", "timestamp": t0 + timedelta(days=30)}
         )
         await bridge.process_message({**said, "content": "I live in Paris.", "timestamp": t0})
-        (current,) = await ctx.list()
+        (current,) = await ctx.list(kinds=["fact"])
         assert current.object == "Berlin"
-        (history,) = await ctx.list(statuses=[FactStatus.SUPERSEDED])
+        (history,) = await ctx.list(kinds=["fact"], statuses=[FactStatus.SUPERSEDED])
         assert history.object == "Paris"
         assert history.valid_to == t0 + timedelta(days=30)
-        found = await ctx.search("Alice lives", as_of=t0 + timedelta(days=1))
+        found = await ctx.search("Alice lives", as_of=t0 + timedelta(days=1), kinds=["fact"])
         assert [r.fact.object for r in found] == ["Paris"]
 
 
@@ -177,7 +179,7 @@ async def test_a_repeat_reinforces_the_existing_fact() -> None:
         await bridge.process_message(
             {"role": "user", "name": "Bo", "content": "I love jazz.", "id": "m2"}
         )
-        (stored,) = await ctx.list()
+        (stored,) = await ctx.list(kinds=["fact"])
         assert stored.strength == pytest.approx(1.2)
         assert stored.last_accessed_at is not None
         assert [s.message_id for s in stored.sources][1] == "m2"
@@ -187,7 +189,7 @@ async def test_a_repeat_reinforces_the_existing_fact() -> None:
         assert history[1].before is not None
         assert history[1].before["strength"] == 1.0
         assert bridge.stats.facts_reinforced == 1
-        (repeat,) = await ctx.list(statuses=[FactStatus.MERGED])
+        (repeat,) = await ctx.list(kinds=["fact"], statuses=[FactStatus.MERGED])
         assert repeat.merged_into == stored.id
         assert [c.action for c in await ctx.history(repeat.id)] == [ChangeAction.MERGED]
 
@@ -210,13 +212,15 @@ async def test_writing_the_same_candidates_twice_changes_nothing() -> None:
         batch = [Candidate(again, "user", source2), Candidate(berlin, "user", source2)]
         first = await writer.write(batch)
         assert (first.reinforced, first.updated) == (1, 1)
-        snapshot = sorted((f.id, f.status, f.strength) for f in await ctx.list(statuses=None))
+        snapshot = sorted(
+            (f.id, f.status, f.strength) for f in await ctx.list(kinds=["fact"], statuses=None)
+        )
         changes = len(await ctx.changes())
         replay = await writer.write(batch)
         assert (replay.added, replay.updated, replay.reinforced) == (0, 0, 0)
-        assert sorted((f.id, f.status, f.strength) for f in await ctx.list(statuses=None)) == (
-            snapshot
-        )
+        assert sorted(
+            (f.id, f.status, f.strength) for f in await ctx.list(kinds=["fact"], statuses=None)
+        ) == (snapshot)
         assert len(await ctx.changes()) == changes
 
 
@@ -236,7 +240,7 @@ async def test_assistant_restating_memory_is_not_stored_again() -> None:
             "Quarterly planning happens in the Lisbon office.", role="assistant", session_id="s1"
         )
         assert bridge.stats.echoes_suppressed == 1
-        facts = await ctx.list()
+        facts = await ctx.list(kinds=["fact"])
         assert len(facts) == 2
         assert all(f.strength == 1.0 for f in facts)  # an echo is no evidence: no reinforcement
 
@@ -252,7 +256,7 @@ async def test_recalled_facts_make_echoes_even_from_another_scope() -> None:
             "Bob's laptop runs Ubuntu 24.04.", role="assistant", session_id="s9"
         )
         assert bridge.stats.echoes_suppressed == 1
-        assert await ctx.count() == 1
+        assert await ctx.count(kinds=["fact"]) == 1
 
 
 # --------------------------------------------------------------------------- the LLM judge

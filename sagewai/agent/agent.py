@@ -325,6 +325,8 @@ class UniversalAgent:
         try:
             user_message_id = new_id()
             forgotten: list[ForgottenFacts] = []
+            if self.settings.learn:
+                await self.learner.ready()  # what an earlier process accepted is stored first
             recollection = await self.recaller.recall(
                 text, user_id=session.user_id, session_id=session.session_id
             )
@@ -355,18 +357,28 @@ class UniversalAgent:
                 else:
                     result = event
             answered = result.error is None and bool(result.answer.strip())
+            answer_id = new_id()
             if result.error is not None:
-                answer = self._failure_reply(result.error, block)
+                # Learn first: the reply says the message was saved only when it is durable.
+                saved = await self._learn(session, text, user_message_id, None, forgotten)
+                answer = self._failure_reply(result.error, block, saved=saved)
                 yield answer
-            elif not answered:
-                logger.warning("agent %r: the model returned an empty answer", self.name)
-                answer = EMPTY_ANSWER
-                yield answer
+                self._record(session, text, user_message_id, answer, answer_id, result, forgotten)
             else:
-                answer = result.answer
-            await self._commit(
-                session, text, user_message_id, answer, result, forgotten, learn_answer=answered
-            )
+                if not answered:
+                    logger.warning("agent %r: the model returned an empty answer", self.name)
+                    answer = EMPTY_ANSWER
+                    yield answer
+                else:
+                    answer = result.answer
+                self._record(session, text, user_message_id, answer, answer_id, result, forgotten)
+                await self._learn(
+                    session,
+                    text,
+                    user_message_id,
+                    (answer, answer_id) if answered else None,
+                    forgotten,
+                )
             yield AgentReply(
                 answer=answer,
                 session_id=session.session_id,
@@ -391,7 +403,7 @@ class UniversalAgent:
             parts.append(block.text)
         return "\n\n".join(parts)
 
-    def _failure_reply(self, error: Exception, block: MemoryBlock) -> str:
+    def _failure_reply(self, error: Exception, block: MemoryBlock, *, saved: bool) -> str:
         if not is_model_unreachable(error):
             logger.warning("agent %r: the model call failed: %s", self.name, describe_error(error))
         elif not self._offline_logged:
@@ -402,7 +414,7 @@ class UniversalAgent:
                 self.name,
                 describe_error(error),
             )
-        return failure_reply(error, block)
+        return failure_reply(error, block, saved=saved)
 
     # ------------------------------------------------------------------ sessions
 
@@ -580,19 +592,17 @@ class UniversalAgent:
 
     # ------------------------------------------------------------------ learning
 
-    async def _commit(
-        self,
+    @staticmethod
+    def _record(
         session: AgentSession,
         text: str,
         text_id: str,
         answer: str,
+        answer_id: str,
         result: LoopResult,
         forgotten: list[ForgottenFacts],
-        *,
-        learn_answer: bool,
     ) -> None:
-        """Record the turn in the session, then hand it to the learners."""
-        answer_id = new_id()
+        """Record the turn in the session's history and transcript."""
         session.record_turn(
             text=text,
             text_id=text_id,
@@ -601,9 +611,21 @@ class UniversalAgent:
             exchanges=result.exchanges,
             forgotten=[pattern for outcome in forgotten for pattern in outcome.patterns()],
         )
+
+    async def _learn(
+        self,
+        session: AgentSession,
+        text: str,
+        text_id: str,
+        answer: tuple[str, str] | None,
+        forgotten: list[ForgottenFacts],
+    ) -> bool:
+        """Hand the turn to the learners; True when the user's message is durably saved."""
         if not self.settings.learn or forgotten:
-            return  # a turn that asked to forget is not learned from: it restates the fact
+            return False  # a turn that asked to forget is not learned from: it restates the fact
         messages = [LearnedMessage("user", text, text_id, session.user_id)]
-        if learn_answer and self.settings.learn_from_answers:
-            messages.append(LearnedMessage("assistant", answer, answer_id, self.name))
-        await self.learner.learn(messages, session_id=session.session_id, user_id=session.user_id)
+        if answer is not None and self.settings.learn_from_answers:
+            messages.append(LearnedMessage("assistant", answer[0], answer[1], self.name))
+        return await self.learner.learn(
+            messages, session_id=session.session_id, user_id=session.user_id
+        )

@@ -8,15 +8,19 @@ the ids of the messages they came from and their values. The agent then removes 
 that carry them from the user's episodes, its own session histories and the graph.
 
 Only facts the current user may change are forgotten: facts in that user's scope (or, for an
-agent without users, facts stored without a user). Document chunks are never deleted from a chat.
+agent without users, facts stored without a user). The verbatim records of the messages the
+facts came from, and the user's messages naming a forgotten value, are deleted with them.
+Document chunks are never deleted from a chat.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from sagewai.context.episodes.records import subject_pattern
@@ -24,6 +28,7 @@ from sagewai.context.episodes.summary import extractive_summary
 from sagewai.errors import FactNotFoundError, InvalidInputError
 from sagewai.graph.base import GraphWrite
 from sagewai.records import Fact, FactKind
+from sagewai.stores.metadata import FactQuery
 
 if TYPE_CHECKING:
     from sagewai.agent.session import AgentSession
@@ -58,6 +63,8 @@ class ForgottenFacts:
     """Ids that were unknown, not this user's, or document chunks: left untouched."""
     message_ids: frozenset[str] = frozenset()
     terms: tuple[str, ...] = ()
+    messages_deleted: int = 0
+    """Verbatim message records deleted with the facts (their sources, or naming a value)."""
 
     def patterns(self) -> list[re.Pattern[str]]:
         """Whole-word, case-insensitive patterns of the forgotten values."""
@@ -66,8 +73,8 @@ class ForgottenFacts:
 
 
 def may_forget(fact: Fact, user_id: str | None) -> bool:
-    """Whether a chat with ``user_id`` may delete ``fact``."""
-    return fact.kind is FactKind.FACT and fact.user_id == user_id
+    """Whether a chat with ``user_id`` may delete ``fact`` (a fact or a verbatim message)."""
+    return fact.kind in (FactKind.FACT, FactKind.MESSAGE) and fact.user_id == user_id
 
 
 def _terms(facts: Iterable[Fact]) -> tuple[str, ...]:
@@ -123,12 +130,52 @@ async def forget_facts(
         for source in fact.sources
         if source.message_id is not None
     )
+    records = await _message_records(engine, chosen.values(), user_id=user_id)
     return ForgottenFacts(
         deleted=tuple(chosen),
         refused=tuple(dict.fromkeys(refused)),
         message_ids=message_ids,
         terms=_terms(chosen.values()),
+        messages_deleted=len(records),
     )
+
+
+async def _message_records(
+    engine: ContextEngine, forgotten: Iterable[Fact], *, user_id: str | None
+) -> list[str]:
+    """Delete the verbatim records of the messages the forgotten facts came from, and of the
+    user's messages naming a forgotten value; return their ids."""
+    facts = list(forgotten)
+    if not facts:
+        return []
+    known = {fact.id for fact in facts}
+    sources = {
+        (source.session_id or fact.session_id, source.message_id)
+        for fact in facts
+        for source in fact.sources
+        if source.message_id is not None
+    }
+    patterns = ForgottenFacts(terms=_terms(facts)).patterns()
+    doomed: list[str] = []
+    query = FactQuery(
+        project_id=engine.project_id, user_id=user_id, kinds=(FactKind.MESSAGE,), limit=500
+    )
+    after: tuple[datetime, str] | None = None
+    while True:
+        page = await engine.metadata_store.query(dataclasses.replace(query, after=after))
+        for record in page:
+            if record.id in known or not may_forget(record, user_id):
+                continue
+            source = record.sources[0] if record.sources else None
+            key = (source.session_id or record.session_id, source.message_id) if source else None
+            if key in sources or mentions_any(record.content, patterns):
+                doomed.append(record.id)
+        if len(page) < 500:
+            break
+        after = (page[-1].created_at, page[-1].id)
+    for record_id in doomed:
+        await engine.delete(record_id, reason="forgotten at the user's request")
+    return doomed
 
 
 def mentions_any(text: str, patterns: Sequence[re.Pattern[str]]) -> bool:

@@ -1,7 +1,8 @@
 """Learning from finished turns: facts through the bridge, relations through the graph builder.
 
-Both run in the background so the user does not wait for extraction: the bridge's own queue
-takes the turn's messages, and the graph builder works in tasks this class tracks.
+The bridge stores each message verbatim (with the rules' facts of it) before :meth:`learn`
+returns, so the next turn recalls it; the model's extraction runs in the bridge's background
+workers, and the graph builder works in tasks this class tracks.
 :meth:`TurnLearner.flush` waits for both, which is what ending a session, forgetting and tests
 need (what was said is stored before the next step reads memory).
 """
@@ -53,12 +54,20 @@ class TurnLearner:
 
     async def learn(
         self, messages: Sequence[LearnedMessage], *, session_id: str, user_id: str | None
-    ) -> None:
-        """Queue the messages for extraction; problems are logged, not raised."""
+    ) -> bool:
+        """Store the messages (durable and recallable when this returns); extraction of what
+        needs the model goes on in the background. Problems are logged, not raised.
+
+        Returns:
+            True when every message was accepted by a bridge that keeps it beyond this
+            process (a journal, or a persistent engine): only then may the agent say it saved
+            the message.
+        """
+        saved = False
         if self.bridge is not None:
             try:
                 for message in messages:
-                    await self.bridge.submit(
+                    await self.bridge.remember(
                         {
                             "role": message.role,
                             "content": message.content,
@@ -67,6 +76,7 @@ class TurnLearner:
                         session_id=session_id,
                         user_id=user_id,
                     )
+                saved = self.bridge.durable
             except SagewaiError as exc:
                 logger.warning("the memory bridge did not accept a turn: %s", exc)
         if self.graph_builder is not None:
@@ -75,6 +85,15 @@ class TurnLearner:
             )
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
+        return saved
+
+    async def ready(self) -> None:
+        """Replay what the bridge's journal holds from an earlier process (before a recall)."""
+        if self.bridge is not None:
+            try:
+                await self.bridge.start()
+            except SagewaiError as exc:
+                logger.warning("the memory bridge could not start: %s", exc)
 
     @staticmethod
     async def _build(

@@ -2,9 +2,12 @@
 
 Three sources, read concurrently and each optional:
 
-* facts: the engine's hybrid search in the user's and session's scopes (so another user's facts
-  are never read), with graph-aware ranking when the engine has a graph; each fact that replaced
-  an older one carries the older value, so the model sees a change *as* a change;
+* facts and messages: the engine's hybrid search in the user's and session's scopes (so another
+  user's facts are never read), with graph-aware ranking when the engine has a graph. Results of
+  one source (a message and the facts drawn from it) make one line: the fact with its date and
+  a short quote of the turn it came from; a message recalled without a fact of it is shown
+  verbatim (shortened). Each fact that replaced an older one carries the older value, so the
+  model sees a change *as* a change;
 * the knowledge graph: the relations around the entities the message names, only those the user
   stated (the graph is project-wide; its relations remember who said them);
 * episodes: summaries of the user's past sessions that match the message.
@@ -17,13 +20,22 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sagewai.agent.memory_block import EPISODES, FACTS, GRAPH, MemoryItem, clean_text, day
+from sagewai.agent.memory_block import (
+    EPISODES,
+    FACTS,
+    GRAPH,
+    MESSAGES,
+    MemoryItem,
+    clean_text,
+    day,
+)
 from sagewai.errors import SagewaiRuntimeError
-from sagewai.records import ChangeAction, Fact, FactStatus
+from sagewai.records import ChangeAction, Fact, FactKind, FactStatus, SearchResult
 
 if TYPE_CHECKING:
     from sagewai.context.engine import ContextEngine
@@ -37,15 +49,84 @@ logger = logging.getLogger("sagewai.agent")
 
 MAX_RECALL_QUERY_CHARS = 4_000
 EPISODE_SUMMARY_CHARS = 400
+QUOTE_CHARS = 120
+"""Longest quote of the turn a fact came from."""
+MESSAGE_CHARS = 280
+"""Longest verbatim message shown (a long one is cut; search finds the rest)."""
+FACTS_PER_SOURCE = 2
+"""Most facts of one message shown: the others say the same turn again."""
+_WORDS = re.compile(r"[a-z0-9]+")
 
 
 @dataclass(frozen=True, slots=True)
 class RecalledFact:
-    """A fact found for the message, its score, and the value it replaced (if any)."""
+    """A fact (or a verbatim message) found for the message, its score, the value it replaced
+    (if any), and the text of the turn it was drawn from (if memory holds it)."""
 
     fact: Fact
     score: float
     previously: str | None = None
+    quote: str | None = None
+
+    @property
+    def is_message(self) -> bool:
+        """True for a verbatim message record (shown as said, not as a current value)."""
+        return self.fact.kind is FactKind.MESSAGE
+
+
+_PLAIN_WORDS = """i me my mine myself we us our ours you your yours am is are was were be been
+the a an and or to of s m re ve ll d"""
+_PLAIN = frozenset(_PLAIN_WORDS.split())
+
+
+def _stems(text: str) -> set[str]:
+    return {w.rstrip("s") or w for w in _WORDS.findall(text.lower())} - _PLAIN
+
+
+def adds_to(quote: str, content: str) -> bool:
+    """Whether a quote says something the fact's content does not (a word beyond pronouns).
+
+    A fact written in the third person ("The user prefers tea.") needs no quote of "I prefer
+    tea"; one that lost a detail (a date, a place, the rest of the turn) does.
+
+    Example:
+        >>> adds_to("I prefer short answers.", "The user prefers short answers.")
+        False
+        >>> adds_to("I moved here last May, to Porto", "The user moved to Porto.")
+        True
+    """
+    return not _stems(quote) <= _stems(content)
+
+
+def fact_item(recalled: RecalledFact, ref: str) -> MemoryItem:
+    """One block line: a fact with its type, date, older value and quote; or a message.
+
+    Example:
+        >>> from sagewai.records import Fact
+        >>> fact = Fact(project_id="p", content="The user prefers tea.")
+        >>> fact_item(RecalledFact(fact, 1.0, quote="I prefer tea!"), "m1").text[:26]
+        '[m1] The user prefers tea.'
+    """
+    fact = recalled.fact
+    if recalled.is_message:
+        source = fact.sources[0] if fact.sources else None
+        who = (source.speaker or source.role) if source is not None else None
+        when = day(fact.valid_from or fact.created_at)
+        said = clean_text(fact.content, limit=MESSAGE_CHARS)
+        lead = " ".join(part for part in (when, f"{who}:" if who else "") if part)
+        return MemoryItem(MESSAGES, f'[{ref}] {lead} "{said}"'.replace("]  ", "] "), fact.id)
+    notes = [fact.fact_type.value]
+    event = fact.metadata.get("event_time")
+    if isinstance(event, str) and event and event not in fact.content:
+        notes.append(f"on {event}")
+    since = day(fact.valid_from or fact.created_at)
+    if since:
+        notes.append(f"since {since}")
+    if recalled.previously:
+        notes.append(f"previously: {clean_text(recalled.previously, limit=200)}")
+    if recalled.quote and adds_to(recalled.quote, fact.content):
+        notes.append(f'said: "{clean_text(recalled.quote, limit=QUOTE_CHARS)}"')
+    return MemoryItem(FACTS, f"[{ref}] {clean_text(fact.content)} ({'; '.join(notes)})", fact.id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,17 +139,7 @@ class Recollection:
 
     def items(self, ref_for: Callable[[str], str]) -> list[MemoryItem]:
         """The block lines, facts labelled with the session's references (``ref_for(id)``)."""
-        out: list[MemoryItem] = []
-        for recalled in self.facts:
-            fact = recalled.fact
-            notes = [fact.fact_type.value]
-            since = day(fact.valid_from or fact.created_at)
-            if since:
-                notes.append(f"since {since}")
-            if recalled.previously:
-                notes.append(f"previously: {clean_text(recalled.previously, limit=200)}")
-            text = f"[{ref_for(fact.id)}] {clean_text(fact.content)} ({'; '.join(notes)})"
-            out.append(MemoryItem(FACTS, text, fact.id))
+        out = [fact_item(recalled, ref_for(recalled.fact.id)) for recalled in self.facts]
         out.extend(MemoryItem(GRAPH, clean_text(line)) for line in self.relations)
         for episode in self.episodes:
             summary = clean_text(episode.summary, limit=EPISODE_SUMMARY_CHARS)
@@ -146,11 +217,47 @@ class MemoryRecaller:
         results = await self.engine.search(
             query, top_k or self.top_k, user_id=user_id, session_id=session_id, graph_hops=hops
         )
-        previous = await asyncio.gather(*(self._previously(r.fact) for r in results))
-        return [
-            RecalledFact(fact=r.fact, score=r.score, previously=p)
-            for r, p in zip(results, previous, strict=True)
-        ]
+        chosen = by_source(results)
+        wanted = {
+            message_key(r.fact)
+            for r in chosen
+            if r.fact.kind is not FactKind.MESSAGE and message_key(r.fact) is not None
+        }
+        shown = {message_key(r.fact) for r in chosen if r.fact.kind is FactKind.MESSAGE}
+        quotes = await self._quotes(
+            [key for key in wanted if key is not None and key not in shown], results
+        )
+        previous = await asyncio.gather(*(self._previously(r.fact) for r in chosen))
+        out: list[RecalledFact] = []
+        for r, p in zip(chosen, previous, strict=True):
+            key = message_key(r.fact)
+            said = quotes.get(key) if key is not None else None
+            quote = None
+            if said is not None and r.fact.kind is not FactKind.MESSAGE:
+                quote = quote_of(r.fact, said)
+            out.append(RecalledFact(fact=r.fact, score=r.score, previously=p, quote=quote))
+        return out
+
+    async def _quotes(
+        self, keys: Sequence[tuple[str, str]], results: Sequence[SearchResult]
+    ) -> dict[tuple[str, str], str]:
+        """The text of the messages these facts came from: fused into a result, else read."""
+        quotes: dict[tuple[str, str], str] = {}
+        for result in results:
+            for record in (result.fact, *result.related):
+                key = message_key(record)
+                if record.kind is FactKind.MESSAGE and key is not None:
+                    quotes.setdefault(key, record.content)
+        missing = [key for key in keys if key not in quotes]
+        if missing:
+            from sagewai.context.bridge import message_record_id
+
+            project = self.engine.project_id
+            ids = {message_record_id(project, s, m): (s, m) for s, m in missing}
+            for record in await self.engine.metadata_store.get(project, list(ids)):
+                if record.project_id == project and record.kind is FactKind.MESSAGE:
+                    quotes.setdefault(ids[record.id], record.content)
+        return quotes
 
     async def _previously(self, fact: Fact) -> str | None:
         """The content of the fact this one superseded, from the audit log."""
@@ -200,6 +307,58 @@ class MemoryRecaller:
             user_id=user_id,
         )
         return [e for e in found if e.session_id != session_id][: self.episode_limit]
+
+
+def quote_of(fact: Fact, message: str) -> str:
+    """The part of ``message`` the fact was read from (its source span), else the message.
+
+    Example:
+        >>> from sagewai.records import Fact
+        >>> fact = Fact(project_id="p", content="The user lives in Porto.",
+        ...             metadata={"source_span": [0, 15]})
+        >>> quote_of(fact, "I live in Porto and I work at Initech.")
+        'I live in Porto'
+    """
+    span = fact.metadata.get("source_span")
+    if isinstance(span, list) and len(span) == 2:
+        start, end = span
+        if isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(message):
+            return message[start:end]
+    return message
+
+
+def message_key(fact: Fact) -> tuple[str, str] | None:
+    """The (session, message) a record was drawn from, or ``None`` (a document, a saved note)."""
+    if not fact.sources:
+        return None
+    source = fact.sources[0]
+    session = source.session_id or fact.session_id
+    if session is None or source.message_id is None:
+        return None
+    return (session, source.message_id)
+
+
+def by_source(results: Sequence[SearchResult]) -> list[SearchResult]:
+    """One entry per source, best first: its facts (at most :data:`FACTS_PER_SOURCE`), else
+    the message itself.
+
+    Search may return a message and the facts drawn from it as separate results, or fused into
+    one (``SearchResult.related``); either way the block shows the source once: the facts say
+    what was learned (with a quote of the turn), a message alone says what was said.
+    """
+    groups: dict[object, list[SearchResult]] = {}
+    for result in results:
+        records = [result.fact, *result.related]
+        key: object = message_key(result.fact) or ("record", result.fact.id)
+        group = groups.setdefault(key, [])
+        for record in records:
+            if all(r.fact.id != record.id for r in group):
+                group.append(SearchResult(fact=record, score=result.score, parts=result.parts))
+    chosen: list[SearchResult] = []
+    for group in groups.values():
+        facts = [r for r in group if r.fact.kind is not FactKind.MESSAGE]
+        chosen.extend(facts[:FACTS_PER_SOURCE] if facts else group[:1])
+    return chosen
 
 
 def _stated_by(relation: Relation, user_id: str | None) -> bool:

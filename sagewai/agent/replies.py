@@ -45,8 +45,15 @@ def describe_error(error: BaseException) -> str:
     return f"{type(error).__name__}: {first}" if first else type(error).__name__
 
 
-def failure_reply(error: BaseException, block: MemoryBlock) -> str:
+SAVED = "I saved your message to memory."
+NOT_SAVED = "Your message is kept for this session only (this memory is not saved to disk)."
+
+
+def failure_reply(error: BaseException, block: MemoryBlock, *, saved: bool = False) -> str:
     """The reply of a turn whose model call failed, listing the facts recalled for it.
+
+    ``saved`` says whether the message is durable (journaled or stored on disk): only then does
+    the reply claim it was saved.
 
     Example:
         >>> from sagewai.llm import ModelNotConfiguredError
@@ -54,16 +61,14 @@ def failure_reply(error: BaseException, block: MemoryBlock) -> str:
         "I can't reach a language model right now, so"
     """
     reason = describe_error(error)
+    kept = SAVED if saved else NOT_SAVED
     if is_model_unreachable(error):
         opening = (
             "I can't reach a language model right now, so I can't compose an answer "
-            f"({reason}). I saved your message to memory."
+            f"({reason}). {kept}"
         )
     else:
-        opening = (
-            f"The language model failed to answer ({reason}); please try again. "
-            "I saved your message to memory."
-        )
+        opening = f"The language model failed to answer ({reason}); please try again. {kept}"
     remembered = [item.text for item in block.items if item.section == FACTS]
     if not remembered:
         return f"{opening} I have nothing stored that matches your message."

@@ -126,6 +126,9 @@ class ContextEngine:
         self._open_lock = asyncio.Lock()
         self.before_open: builtins.list[Callable[[], None]] = []
         """Checks run (in a thread) before the stores open, e.g. the embedded folder's manifest."""
+        self.folder: Path | None = None
+        """The folder of an embedded engine (``ContextEngine.local``), where a
+        :class:`~sagewai.context.MemoryBridge` keeps its write-ahead journal; ``None`` otherwise."""
 
     # ------------------------------------------------------------------ construction & lifecycle
 
@@ -172,16 +175,20 @@ class ContextEngine:
         The folder holds ``metadata.sqlite3`` (facts and history), ``vectors/`` (Qdrant's
         embedded engine) and ``graph.sqlite3`` (the knowledge graph). It is created on first
         open; reopening it later finds everything again. The call itself touches no file.
+        A :class:`~sagewai.context.MemoryBridge` on this engine journals what it accepts in the
+        same folder (``bridge-<project>.journal``), so nothing accepted is lost without a close.
         """
         from sagewai.stores.local import LocalLayout
 
-        return LocalLayout(Path(path)).engine(
+        engine = LocalLayout(Path(path)).engine(
             cls,
             project_id=project_id,
             embedder=embedder,
             org_id=org_id,
             search_config=search_config,
         )
+        engine.folder = Path(path)
+        return engine
 
     async def open(self) -> None:
         """Open the stores. Called for you by the first operation or by ``async with``."""
@@ -494,8 +501,13 @@ class ContextEngine:
         tags: Sequence[str] | None = None,
         limit: int = 100,
         after: tuple[datetime, str] | None = None,
+        kinds: Sequence[FactKind | str] | None = None,
     ) -> builtins.list[Fact]:
-        """Facts readable at a scope, oldest first, ``limit`` at a time (then pass ``after``)."""
+        """Facts readable at a scope, oldest first, ``limit`` at a time (then pass ``after``).
+
+        ``kinds`` keeps only some kinds of record (``["fact"]``: no verbatim messages or
+        document chunks); all kinds by default.
+        """
         await self.open()
         address = self.address(scope, user_id=user_id, session_id=session_id)
         query = FactQuery(
@@ -505,18 +517,25 @@ class ContextEngine:
             statuses=None if statuses is None else tuple(FactStatus(s) for s in statuses),
             fact_types=None if fact_types is None else tuple(FactType(t) for t in fact_types),
             tags_any=None if tags is None else tuple(tags),
+            kinds=None if kinds is None else tuple(FactKind(k) for k in kinds),
             after=after,
             limit=limit,
         )
         return await self.metadata_store.query(query)
 
-    async def count(self, *, statuses: Sequence[FactStatus | str] | None = None) -> int:
-        """How many facts this project holds (of these statuses)."""
+    async def count(
+        self,
+        *,
+        statuses: Sequence[FactStatus | str] | None = None,
+        kinds: Sequence[FactKind | str] | None = None,
+    ) -> int:
+        """How many records this project holds (of these statuses and kinds; all by default)."""
         await self.open()
         return await self.metadata_store.count(
             FactQuery(
                 project_id=self.project_id,
                 statuses=None if statuses is None else tuple(FactStatus(s) for s in statuses),
+                kinds=None if kinds is None else tuple(FactKind(k) for k in kinds),
             )
         )
 

@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from sagewai.context.episodes.records import subject_pattern
 from sagewai.context.scope import ContextScope, scope_key, validate_identifier
 from sagewai.errors import InvalidInputError
-from sagewai.records import Fact
+from sagewai.records import Fact, FactKind
 from sagewai.stores.metadata import FactQuery, WriteBatch
 
 if TYPE_CHECKING:
@@ -129,9 +130,10 @@ async def matching_facts(
     user_id: str | None = None,
     scope: ContextScope | None = None,
 ) -> list[Fact]:
-    """The facts (of every status) a ``forget`` with these criteria deletes, oldest first.
+    """The records (of every status) a ``forget`` with these criteria deletes, oldest first.
 
-    A dry run lists these and changes nothing; the real run deletes exactly these.
+    A verbatim message goes with the facts drawn from it, and when it names the subject. A dry
+    run lists these and changes nothing; the real run deletes exactly these.
     """
     for value, what in ((subject, "subject"), (session_id, "session_id"), (user_id, "user_id")):
         if value is not None:
@@ -140,19 +142,39 @@ async def matching_facts(
     # the other criteria and the subject is checked here, page by page.
     query = _query(engine, subject=None, session_id=session_id, user_id=user_id, scope=scope)
     wanted = None if subject is None else subject.casefold()
+    naming = None if subject is None else subject_pattern(subject)
     found: list[Fact] = []
+    messages: list[Fact] = []
+    sources: set[tuple[str | None, str]] = set()
     cursor: tuple[datetime, str] | None = None
     while True:
         page = await engine.metadata_store.query(dataclasses.replace(query, after=cursor))
         if not page:
             break
         cursor = (page[-1].created_at, page[-1].id)
-        found.extend(
-            fact
-            for fact in page
-            if fact.project_id == engine.project_id and (wanted is None or _names(fact, wanted))
-        )
+        for fact in page:
+            if fact.project_id != engine.project_id:
+                continue
+            if wanted is None:
+                found.append(fact)
+            elif fact.kind is FactKind.MESSAGE:
+                if naming is not None and naming.search(fact.content):
+                    found.append(fact)
+                else:
+                    messages.append(fact)
+            elif _names(fact, wanted):
+                found.append(fact)
+                sources.update(_source_keys(fact))
+    found.extend(m for m in messages if sources.intersection(_source_keys(m)))
     return found
+
+
+def _source_keys(fact: Fact) -> set[tuple[str | None, str]]:
+    return {
+        (source.session_id or fact.session_id, source.message_id)
+        for source in fact.sources
+        if source.message_id is not None
+    }
 
 
 def _names(fact: Fact, wanted: str) -> bool:

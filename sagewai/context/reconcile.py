@@ -42,7 +42,15 @@ from sagewai.intelligence.extraction.predicates import (
     is_single_valued,
     normalize_predicate,
 )
-from sagewai.records import ChangeAction, Fact, FactChange, FactStatus, Provenance, utcnow
+from sagewai.records import (
+    ChangeAction,
+    Fact,
+    FactChange,
+    FactKind,
+    FactStatus,
+    Provenance,
+    utcnow,
+)
 from sagewai.stores.metadata import FactQuery, WriteBatch
 from sagewai.stores.vector import VectorFilter
 
@@ -464,6 +472,7 @@ class LLMReconciler:
 # --------------------------------------------------------------------------- applying decisions
 
 _LIVE = (FactStatus.ACTIVE, FactStatus.FLAGGED)
+_NOT_MESSAGES = (FactKind.FACT.value, FactKind.DOCUMENT.value)
 _REINFORCED_FIELDS = ("strength", "last_accessed_at", "sources", "confidence")
 _CLOSED_FIELDS = ("status", "valid_to", "superseded_by")
 MAX_STRENGTH = 10.0
@@ -526,6 +535,8 @@ class WriteOutcome:
     reinforced: int = 0
     echoes: int = 0
     already_stored: int = 0
+    messages_stored: int = 0
+    """Verbatim message records written with the batch (new ones; a replay writes none)."""
     decisions: list[tuple[str, ReconcileDecision]] = field(default_factory=list)
     """``(candidate fact id, decision)`` for every candidate that reached a decision."""
 
@@ -536,6 +547,7 @@ class WriteOutcome:
         self.reinforced += other.reinforced
         self.echoes += other.echoes
         self.already_stored += other.already_stored
+        self.messages_stored += other.messages_stored
         self.decisions.extend(other.decisions)
 
 
@@ -676,7 +688,11 @@ class ReconcilingWriter:
         self._lock = asyncio.Lock()
 
     async def write(
-        self, candidates: Sequence[Candidate], *, recalled: Sequence[str] = ()
+        self,
+        candidates: Sequence[Candidate],
+        *,
+        recalled: Sequence[str] = (),
+        verbatim: Sequence[Fact] = (),
     ) -> WriteOutcome:
         """Reconcile and store ``candidates`` (in order) in one commit.
 
@@ -684,23 +700,30 @@ class ReconcilingWriter:
             candidates: The facts to store, oldest turn first.
             recalled: Ids of facts the agent was shown this session (assistant turns restating
                 them are echoes).
+            verbatim: Records stored as they are, without reconciliation, in the same commit
+                (the messages the candidates were drawn from); those already stored are skipped.
         """
         outcome = WriteOutcome()
-        if not candidates:
+        if not candidates and not verbatim:
             return outcome
         engine = self.engine
         await engine.open()
         async with self._lock:  # decisions read what earlier writes stored: one write at a time
             stored = await engine.metadata_store.get(
-                engine.project_id, [c.fact.id for c in candidates]
+                engine.project_id, [c.fact.id for c in candidates] + [r.id for r in verbatim]
             )
             known = {fact.id for fact in stored}
             fresh = [c for c in candidates if c.fact.id not in known]
+            records = [r for r in verbatim if r.id not in known]
             outcome.already_stored = len(candidates) - len(fresh)
-            if not fresh:
+            if not fresh and not records:
                 return outcome
-            vectors = await engine.embedder.embed_documents([c.fact.content for c in fresh])
-            reads = await self._read(fresh, vectors, recalled)
+            # One embedding call for the batch's facts and messages.
+            embedded = await engine.embedder.embed_documents(
+                [c.fact.content for c in fresh] + [r.content for r in records]
+            )
+            vectors = embedded[: len(fresh)]
+            reads = await self._read(fresh, vectors, recalled) if fresh else []
             plan = _Plan(at=utcnow())
             for candidate, vector, seen in zip(fresh, vectors, reads, strict=True):
                 if candidate.role == "assistant":
@@ -712,6 +735,23 @@ class ReconcilingWriter:
                 decision = await self.reconciler.decide(candidate.fact, neighbours)
                 outcome.decisions.append((candidate.fact.id, decision))
                 self._apply(candidate, vector, decision, plan, outcome)
+            # After the decisions: a message is never a neighbour of the facts drawn from it.
+            for record, vector in zip(records, embedded[len(fresh) :], strict=True):
+                plan.upserts[record.id] = record
+                plan.new_ids.append(record.id)
+                plan.vectors[record.id] = vector
+                plan.changes.append(
+                    FactChange(
+                        fact_id=record.id,
+                        project_id=engine.project_id,
+                        action=ChangeAction.CREATED,
+                        at=record.created_at,
+                        actor=self.actor,
+                        rule="bridge.message",
+                        reason="the message, verbatim",
+                    )
+                )
+            outcome.messages_stored = len(records)
             if plan.upserts:
                 batch = WriteBatch(
                     engine.project_id, upserts=list(plan.upserts.values()), changes=plan.changes
@@ -732,14 +772,19 @@ class ReconcilingWriter:
         engine = self.engine
         live = tuple(s.value for s in _LIVE)
         keys = [c.fact.scope_key for c in fresh]
+        # Verbatim messages are the sources of facts, never their neighbours: a fact is not a
+        # repeat of the message it was drawn from, and no decision may supersede a message.
+        kinds = _NOT_MESSAGES
         searches = [
-            engine.vector_store.search(vector, self.neighbours, VectorFilter((key,), live))
+            engine.vector_store.search(
+                vector, self.neighbours, VectorFilter((key,), live, kinds=kinds)
+            )
             for vector, key in zip(vectors, keys, strict=True)
         ]
         assistant = [i for i, c in enumerate(fresh) if c.role == "assistant"]
         searches += [
             engine.vector_store.search(
-                vectors[i], 3, VectorFilter(fresh[i].fact.address.readable_keys())
+                vectors[i], 3, VectorFilter(fresh[i].fact.address.readable_keys(), kinds=kinds)
             )
             for i in assistant
         ]
@@ -764,7 +809,9 @@ class ReconcilingWriter:
         facts = {
             f.id: f
             for f in await engine.metadata_store.get(engine.project_id, sorted(ids))
-            if f.project_id == engine.project_id and f.status in _LIVE
+            if f.project_id == engine.project_id
+            and f.status in _LIVE
+            and f.kind is not FactKind.MESSAGE
         }
         scores = {h.id: h.score for found in hits[: len(fresh)] for h in found}
         unscored = [i for i in facts if i not in scores]

@@ -1,7 +1,8 @@
 """Time expressions in a message, normalised to ISO 8601 against the message's own time.
 
 "yesterday" said on 2023-05-08 is ``2023-05-07``; "last week" is the ISO week before
-(``2023-05-01/2023-05-07``, an ISO 8601 interval); "in May 2023" is ``2023-05``; "three years
+(``2023-05-01/2023-05-07``, an ISO 8601 interval); "next quarter" the calendar quarter after
+(``2023-07-01/2023-09-30``); "in May 2023" is ``2023-05``; "three years
 ago" is ``2020``. The granularity of the answer is the granularity of the phrase: a day, a week
 or weekend (interval), a month or a year.
 
@@ -24,10 +25,11 @@ from __future__ import annotations
 
 import calendar
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
-__all__ = ["TimeMention", "find_time_mentions", "is_past_tense"]
+__all__ = ["TimeMention", "find_time_mentions", "ground_dates", "is_past_tense"]
 
 _MONTHS = {
     name: index
@@ -104,7 +106,7 @@ _TIME = re.compile(
     r"tonight|tomorrow|last\s+night|this\s+(?:morning|afternoon|evening))"
     r"|(?P<ago>(?P<ago_n>" + _COUNT + r")\s+(?P<ago_unit>day|week|month|year)s?\s+ago)"
     r"|(?P<inn>in\s+(?P<in_n>" + _COUNT + r")\s+(?P<in_unit>day|week|month|year)s?)(?!\s+ago)"
-    r"|(?P<rel>(?P<rel_which>last|this|next|coming|past)\s+(?P<rel_unit>week(?:end)?|month|year|"
+    r"|(?P<rel>(?P<rel_which>last|this|next|coming|past)\s+(?P<rel_unit>week(?:end)?|month|quarter|year|"
     + _WEEKDAY
     + r"))"
     r"|(?P<dmy>(?:the\s+)?" + _DAY + r"(?:\s+of)?\s+(?P<dmy_month>" + _MONTH_ANY + r")\b\.?"
@@ -145,7 +147,7 @@ class TimeMention:
         end: End offset of the phrase.
         iso: ISO 8601 date (``2023-05-07``), month (``2023-05``), year (``2023``) or interval
             (``2023-05-01/2023-05-07``); ``None`` when it cannot be resolved (no message time).
-        granularity: ``day``, ``week``, ``weekend``, ``month`` or ``year``.
+        granularity: ``day``, ``week``, ``weekend``, ``month``, ``quarter`` or ``year``.
         relative: True when the phrase needs the message time ("yesterday", "last May").
     """
 
@@ -244,7 +246,11 @@ def _resolve(match: re.Match[str], anchor: date | None, past: bool) -> tuple[str
         unit = g("rel_unit").lower()
         step = {"last": -1, "past": -1, "this": 0, "next": 1, "coming": 1}[which]
         if anchor is None:
-            return None, unit if unit in {"week", "weekend", "month", "year"} else "day", True
+            return (
+                None,
+                unit if unit in {"week", "weekend", "month", "quarter", "year"} else "day",
+                True,
+            )
         if unit in {"week", "weekend"}:
             monday, _ = _week(anchor + timedelta(days=7 * step))
             if unit == "week":
@@ -257,6 +263,16 @@ def _resolve(match: re.Match[str], anchor: date | None, past: bool) -> tuple[str
         if unit == "month":
             year, month = _shift_months(anchor, step)
             return f"{year:04d}-{month:02d}", "month", True
+        if unit == "quarter":
+            first_month = (anchor.month - 1) // 3 * 3 + 1
+            year, month = _shift_months(date(anchor.year, first_month, 1), 3 * step)
+            last_year, last_month = _shift_months(date(year, month, 1), 2)
+            last_day = calendar.monthrange(last_year, last_month)[1]
+            return (
+                _interval(date(year, month, 1), date(last_year, last_month, last_day)),
+                "quarter",
+                True,
+            )
         if unit == "year":
             return f"{anchor.year + step:04d}", "year", True
         weekday = _WEEKDAYS[unit]
@@ -322,7 +338,7 @@ _TIME_WORDS = frozenset(
         *_MONTHS,
         *_WEEKDAYS,
         *"""yesterday today tonight tomorrow night morning afternoon evening day days week weeks
-        weekend month months year years""".split(),  # noqa: SIM905
+        weekend month months quarter year years""".split(),  # noqa: SIM905
     ]
 )
 _LETTERS = re.compile(r"[a-z]+")
@@ -367,3 +383,41 @@ def find_time_mentions(
             TimeMention(match.group(0), match.start(), match.end(), iso, granularity, relative)
         )
     return mentions
+
+
+def ground_dates(
+    text: str, anchor: datetime | date | None, *, protected: Sequence[str] = ()
+) -> str:
+    """``text`` with each relative time phrase followed by its date, resolved at ``anchor``.
+
+    What makes "yesterday" in a stored fact mean a date whoever reads it, whenever: any
+    extractor's fact (a model's, your own) gets the dates the rules write. A phrase already
+    followed by a parenthesis is left alone, so grounding twice changes nothing, and so is a
+    phrase inside one of the ``protected`` exact values (a value is never edited).
+
+    Example:
+        >>> from datetime import date
+        >>> ground_dates("The user met Bob yesterday.", date(2024, 3, 13))
+        'The user met Bob yesterday (2024-03-12).'
+        >>> ground_dates("The user met Bob yesterday (2024-03-12).", date(2024, 3, 13))
+        'The user met Bob yesterday (2024-03-12).'
+    """
+    if anchor is None:
+        return text
+    out: list[str] = []
+    last = 0
+    for mention in find_time_mentions(text, anchor):
+        if not mention.relative or mention.iso is None:
+            continue
+        if any(mention.text in value for value in protected):
+            continue
+        if (
+            text[mention.end : mention.end + 2] == " ("
+            or text[mention.end : mention.end + 1] == "("
+        ):
+            continue
+        out.append(text[last : mention.end])
+        out.append(f" ({mention.iso})")
+        last = mention.end
+    out.append(text[last:])
+    return "".join(out)

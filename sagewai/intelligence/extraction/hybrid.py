@@ -16,7 +16,7 @@ The model's facts and the rules' are merged without duplicates (:func:`merge_fac
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from sagewai.errors import InvalidInputError
@@ -173,17 +173,57 @@ class HybridFactExtractor:
         Raises:
             InvalidInputError: ``text`` is not a string.
         """
+        rule_facts, ask_model = self.extract_rules(text, context)
+        if not ask_model:
+            return rule_facts
+        return self._merge(rule_facts, await self.llm_extractor.extract(text, context))
+
+    def extract_rules(
+        self, text: str, context: ExtractionContext | None = None
+    ) -> tuple[list[ExtractedFact], bool]:
+        """The rules' facts now, and whether the model should read ``text`` too.
+
+        The two halves of :meth:`extract`, for a caller that stores the rules' facts at once
+        and asks the model later, a batch at a time (what :class:`~sagewai.context.MemoryBridge`
+        does: its ``extract_every_n_turns`` sets how often the model runs, never whether a turn
+        is learned from).
+
+        Raises:
+            InvalidInputError: ``text`` is not a string.
+        """
         analysis = self.rule_extractor.analyze(text, context)
         rule_facts = self.rule_extractor.select(analysis)
         stats = replace(self._stats, texts=self._stats.texts + 1)
-        if not needs_llm(analysis, rule_facts, self.llm_threshold):
+        ask_model = needs_llm(analysis, rule_facts, self.llm_threshold)
+        if not ask_model:
             if analysis.non_factual:
                 stats = replace(stats, skipped_non_factual=stats.skipped_non_factual + 1)
             self._stats = replace(stats, rule_facts=stats.rule_facts + len(rule_facts))
-            return rule_facts
-        model_facts = await self.llm_extractor.extract(text, context)
+        else:
+            self._stats = stats
+        return rule_facts, ask_model
+
+    async def extract_model(
+        self,
+        text: str,
+        context: ExtractionContext | None,
+        rule_facts: Sequence[ExtractedFact],
+    ) -> list[ExtractedFact]:
+        """The model's facts of ``text`` that the ``rule_facts`` do not already state.
+
+        Call it for a text :meth:`extract_rules` sent on; a model fact that repeats a rule fact
+        more confidently replaces it in :meth:`extract`, here it is dropped (the rule fact is
+        stored already).
+        """
+        merged = self._merge(rule_facts, await self.llm_extractor.extract(text, context))
+        return [fact for fact in merged if fact not in rule_facts]
+
+    def _merge(
+        self, rule_facts: Sequence[ExtractedFact], model_facts: Sequence[ExtractedFact]
+    ) -> list[ExtractedFact]:
         merged, dropped = merge_facts(rule_facts, model_facts)
         from_model = sum(1 for fact in merged if fact in model_facts and fact not in rule_facts)
+        stats = self._stats
         self._stats = replace(
             stats,
             sent_to_llm=stats.sent_to_llm + 1,

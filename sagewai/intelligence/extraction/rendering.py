@@ -65,7 +65,8 @@ def render_fact(
         reading: What the builder read (the object of an attribute rule completed).
         context: Who said it and when.
         values: Exact values of the sentence.
-        mentions: Time phrases of the sentence (empty for types without an event time).
+        mentions: Time phrases of the sentence (resolved into the content of every type; the
+            event time of events and actions).
     """
     text = sentence.text
     role = context.role

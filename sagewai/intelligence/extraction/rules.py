@@ -33,7 +33,6 @@ from sagewai.intelligence.extraction.gates import (
 from sagewai.intelligence.extraction.patterns import Anchor, Reading, Rule, words_of
 from sagewai.intelligence.extraction.rendering import (
     EMBEDDED_PENALTY,
-    TIMED_TYPES,
     Candidate,
     complete_reading,
     is_embedded,
@@ -437,9 +436,9 @@ class RuleBasedFactExtractor:
                 reading,
                 context,
                 local_values,
-                time_mentions()
-                if (reading.fact_type or candidate.rule.fact_type) in TIMED_TYPES
-                else [],
+                # Every fact's relative dates are resolved against the message time (in its
+                # text); only events and actions take one as their event time.
+                time_mentions(),
             )
             for candidate, confidence, reading in accepted
         ]
