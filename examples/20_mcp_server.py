@@ -49,9 +49,9 @@ async def in_process(folder: str) -> None:
         done = await call(client, "forget", fact_id=oslo["id"])
         left = await call(client, "recall", query="Where do I live?", top_k=3)
         print(f"after forget, recall finds: {[r['content'] for r in left['results']]}")
-        change_id = done["changes"][0]["change_id"]
-        restored = await call(client, "revert", change_id=change_id)
-        print(f"revert {change_id[:8]}...: {restored['fact']['content']!r} is active again")
+        for change in done["changes"]:  # the record and the others of its message
+            restored = await call(client, "revert", change_id=change["change_id"])
+            print(f"revert {change['change_id'][:8]}...: {restored['fact']['content']!r} is back")
 
         try:
             await client.call_tool("recall", {"query": "salaries", "project": "payroll"})

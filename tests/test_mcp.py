@@ -123,19 +123,23 @@ async def test_remember_recall_forget_with_a_dry_run_then_revert(any_engine: Con
 
         plan = data(await client.call_tool("forget", {"fact_id": ids["Oslo"], "dry_run": True}))
         assert plan["dry_run"] is True
-        assert [f["id"] for f in plan["facts"]] == [ids["Oslo"]]
+        # The fact, and the verbatim message it was drawn from (which says the same thing).
+        assert plan["facts"][0]["id"] == ids["Oslo"]
+        assert [f["kind"] for f in plan["facts"][1:]] == ["message"]
+        assert "Oslo" in plan["facts"][1]["content"]
         assert "changes" not in plan
         assert any("Oslo" in c for c in await recalled(client, "Oslo"))  # nothing changed
 
         done = data(await client.call_tool("forget", {"fact_id": ids["Oslo"]}))
-        assert [f["id"] for f in done["facts"]] == [ids["Oslo"]]
-        (change,) = done["changes"]
+        assert [f["id"] for f in done["facts"]] == [f["id"] for f in plan["facts"]]
+        assert [c["fact_id"] for c in done["changes"]] == [f["id"] for f in plan["facts"]]
         assert not any("Oslo" in c for c in await recalled(client, "Oslo"))
         active = data(await client.call_tool("list_facts", {}))
         assert {f["id"] for f in active["facts"]} == {ids["green tea"], ids["Initech"]}
 
-        restored = data(await client.call_tool("revert", {"change_id": change["change_id"]}))
-        assert restored["fact"]["status"] == "active"
+        for change in done["changes"]:
+            restored = data(await client.call_tool("revert", {"change_id": change["change_id"]}))
+            assert restored["fact"]["status"] == "active"
         assert "Oslo" in (await recalled(client, "Oslo"))[0]
         log = data(await client.call_tool("history", {"fact_id": ids["Oslo"]}))
         assert [c["action"] for c in log["changes"]] == ["created", "archived", "restored"]

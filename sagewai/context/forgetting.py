@@ -169,6 +169,20 @@ async def matching_facts(
     return found
 
 
+async def same_source(engine: ContextEngine, record: Fact) -> list[Fact]:
+    """The other records drawn from the same message as ``record``, oldest first.
+
+    For a fact, the verbatim message it was drawn from (every part of a long one); for a
+    message, the facts drawn from it. Forgetting one record by id takes these with it, or the
+    message would still say what the fact said (and the other way round).
+    """
+    keys = _source_keys(record)
+    if not keys or record.session_id is None:
+        return []
+    in_session = await matching_facts(engine, session_id=record.session_id, user_id=record.user_id)
+    return [f for f in in_session if f.id != record.id and keys.intersection(_source_keys(f))]
+
+
 def _source_keys(fact: Fact) -> set[tuple[str | None, str]]:
     return {
         (source.session_id or fact.session_id, source.message_id)

@@ -272,13 +272,14 @@ class ScopedMemory:
         user: str | None = None,
     ) -> dict[str, Any]:
         """Archive (or with ``permanent`` delete) the user's facts that the criteria name."""
-        from sagewai.context.forgetting import matching_facts
+        from sagewai.context.forgetting import matching_facts, same_source
 
         engine, user = self.resolve(project, user)
         if fact_id is not None:
             if subject is not None or session_id is not None:
                 raise InvalidInputError("name a fact_id, or a subject and/or a session_id")
-            facts = [await self._own_fact(engine, fact_id, user)]
+            fact = await self._own_fact(engine, fact_id, user)
+            facts = [fact, *await same_source(engine, fact)]
         elif subject is None and session_id is None:
             raise InvalidInputError("forget needs a subject, a session_id or a fact_id")
         else:
@@ -350,6 +351,8 @@ class ScopedMemory:
         if not 1 <= limit <= LIST_LIMIT:
             raise InvalidInputError(f"limit must be between 1 and {LIST_LIMIT}")
         statuses = None if status is None else [FactStatus(status)]
-        facts = await engine.list(scope="user", user_id=user, statuses=statuses, limit=limit)
+        facts = await engine.list(
+            scope="user", user_id=user, statuses=statuses, limit=limit, kinds=["fact"]
+        )
         own = [fact_view(f) for f in facts if self._owned(f, user)]
         return {"project": engine.project_id, "user": user, "facts": own}
