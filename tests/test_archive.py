@@ -7,8 +7,10 @@ same searches give the same results.
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import json
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -17,6 +19,7 @@ from typing import Any
 import pytest
 
 from sagewai import ContextEngine, Fact, FactChange, Provenance
+from sagewai.cli.main import main
 from sagewai.context.archive import (
     ARCHIVE_VERSION,
     export_archive,
@@ -361,3 +364,164 @@ async def test_unknown_conflict_mode_is_refused(tmp_path: Path) -> None:
     engine = ContextEngine.in_memory(project_id="p", embedder=FakeEmbedder())
     with pytest.raises(InvalidInputError, match="on_conflict"):
         await import_archive(engine, tmp_path / "x.jsonl", on_conflict="merge")
+
+
+# ------------------------------------------------------------------------------ the commands
+
+
+def _seed_folder(folder: Path, project: str) -> None:
+    async def seed() -> None:
+        async with ContextEngine.local(folder, project_id=project, embedder=FakeEmbedder()) as e:
+            await fill(e)
+
+    asyncio.run(seed())
+
+
+def _folder_snapshot(folder: Path, project: str) -> dict[str, Any]:
+    async def read() -> dict[str, Any]:
+        async with ContextEngine.local(folder, project_id=project, embedder=FakeEmbedder()) as e:
+            return await snapshot(e)
+
+    return asyncio.run(read())
+
+
+def test_export_and_import_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _seed_folder(tmp_path / "a", "demo")
+    archive = tmp_path / "demo.jsonl.gz"
+    code = main(
+        [
+            "export",
+            "--project",
+            "demo",
+            "--store",
+            str(tmp_path / "a"),
+            "--out",
+            str(archive),
+            "--embedder",
+            "fake",
+            "--no-progress",
+        ]
+    )
+    assert code == 0
+    assert "exported project 'demo'" in capsys.readouterr().out
+    assert read_header(archive).counts.facts == 4
+
+    argv = [
+        "import",
+        str(archive),
+        "--store",
+        str(tmp_path / "b"),
+        "--embedder",
+        "fake",
+        "--json",
+        "--no-progress",
+    ]
+    assert main(argv) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert first["imported"]["facts"] == 4
+    assert main(argv) == 0  # idempotent
+    assert json.loads(capsys.readouterr().out)["skipped"]["facts"] == 4
+    assert _folder_snapshot(tmp_path / "b", "demo") == _folder_snapshot(tmp_path / "a", "demo")
+
+
+def test_command_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("hello\n", encoding="utf-8")
+    assert (
+        main(
+            [
+                "import",
+                str(bad),
+                "--store",
+                str(tmp_path / "b"),
+                "--project",
+                "p",
+                "--embedder",
+                "fake",
+            ]
+        )
+        == 2
+    )
+    assert "not a sagewai archive" in capsys.readouterr().err
+    assert (
+        main(
+            [
+                "export",
+                "--project",
+                "p",
+                "--store",
+                str(tmp_path / "missing"),
+                "--out",
+                str(tmp_path / "x.jsonl"),
+            ]
+        )
+        == 2
+    )
+    assert "no embedded store" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:
+        main(["import", str(bad), "--on-conflict", "merge"])
+    assert exit_info.value.code == 2
+
+
+def test_migrate_command_to_postgres(
+    tmp_path: Path, postgres_dsn: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`sagewai migrate --from ./memory --to postgresql://...` (the default schema, own project)."""
+    project = f"migrate-{uuid.uuid4().hex[:10]}"
+    _seed_folder(tmp_path / "memory", project)
+    vectors, graph = tmp_path / "vectors", tmp_path / "graph.sqlite3"
+    argv = [
+        "migrate",
+        "--project",
+        project,
+        "--from",
+        str(tmp_path / "memory"),
+        "--to",
+        postgres_dsn,
+        "--to-vectors",
+        str(vectors),
+        "--to-graph",
+        str(graph),
+        "--embedder",
+        "fake",
+    ]
+    try:
+        assert main(argv) == 0
+        out = capsys.readouterr()
+        assert "migrated 4 facts" in out.out
+        assert "import facts: 4/4" in out.err
+
+        async def read() -> dict[str, Any]:
+            from sagewai.cli.transfer import open_store
+
+            engine = open_store(
+                postgres_dsn,
+                project,
+                vectors=str(vectors),
+                graph=str(graph),
+                embedder_spec="fake",
+                create=False,
+            )
+            async with engine:
+                return await snapshot(engine)
+
+        assert asyncio.run(read()) == _folder_snapshot(tmp_path / "memory", project)
+    finally:
+
+        async def clean() -> None:
+            from sagewai.cli.transfer import open_store
+
+            engine = open_store(
+                postgres_dsn,
+                project,
+                vectors=str(vectors),
+                graph=None,
+                embedder_spec="fake",
+                create=False,
+            )
+            async with engine:
+                await engine.metadata_store.delete_project(project)
+                assert engine.episode_store is not None
+                await engine.episode_store.delete_project(project)
+
+        asyncio.run(clean())

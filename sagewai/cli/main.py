@@ -20,7 +20,7 @@ EXIT_ERROR = 1
 EXIT_USAGE = 2
 """The command line or the configuration is wrong."""
 
-_COMMANDS: tuple[str, ...] = ("demo", "graph", "consolidate", "eval")
+_COMMANDS: tuple[str, ...] = ("demo", "graph", "consolidate", "eval", "transfer")
 
 
 def build_parser() -> argparse.ArgumentParser:
