@@ -1,0 +1,1 @@
+"""Integrations: sagewai memory where agents already live (each behind its own extra)."""
