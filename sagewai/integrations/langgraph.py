@@ -168,6 +168,24 @@ def _operator(actual: Any, operator: str, argument: Any) -> bool:
         return False
 
 
+_OPERATORS = frozenset({"$eq", "$ne", "$gt", "$gte", "$lt", "$lte"})
+
+
+def check_filter(where: Any, depth: int = 0) -> None:
+    """Refuse a filter LangGraph's semantics do not define (an unknown ``$`` operator, ...)."""
+    if where is None:
+        return
+    if not isinstance(where, Mapping) or depth > 8:
+        raise InvalidInputError("a filter must be a mapping of keys to values or operators")
+    for key, wanted in where.items():
+        if not isinstance(key, str):
+            raise InvalidInputError("filter keys must be strings")
+        if key.startswith("$") and key not in _OPERATORS:
+            raise InvalidInputError(f"unsupported filter operator {key!r}")
+        if isinstance(wanted, Mapping):
+            check_filter(wanted, depth + 1)
+
+
 def matches_filter(value: Mapping[str, Any], where: Mapping[str, Any] | None) -> bool:
     """LangGraph's filter semantics: exact matches, nested keys, ``$eq $ne $gt $gte $lt $lte``.
 
@@ -396,6 +414,7 @@ class SagewaiStore(BaseStore):
     async def _search(self, op: SearchOp) -> list[SearchItem]:
         prefix = tuple(op.namespace_prefix)
         _check_namespace(prefix, allow_empty=True)
+        check_filter(op.filter)
         if op.limit < 0 or op.offset < 0:
             raise InvalidInputError("limit and offset must not be negative")
         wanted = op.offset + op.limit
