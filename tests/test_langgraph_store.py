@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import operator
 from typing import Annotated, Any, TypedDict
@@ -57,7 +58,7 @@ def graph_of(*steps: Any, store: BaseStore) -> Any:
         builder.add_node(name, step)
         names.append(name)
     builder.add_edge(START, names[0])
-    for first, second in zip(names, names[1:], strict=False):
+    for first, second in itertools.pairwise(names):
         builder.add_edge(first, second)
     builder.add_edge(names[-1], END)
     return builder.compile(store=store)
@@ -80,7 +81,9 @@ async def test_put_get_search_delete_list_through_a_graph(
         assert item is not None
         found = await store.asearch(("users", "alice"), query="which tea does she like?")
         filtered = await store.asearch(("users",), filter={"kind": "fact"})
-        docs = await store.asearch(("docs",), query="office opening hours", filter={"n": {"$gt": 2}})
+        docs = await store.asearch(
+            ("docs",), query="office opening hours", filter={"n": {"$gt": 2}}
+        )
         return {
             "log": [
                 item.value["content"],
@@ -324,3 +327,46 @@ async def test_sagewai_memory_tools_in_an_agent(engine: ContextEngine) -> None:
     assert "Ivan's deadline is 2024-06-30" in out["messages"][-2].content
     fact = (await engine.search("deadline", user_id="ivan"))[0].fact
     assert (fact.scope, fact.user_id) == (ContextScope.USER, "ivan")
+
+
+class ScriptedToolModel(FakeMessagesListChatModel):
+    """A scripted chat model that accepts tools (as LangMem's extractor binds them)."""
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+        return self
+
+
+async def test_langmem_memory_store_manager_round_trip(
+    store: SagewaiStore, engine: ContextEngine
+) -> None:
+    """LangMem's own memory manager (create_memory_store_manager) inside a graph on
+    SagewaiStore: the scripted model extracts a memory, the manager writes it through the store,
+    and the next conversation recalls it before the model runs."""
+    langmem = pytest.importorskip("langmem")
+    extractor = ScriptedToolModel(
+        responses=[
+            tool_call("Memory", {"content": "Gina has a dog named Rex"}, "m1"),
+        ]
+    )
+    manager = langmem.create_memory_store_manager(
+        extractor, namespace=("memories", "{langgraph_user_id}")
+    )
+
+    async def learn(state: State, config: RunnableConfig) -> State:
+        await manager.ainvoke({"messages": state["messages"]}, config=config)
+        return {}
+
+    config: RunnableConfig = {"configurable": {"langgraph_user_id": "gina", "thread_id": "t1"}}
+    await graph_of(learn, store=store).ainvoke(
+        {"messages": [HumanMessage("Rex, my dog, waited for me all night.")]}, config
+    )
+    (item,) = await store.asearch(("memories", "gina"))
+    assert item.value == {"kind": "Memory", "content": {"content": "Gina has a dog named Rex"}}
+
+    answer = FakeMessagesListChatModel(responses=[AIMessage(content="Your dog is Rex.")])
+    seen: list[Any] = []
+    graph = agent_graph(answer, [], make_recall_hook(engine), store, seen)
+    config2: RunnableConfig = {"configurable": {"langgraph_user_id": "gina", "thread_id": "t2"}}
+    await graph.ainvoke({"messages": [HumanMessage("What's my dog called?")]}, config2)
+    assert isinstance(seen[0][0], SystemMessage)
+    assert "- Gina has a dog named Rex" in seen[0][0].content
