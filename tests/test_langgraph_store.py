@@ -370,3 +370,18 @@ async def test_langmem_memory_store_manager_round_trip(
     await graph.ainvoke({"messages": [HumanMessage("What's my dog called?")]}, config2)
     assert isinstance(seen[0][0], SystemMessage)
     assert "- Gina has a dog named Rex" in seen[0][0].content
+
+
+async def test_a_query_under_a_prefix_spanning_users_merges_their_scopes(
+    store: SagewaiStore,
+) -> None:
+    await store.aput(("users", "amy", "prefs"), "drink", {"content": "Amy drinks oolong tea"})
+    await store.aput(("users", "ben", "prefs"), "drink", {"content": "Ben drinks black tea"})
+    await store.aput(("docs",), "tea", {"content": "The kitchen stocks green tea"})
+    found = await store.asearch(("users",), query="who drinks tea?", limit=10)
+    assert sorted(i.namespace[1] for i in found) == ["amy", "ben"]
+    everything = await store.asearch((), query="tea", limit=10)
+    assert len(everything) == 3
+    assert [i.key for i in await store.asearch((), query="tea", limit=1, offset=2)] == [
+        everything[2].key
+    ]
