@@ -385,3 +385,19 @@ async def test_a_query_under_a_prefix_spanning_users_merges_their_scopes(
     assert [i.key for i in await store.asearch((), query="tea", limit=1, offset=2)] == [
         everything[2].key
     ]
+
+
+async def test_a_message_like_value_also_goes_through_the_bridge(engine: ContextEngine) -> None:
+    from sagewai.context import MemoryBridge
+    from sagewai.intelligence import RuleBasedFactExtractor
+
+    bridge = MemoryBridge(
+        context_engine=engine, fact_extractor=RuleBasedFactExtractor(), extract_every_n_turns=1
+    )
+    store = SagewaiStore(engine, bridge=bridge)
+    message = {"role": "user", "content": "I prefer window seats on long flights."}
+    await store.aput(("users", "olga", "chat"), "turn-1", message)
+    assert (await store.aget(("users", "olga", "chat"), "turn-1")).value == message  # type: ignore[union-attr]
+    learned = [f for f in await engine.list(user_id="olga") if "langgraph" not in f.tags]
+    assert learned, "the bridge stored what it learned from the message"
+    assert all(f.user_id == "olga" for f in learned)
