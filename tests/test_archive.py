@@ -525,3 +525,12 @@ def test_migrate_command_to_postgres(
                 await engine.episode_store.delete_project(project)
 
         asyncio.run(clean())
+
+
+async def test_an_unwritable_archive_path_is_a_configuration_error(tmp_path: Path) -> None:
+    from sagewai.errors import ConfigurationError
+
+    engine = ContextEngine.in_memory(project_id="p", embedder=FakeEmbedder())
+    await engine.add("something")
+    with pytest.raises(ConfigurationError, match="cannot write the archive"):
+        await export_archive(engine, tmp_path / "no" / "such" / "folder" / "a.jsonl")

@@ -54,7 +54,7 @@ from typing import IO, TYPE_CHECKING, Any, Literal
 import numpy as np
 from pydantic import BaseModel, Field, ValidationError
 
-from sagewai.errors import InvalidInputError
+from sagewai.errors import ConfigurationError, InvalidInputError
 from sagewai.records import Fact, FactChange, utcnow
 from sagewai.stores.metadata import ChangeQuery, FactQuery, WriteBatch
 
@@ -271,6 +271,9 @@ async def export_archive(
 
     Returns:
         The header written, with the counts.
+
+    Raises:
+        ConfigurationError: the archive cannot be written there (no such folder, no permission).
     """
     path = Path(path)
     await engine.open()
@@ -329,6 +332,8 @@ async def export_archive(
             while chunk := source.read(1 << 20):
                 final.write(chunk)
         partial.replace(path)
+    except OSError as exc:
+        raise ConfigurationError(f"cannot write the archive {path}: {exc}") from exc
     finally:
         body.unlink(missing_ok=True)
     return header
