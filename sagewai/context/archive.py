@@ -344,19 +344,27 @@ async def export_archive(
 
 @dataclass(slots=True)
 class _Parsed:
-    facts: list[tuple[Fact, Any]]
+    """The records of an archive other than facts (facts stream, they hold the vectors)."""
+
     changes: list[FactChange]
     entities: list[Entity]
     relations: list[Relation]
     episodes: list[Episode]
 
 
-def _parse_archive(path: Path) -> tuple[ArchiveHeader, _Parsed]:
-    """Read and validate the whole archive before anything is written (no partial import)."""
+_Record = tuple[str, Any, Any]
+"""``(kind, validated record, decoded vector or None)``."""
+
+
+def _records(path: Path) -> Iterator[ArchiveHeader | _Record]:
+    """The header, then every record of the archive, validated, one line at a time.
+
+    Raises:
+        InvalidInputError: unreadable file, bad header, or a malformed line (with its number).
+    """
     from sagewai.context.episodes.records import Episode
     from sagewai.graph.records import Entity, Relation
 
-    parsed = _Parsed([], [], [], [], [])
     models: dict[str, type[BaseModel]] = {
         "fact": Fact,
         "change": FactChange,
@@ -367,36 +375,39 @@ def _parse_archive(path: Path) -> tuple[ArchiveHeader, _Parsed]:
     try:
         with _open_text(path, "r") as handle:
             header = _parse_header(handle.readline(), path)
+            yield header
             for number, line in enumerate(handle, start=2):
                 if not line.strip():
                     continue
                 try:
                     record = json.loads(line)
                     kind = record["type"]
-                    model = models[kind]
-                    item = model.model_validate(record["data"])
+                    item = models[kind].model_validate(record["data"])
                 except (ValueError, KeyError, TypeError) as exc:
                     # ValidationError is a ValueError: a malformed record of a known kind.
                     raise InvalidInputError(f"{path} line {number}: bad record: {exc}") from exc
-                if isinstance(item, Fact):
-                    vector = record.get("vector")
-                    decoded = (
-                        None
-                        if vector is None
-                        else _decode_vector(str(vector), header.dimension, number)
-                    )
-                    parsed.facts.append((item, decoded))
-                elif isinstance(item, FactChange):
-                    parsed.changes.append(item)
-                elif isinstance(item, Entity):
-                    parsed.entities.append(item)
-                elif isinstance(item, Relation):
-                    parsed.relations.append(item)
-                elif isinstance(item, Episode):
-                    parsed.episodes.append(item)
+                vector = record.get("vector") if kind == "fact" else None
+                decoded = (
+                    None
+                    if vector is None
+                    else _decode_vector(str(vector), header.dimension, number)
+                )
+                yield (kind, item, decoded)
     except (OSError, UnicodeDecodeError, EOFError) as exc:
         raise InvalidInputError(f"cannot read the archive {path}: {exc}") from exc
-    return header, parsed
+
+
+def _validate_archive(path: Path) -> tuple[ArchiveHeader, dict[str, int]]:
+    """Read the whole archive once, keeping nothing but counts: no partial import of bad input."""
+    counts = dict.fromkeys(("fact", "change", "entity", "relation", "episode"), 0)
+    header: ArchiveHeader | None = None
+    for entry in _records(path):
+        if isinstance(entry, ArchiveHeader):
+            header = entry
+        else:
+            counts[entry[0]] += 1
+    assert header is not None  # _records yields the header first or raises
+    return header, counts
 
 
 class _Rewriter:
@@ -475,7 +486,9 @@ async def import_archive(
 
     Records move into the engine's project (and org). Vectors are used as they are when the
     engine's embedder has the archive's name and dimension; otherwise every fact is embedded
-    again by the engine's embedder. The whole archive is validated before anything is written.
+    again by the engine's embedder. The whole archive is validated before anything is written
+    (a first pass that keeps only counts); then facts stream in batches, so memory stays bounded
+    by ``batch_size`` facts whatever the archive's size.
     Re-running an import is a no-op under ``skip`` and ``new-ids`` (derived ids are stable) and
     rewrites the same values under ``replace``; audit rows are immutable and never duplicated.
 
@@ -500,7 +513,8 @@ async def import_archive(
     if not 1 <= batch_size <= 10_000:
         raise InvalidInputError("batch_size must be between 1 and 10000")
     started = time.perf_counter()
-    header, parsed = _parse_archive(Path(path))
+    path = Path(path)
+    header, counts = _validate_archive(path)
     await engine.open()
     rewrite = _Rewriter(engine, new_ids=on_conflict == "new-ids")
     replace = on_conflict == "replace"
@@ -508,12 +522,14 @@ async def import_archive(
     same_embedder = (
         header.embedder == engine.embedder.name and header.dimension == engine.embedder.dimension
     )
-    total = len(parsed.facts)
-    for start in range(0, total, batch_size):
-        chunk = [
-            (rewrite.fact(fact), vector)
-            for fact, vector in parsed.facts[start : start + batch_size]
-        ]
+    total = counts["fact"]
+    parsed = _Parsed([], [], [], [])
+    pending: list[tuple[Fact, Any]] = []
+    read = 0
+
+    async def flush() -> None:
+        chunk = [(rewrite.fact(fact), vector) for fact, vector in pending]
+        pending.clear()
         held = {
             fact.id
             for fact in await engine.metadata_store.get(engine.project_id, [f.id for f, _ in chunk])
@@ -535,7 +551,27 @@ async def import_archive(
             report.re_embedded += len(to_embed)
         report.imported["facts"] += len(chunk)
         if progress is not None:
-            progress(TransferProgress("import facts", min(start + batch_size, total), total))
+            progress(TransferProgress("import facts", read, total))
+
+    for entry in _records(path):
+        if isinstance(entry, ArchiveHeader):
+            continue
+        kind, item, vector = entry
+        if kind == "fact":
+            pending.append((item, vector))
+            read += 1
+            if len(pending) >= batch_size:
+                await flush()
+        elif kind == "change":
+            parsed.changes.append(item)
+        elif kind == "entity":
+            parsed.entities.append(item)
+        elif kind == "relation":
+            parsed.relations.append(item)
+        else:
+            parsed.episodes.append(item)
+    if pending:
+        await flush()
     await _import_changes(engine, parsed.changes, rewrite, report, batch_size)
     await _import_graph(engine, parsed, rewrite, report, replace)
     await _import_episodes(engine, parsed.episodes, rewrite, report, replace)
