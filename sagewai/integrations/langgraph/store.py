@@ -1,214 +1,61 @@
-"""LangGraph on sagewai memory: a ``BaseStore``, a recall hook and memory tools.
+"""``SagewaiStore``: LangGraph's ``BaseStore`` over a sagewai ``ContextEngine``.
 
-Why: agent builders already write LangGraph graphs and LangMem managers against LangGraph's
-``BaseStore``. :class:`SagewaiStore` is that store over a :class:`ContextEngine`, so
-``graph.compile(store=SagewaiStore(engine))`` gives every node sagewai's hybrid search, scopes,
-audit history and forgetting, and what a graph stores is recalled by sagewai's own agent too.
-
-How namespaces map onto scopes (``user_namespaces`` and ``session_namespaces`` set the labels):
-
-======================================  ========================================================
-namespace                               stored at
-======================================  ========================================================
-``("users", user_id, ...)``             USER scope of ``user_id`` (read in all their sessions)
-``("sessions", session_id, ...)``       SESSION scope of ``session_id``
-anything else, e.g. ``("docs", "faq")`` PROJECT scope
-======================================  ========================================================
-
-Each item is one fact: its text (the value's ``content``/``text``/``memory`` string, the fields
-named by ``index``, or the value as JSON) is embedded and keyword-indexed; the value, namespace
-and key ride in ``fact.metadata["langgraph"]``; tags mark the item and every prefix of its
-namespace. A ``put`` over an existing key supersedes the old fact (its history stays, and
-``engine.search(..., as_of=...)`` still finds what was believed then); ``delete`` deletes every
-version with an audit tombstone. A ``ttl`` (minutes) sets an expiry: expired items are left out
-of reads and removed by :meth:`SagewaiStore.sweep_expired`; ``refresh_ttl`` pushes it on read.
-Decay and consolidation apply to items like to any fact.
-
-Needs the ``langgraph`` extra: ``pip install "sagewai[langgraph]"``.
+The mapping of namespaces onto scopes and of items onto facts is described in
+:mod:`sagewai.integrations.langgraph`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import threading
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Iterable, Sequence
 from concurrent.futures import Future
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from langgraph.store.base import (
+    BaseStore,
+    GetOp,
+    Item,
+    ListNamespacesOp,
+    Op,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+    TTLConfig,
+)
+
 from sagewai.context.scope import ContextScope
-from sagewai.errors import InvalidInputError, MissingDependencyError
+from sagewai.errors import InvalidInputError
+from sagewai.integrations.langgraph._items import (
+    _LIVE,
+    _META,
+    _PAGE,
+    ITEM_TAG,
+    _check_namespace,
+    _expired,
+    _expiry,
+    _is_item_under,
+    _item,
+    _message_like,
+    _meta,
+    _namespace_matches,
+    _value_matches,
+    check_filter,
+    item_tag,
+    item_text,
+    namespace_tag,
+)
 from sagewai.records import Fact, FactStatus, utcnow
 from sagewai.stores.metadata import FactQuery
-
-try:
-    from langchain_core.messages import AnyMessage, SystemMessage
-    from langchain_core.runnables import RunnableConfig
-    from langchain_core.tools import BaseTool, StructuredTool
-    from langgraph.store.base import (
-        BaseStore,
-        GetOp,
-        Item,
-        ListNamespacesOp,
-        MatchCondition,
-        Op,
-        PutOp,
-        Result,
-        SearchItem,
-        SearchOp,
-        TTLConfig,
-        get_text_at_path,
-        tokenize_path,
-    )
-except ImportError as exc:  # pragma: no cover - exercised without the extra
-    raise MissingDependencyError(
-        exc.name or "langgraph", "langgraph", "sagewai.integrations.langgraph"
-    ) from exc
 
 if TYPE_CHECKING:
     from sagewai.context.bridge import MemoryBridge
     from sagewai.context.engine import ContextEngine
 
-__all__ = [
-    "SagewaiStore",
-    "make_memory_tools",
-    "make_recall_hook",
-    "make_recall_node",
-    "matches_filter",
-    "recall_text",
-]
-
-ITEM_TAG = "langgraph"
-"""The tag every item of a :class:`SagewaiStore` carries."""
-_META = "langgraph"
-_TEXT_FIELDS = ("content", "text", "memory")
-_LIVE = (FactStatus.ACTIVE, FactStatus.FLAGGED)
-_PAGE = 1_000
-MAX_NAMESPACE_DEPTH = 16
-
-
-def _digest(*parts: object) -> str:
-    raw = json.dumps(parts, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(raw.encode("utf-8")).hexdigest()[:32]
-
-
-def namespace_tag(prefix: Sequence[str]) -> str:
-    """The tag of every item whose namespace starts with ``prefix``."""
-    return f"langgraph:ns:{_digest(*prefix)}" if prefix else ITEM_TAG
-
-
-def item_tag(namespace: Sequence[str], key: str) -> str:
-    """The tag of the one item at ``(namespace, key)``."""
-    return f"langgraph:item:{_digest(list(namespace), key)}"
-
-
-# ------------------------------------------------------------------------------- pure parts
-
-
-def item_text(value: Mapping[str, Any], fields: Sequence[str] | None = None) -> str:
-    """The text an item is embedded and keyword-indexed by.
-
-    With ``fields`` (LangGraph's ``index`` paths, e.g. ``["content", "tags[*]"]``), the text at
-    those paths; otherwise the first ``content``/``text``/``memory`` string (nested values of
-    those keys are searched too, as LangMem stores ``{"content": {"content": ...}}``), else the
-    value as JSON.
-    """
-    if fields:
-        texts = [text for path in fields for text in get_text_at_path(value, tokenize_path(path))]
-        if texts:
-            return "\n".join(texts)
-    found = _first_text(value)
-    if found:
-        return found
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
-
-
-def _first_text(value: Any, depth: int = 0) -> str | None:
-    if depth > 4 or not isinstance(value, Mapping):
-        return None
-    for name in _TEXT_FIELDS:
-        field = value.get(name)
-        if isinstance(field, str) and field.strip():
-            return field
-        nested = _first_text(field, depth + 1)
-        if nested:
-            return nested
-    return None
-
-
-def _compare(actual: Any, wanted: Any) -> bool:
-    if isinstance(wanted, Mapping):
-        if any(str(k).startswith("$") for k in wanted):
-            return all(_operator(actual, str(op), arg) for op, arg in wanted.items())
-        if not isinstance(actual, Mapping):
-            return False
-        return all(_compare(actual.get(k), v) for k, v in wanted.items())
-    return bool(actual == wanted)
-
-
-def _operator(actual: Any, operator: str, argument: Any) -> bool:
-    if operator == "$eq":
-        return bool(actual == argument)
-    if operator == "$ne":
-        return bool(actual != argument)
-    comparisons: dict[str, Callable[[Any, Any], bool]] = {
-        "$gt": lambda a, b: a > b,
-        "$gte": lambda a, b: a >= b,
-        "$lt": lambda a, b: a < b,
-        "$lte": lambda a, b: a <= b,
-    }
-    compare = comparisons.get(operator)
-    if compare is None:
-        raise InvalidInputError(f"unsupported filter operator {operator!r}")
-    try:
-        return actual is not None and compare(actual, argument)
-    except TypeError:
-        return False
-
-
-_OPERATORS = frozenset({"$eq", "$ne", "$gt", "$gte", "$lt", "$lte"})
-
-
-def check_filter(where: Any, depth: int = 0) -> None:
-    """Refuse a filter LangGraph's semantics do not define (an unknown ``$`` operator, ...)."""
-    if where is None:
-        return
-    if not isinstance(where, Mapping) or depth > 8:
-        raise InvalidInputError("a filter must be a mapping of keys to values or operators")
-    for key, wanted in where.items():
-        if not isinstance(key, str):
-            raise InvalidInputError("filter keys must be strings")
-        if key.startswith("$") and key not in _OPERATORS:
-            raise InvalidInputError(f"unsupported filter operator {key!r}")
-        if isinstance(wanted, Mapping):
-            check_filter(wanted, depth + 1)
-
-
-def matches_filter(value: Mapping[str, Any], where: Mapping[str, Any] | None) -> bool:
-    """LangGraph's filter semantics: exact matches, nested keys, ``$eq $ne $gt $gte $lt $lte``.
-
-    Example:
-        >>> matches_filter({"kind": "note", "score": 5}, {"kind": "note", "score": {"$gt": 4}})
-        True
-    """
-    if not where:
-        return True
-    return all(_compare(value.get(key), wanted) for key, wanted in where.items())
-
-
-def _namespace_matches(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
-    path = tuple(condition.path)
-    if len(namespace) < len(path):
-        return False
-    pairs = (
-        zip(namespace, path, strict=False)
-        if condition.match_type == "prefix"
-        else zip(reversed(namespace), reversed(path), strict=False)
-    )
-    return all(wanted == "*" or label == wanted for label, wanted in pairs)
-
+__all__ = ["SagewaiStore"]
 
 # ------------------------------------------------------------------------------- the store
 
@@ -549,64 +396,6 @@ class SagewaiStore(BaseStore):
         return len(expired)
 
 
-# ------------------------------------------------------------------------------- item helpers
-
-
-def _meta(fact: Fact | None) -> dict[str, Any]:
-    if fact is None:
-        return {}
-    meta = fact.metadata.get(_META)
-    return meta if isinstance(meta, dict) else {}
-
-
-def _is_item_under(fact: Fact, prefix: Sequence[str]) -> bool:
-    namespace = _meta(fact).get("namespace")
-    return isinstance(namespace, list) and tuple(namespace[: len(prefix)]) == tuple(prefix)
-
-
-def _value_matches(fact: Fact, where: Mapping[str, Any] | None) -> bool:
-    value = _meta(fact).get("value")
-    return isinstance(value, dict) and matches_filter(value, where)
-
-
-def _expiry(ttl_minutes: float) -> str:
-    return (utcnow() + timedelta(minutes=ttl_minutes)).isoformat()
-
-
-def _expired(fact: Fact) -> bool:
-    expires = _meta(fact).get("expires_at")
-    return isinstance(expires, str) and datetime.fromisoformat(expires) <= utcnow()
-
-
-def _message_like(value: Mapping[str, Any]) -> bool:
-    return isinstance(value.get("role"), str) and isinstance(value.get("content"), str)
-
-
-def _item(fact: Fact, *, score: float | None = None) -> SearchItem:
-    meta = _meta(fact)
-    created = meta.get("created_at")
-    return SearchItem(
-        namespace=tuple(meta["namespace"]),
-        key=str(meta["key"]),
-        value=dict(meta["value"]),
-        created_at=datetime.fromisoformat(created) if isinstance(created, str) else fact.created_at,
-        updated_at=fact.created_at,
-        score=score,
-    )
-
-
-def _check_namespace(namespace: Sequence[str], *, allow_empty: bool) -> None:
-    if not namespace and not allow_empty:
-        raise InvalidInputError("a namespace must have at least one label")
-    if len(namespace) > MAX_NAMESPACE_DEPTH:
-        raise InvalidInputError(f"a namespace has at most {MAX_NAMESPACE_DEPTH} labels")
-    for label in namespace:
-        if not isinstance(label, str) or not label or "." in label or "\x00" in label:
-            raise InvalidInputError(
-                f"namespace label {label!r} must be a non-empty string without '.' or NUL"
-            )
-
-
 def _run_in_new_loop(work: Awaitable[list[Result]]) -> list[Result]:
     """Run ``work`` to completion on a fresh event loop in a helper thread."""
     box: dict[str, Any] = {}
@@ -627,122 +416,3 @@ def _run_in_new_loop(work: Awaitable[list[Result]]) -> list[Result]:
         raise box["error"]
     result: list[Result] = box["result"]
     return result
-
-
-# ------------------------------------------------------------------------------- agent parts
-
-
-def _configured(config: RunnableConfig | None, key: str) -> str | None:
-    configurable = (config or {}).get("configurable") or {}
-    value = configurable.get(key)
-    if value is None and key == "user_id":
-        value = configurable.get("langgraph_user_id")
-    return None if value is None else str(value)
-
-
-def _last_user_text(messages: Sequence[AnyMessage]) -> str | None:
-    for message in reversed(messages):
-        if getattr(message, "type", None) == "human":
-            content = message.content
-            if isinstance(content, str):
-                return content
-            parts = [p.get("text", "") for p in content if isinstance(p, dict)]
-            return " ".join(p for p in parts if p) or None
-    return None
-
-
-async def recall_text(
-    engine: ContextEngine,
-    query: str,
-    *,
-    user_id: str | None = None,
-    session_id: str | None = None,
-    top_k: int = 5,
-    header: str = "What you remember (most relevant first):",
-) -> str | None:
-    """The memories relevant to ``query`` as a short block for a system message, or ``None``."""
-    results = await engine.search(query, top_k=top_k, user_id=user_id, session_id=session_id)
-    if not results:
-        return None
-    return "\n".join([header, *(f"- {r.fact.content}" for r in results)])
-
-
-def make_recall_hook(
-    engine: ContextEngine,
-    *,
-    top_k: int = 5,
-    user_id_key: str = "user_id",
-    session_id_key: str | None = "thread_id",
-) -> Callable[[Mapping[str, Any], RunnableConfig], Awaitable[dict[str, Any]]]:
-    """A LangGraph pre-model hook: recall for the last user message, put it before the model.
-
-    It returns ``{"llm_input_messages": [SystemMessage(memories), *messages]}``, which
-    ``create_react_agent(..., pre_model_hook=...)`` sends to the model without changing the
-    graph state. The user comes from ``config["configurable"][user_id_key]`` (or
-    ``langgraph_user_id``), the session from ``session_id_key`` (the thread by default).
-    """
-
-    async def recall_hook(state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        messages = list(state.get("messages", []))
-        query = _last_user_text(messages)
-        block = None
-        if query and query.strip():
-            block = await recall_text(
-                engine,
-                query[:4_000],
-                user_id=_configured(config, user_id_key),
-                session_id=_configured(config, session_id_key) if session_id_key else None,
-                top_k=top_k,
-            )
-        prefix = [SystemMessage(content=block)] if block else []
-        return {"llm_input_messages": [*prefix, *messages]}
-
-    return recall_hook
-
-
-def make_recall_node(
-    engine: ContextEngine,
-    *,
-    top_k: int = 5,
-    user_id_key: str = "user_id",
-    output_key: str = "memories",
-) -> Callable[[Mapping[str, Any], RunnableConfig], Awaitable[dict[str, Any]]]:
-    """A graph node that writes the recalled memories (texts, best first) to ``output_key``."""
-
-    async def recall_node(state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        query = _last_user_text(list(state.get("messages", [])))
-        if not query or not query.strip():
-            return {output_key: []}
-        results = await engine.search(
-            query[:4_000], top_k=top_k, user_id=_configured(config, user_id_key)
-        )
-        return {output_key: [r.fact.content for r in results]}
-
-    return recall_node
-
-
-def make_memory_tools(
-    engine: ContextEngine, *, user_id_key: str = "user_id", top_k: int = 5
-) -> list[BaseTool]:
-    """Two tools for a LangGraph agent: ``remember`` a fact and ``recall_memories`` by query.
-
-    Both act for the user named in the run's config (``configurable[user_id_key]``, or
-    ``langgraph_user_id``); without one, memories are the project's.
-    """
-
-    async def remember(content: str, config: RunnableConfig) -> str:
-        """Store one short fact worth remembering in later conversations."""
-        fact = await engine.add(content, user_id=_configured(config, user_id_key))
-        return f"remembered ({fact.id})"
-
-    async def recall_memories(query: str, config: RunnableConfig) -> str:
-        """Search long-term memory for facts relevant to the query."""
-        text = await recall_text(
-            engine, query, user_id=_configured(config, user_id_key), top_k=top_k
-        )
-        return text or "nothing remembered about that"
-
-    return [
-        StructuredTool.from_function(coroutine=remember, name="remember"),
-        StructuredTool.from_function(coroutine=recall_memories, name="recall_memories"),
-    ]
