@@ -168,7 +168,7 @@ async def fill(engine: ContextEngine) -> None:
 
 async def snapshot(engine: ContextEngine) -> dict[str, Any]:
     """Everything of a project, with the project id blanked so two projects compare."""
-    from sagewai.context.archive import _all_facts
+    from sagewai.context.archive.export import _all_facts
 
     facts: list[Fact] = []
     async for page in _all_facts(engine):
