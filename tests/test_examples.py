@@ -79,6 +79,18 @@ EXPECTED: dict[str, list[str]] = {
         "sagewai: no fact with id 'no-such-fact' in this project",
         "(exit 1)",
     ],
+    "22_langgraph_store": [
+        "[recalled before the model] ['- Maya is vegetarian']",
+        "store.search(('users', 'maya'), 'diet') -> [{'content': 'Maya is vegetarian'}]",
+        "sagewai sees it as a user fact of maya: Maya is vegetarian",
+        "leo's recall of it: []",
+    ],
+    "23_export_import": [
+        "exported: 3 facts, 4 changes, 2 entities, 1 relations, 1 episodes",
+        "same search results after the move: True -> Priya leads the payments team",
+        "imported again: 0 new",
+        "imported into project 'billing': 3 facts, 4 changes, 2 entities, 1 relations, 1 episodes",
+    ],
 }
 _UNSET = (
     "SAGEWAI_MODEL",

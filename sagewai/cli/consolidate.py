@@ -29,6 +29,7 @@ from sagewai.errors import ConfigurationError, LockedError, SagewaiError
 
 if TYPE_CHECKING:
     from sagewai.context.engine import ContextEngine
+    from sagewai.embeddings.base import Embedder
     from sagewai.intelligence.consolidation import ConsolidationProgress, ConsolidationReport
 
 __all__ = [
@@ -126,11 +127,18 @@ def _handle(args: argparse.Namespace) -> int:
         return EXIT_ERROR
 
 
-def open_engine(store: str, project_id: str, *, vectors: str | None = None) -> ContextEngine:
+def open_engine(
+    store: str,
+    project_id: str,
+    *,
+    vectors: str | None = None,
+    embedder: Embedder | None = None,
+) -> ContextEngine:
     """The engine on ``store``: an embedded folder, or PostgreSQL plus a vector store.
 
-    The embedder is the default (MiniLM); consolidation only loads it for a fact whose vector is
-    missing from the index, and the embedded folder's manifest makes sure it matches.
+    The embedder is the default (MiniLM) unless one is given; consolidation only loads it for a
+    fact whose vector is missing from the index, and the embedded folder's manifest makes sure
+    it matches.
 
     Raises:
         ConfigurationError: ``store`` is neither a folder path nor a PostgreSQL URL.
@@ -145,7 +153,7 @@ def open_engine(store: str, project_id: str, *, vectors: str | None = None) -> C
             raise ConfigurationError(
                 f"no embedded store at {store}; give --store the folder an engine wrote"
             )
-        return ContextEngine.local(path, project_id=project_id)
+        return ContextEngine.local(path, project_id=project_id, embedder=embedder)
     if not store.startswith(("postgresql://", "postgres://")):
         raise ConfigurationError(
             f"unsupported --store {store.split('://', 1)[0]}://...; use a folder or postgresql://"
@@ -153,7 +161,7 @@ def open_engine(store: str, project_id: str, *, vectors: str | None = None) -> C
     from sagewai.embeddings.minilm import MiniLMEmbedder
     from sagewai.stores.postgres import PostgresMetadataStore
 
-    embedder = MiniLMEmbedder()
+    embedder = embedder or MiniLMEmbedder()
     target = vectors or os.environ.get("SAGEWAI_VECTORS") or "./sagewai-vectors"
     vector_store: Any
     if target.startswith(("http://", "https://")):

@@ -20,7 +20,15 @@ EXIT_ERROR = 1
 EXIT_USAGE = 2
 """The command line or the configuration is wrong."""
 
-_COMMANDS: tuple[str, ...] = ("demo", "graph", "consolidate", "eval", "inspector", "mcp")
+_COMMANDS: tuple[str, ...] = (
+    "demo",
+    "graph",
+    "consolidate",
+    "eval",
+    "inspector",
+    "mcp",
+    "transfer",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

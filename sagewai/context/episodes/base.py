@@ -254,6 +254,14 @@ class EpisodeStoreBase(ABC):
         await self._store(episode)
         return episode.id
 
+    async def put_episode(self, episode: Episode) -> None:
+        """Store an episode record as it is (id, times, summary kept), replacing one of its id.
+
+        For restoring a backup or importing an archive; new sessions go through
+        :meth:`save_episode`, which validates the messages and writes the summary.
+        """
+        await self._store(episode.model_copy(update={"score": None}))
+
     async def _store(self, episode: Episode) -> None:
         vectors = await self.embedder.embed_documents([episode.summary])
         await self.open()
