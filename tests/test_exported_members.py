@@ -160,6 +160,7 @@ _PUBLIC = (
     "sagewai",
     "sagewai.agent",
     "sagewai.context",
+    "sagewai.context.archive",
     "sagewai.context.episodes",
     "sagewai.embeddings",
     "sagewai.errors",
