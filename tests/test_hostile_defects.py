@@ -229,17 +229,21 @@ async def test_add_many_is_all_or_nothing_in_memory_and_sqlite(tmp_path: Path) -
             assert await engine.count() == 0
 
 
-async def test_add_many_is_all_or_nothing_on_postgres(postgres_dsn: str, postgres_schema: str) -> None:
+async def test_add_many_is_all_or_nothing_on_postgres(
+    postgres_dsn: str, postgres_schema: str
+) -> None:
     from sagewai.stores.postgres import PostgresMetadataStore
 
     embedder = FakeEmbedder()
+    store = PostgresMetadataStore(postgres_dsn, schema=postgres_schema)
     engine = ContextEngine(
-        metadata_store=PostgresMetadataStore(postgres_dsn, schema=postgres_schema),
+        metadata_store=store,
         vector_store=InMemoryVectorStore(embedder.dimension),
         project_id="p",
         embedder=embedder,
     )
     async with engine:
+        await store.migrate()
         with pytest.raises(InvalidInputError):
             await engine.add_many(_items_with_nan(300))
         assert await engine.count() == 0
@@ -288,7 +292,9 @@ async def test_bad_search_arguments_raise_typed_errors(kwargs: dict[str, Any]) -
 
 
 _BAD_ADDS: list[dict[str, Any]] = [
-    {"source": {"session_id": "s1"}},
+    {"source": {"bogus": "s1"}},
+    {"source": "s1"},
+    {"sources": "s1"},
     {"tags": "abc"},
     {"exact_values": "abc"},
     {"confidence": "high"},

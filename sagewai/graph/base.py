@@ -455,12 +455,35 @@ class GraphMemory(ABC):
         named = await self.entities_named(project_id, name)
         return await self.delete_entities(project_id, [e.id for e in named])
 
-    async def delete_session(self, project_id: str, session_id: str) -> GraphDeletion:
-        """Forget a session: see :func:`~sagewai.graph.matching.plan_session_forget`."""
+    async def delete_session(
+        self, project_id: str, session_id: str, *, subject: str | None = None
+    ) -> GraphDeletion:
+        """Forget a session: see :func:`~sagewai.graph.matching.plan_session_forget`.
+
+        With ``subject``, only what the session said about that subject (AND): the session is
+        forgotten from the entities named ``subject`` and from the edges that touch them; every
+        other entity of the session is left as it is.
+        """
         validate_identifier(project_id, "project_id")
         validate_identifier(session_id, "session_id")
-        entities = [e for e in await self._entities(project_id) if _own(e, project_id)]
-        relations = [r for r in await self._relations(project_id) if _own(r, project_id)]
+        if subject is None:
+            entities = [e for e in await self._entities(project_id) if _own(e, project_id)]
+            relations = [r for r in await self._relations(project_id) if _own(r, project_id)]
+        else:
+            entities = await self.entities_named(project_id, subject)
+            relations = (
+                _unique(
+                    [
+                        r
+                        for r in await self._relations_touching(
+                            project_id, [e.id for e in entities]
+                        )
+                        if _own(r, project_id)
+                    ]
+                )
+                if entities
+                else []
+            )
         plan = plan_session_forget(session_id, entities, relations)
         write = GraphWrite(
             project_id,
@@ -655,9 +678,9 @@ class ProjectGraph:
         """See :meth:`GraphMemory.delete_subject`."""
         return await self._store.delete_subject(self._project_id, name)
 
-    async def delete_session(self, session_id: str) -> GraphDeletion:
+    async def delete_session(self, session_id: str, *, subject: str | None = None) -> GraphDeletion:
         """See :meth:`GraphMemory.delete_session`."""
-        return await self._store.delete_session(self._project_id, session_id)
+        return await self._store.delete_session(self._project_id, session_id, subject=subject)
 
     async def delete_all(self) -> GraphDeletion:
         """Forget this project's whole graph (see :meth:`GraphMemory.delete_project`)."""

@@ -328,10 +328,15 @@ class EpisodeStoreBase(ABC):
 
     # ------------------------------------------------------------------ forgetting
 
-    async def delete_session(self, session_id: str, *, project_id: str | None = None) -> int:
-        """Delete the episodes of a session (within ``project_id`` when given); return how many."""
+    async def delete_session(
+        self, session_id: str, *, project_id: str | None = None, user_id: str | None = None
+    ) -> int:
+        """Delete the episodes of a session (within ``project_id``, of ``user_id`` when given);
+        return how many."""
         await self.open()
-        return await self._delete(EpisodeFilter(project_id=project_id, session_id=session_id))
+        return await self._delete(
+            EpisodeFilter(project_id=project_id, session_id=session_id, user_id=user_id)
+        )
 
     async def delete_user(self, user_id: str, *, project_id: str | None = None) -> int:
         """Delete the episodes of a user (within ``project_id`` when given); return how many."""
@@ -344,12 +349,20 @@ class EpisodeStoreBase(ABC):
         await self.open()
         return await self._delete(EpisodeFilter(project_id=project_id))
 
-    async def forget_subject(self, subject: str, *, project_id: str | None = None) -> int:
+    async def forget_subject(
+        self,
+        subject: str,
+        *,
+        project_id: str | None = None,
+        session_id: str | None = None,
+        user_id: str | None = None,
+    ) -> int:
         """Remove every mention of ``subject`` from the episodes; return how many were touched.
 
         Messages that name the subject (in their text, speaker or name) are removed and the
         summary is rewritten from what remains; string metadata naming it is dropped. An episode
         left with no message is deleted. Matching is on whole words, case-insensitively.
+        ``session_id`` and ``user_id`` narrow it to those episodes (criteria combine with AND).
         """
         validate_identifier(subject, "subject")
         pattern = subject_pattern(subject)
@@ -357,7 +370,7 @@ class EpisodeStoreBase(ABC):
         if pattern is None or not terms:
             return 0
         await self.open()
-        where = EpisodeFilter(project_id=project_id)
+        where = EpisodeFilter(project_id=project_id, session_id=session_id, user_id=user_id)
         hits = await self._keyword(terms, where, None, True)
         touched = 0
         for episode in await self._load([i for i, _ in hits], where):

@@ -40,6 +40,7 @@ from sagewai.intelligence.consolidation.report import (
 from sagewai.intelligence.consolidation.run import Lookahead, Run
 from sagewai.intelligence.consolidation.selection import Selection
 from sagewai.intelligence.consolidation.state import ConsolidationState, RunCheckpoint, state_key
+from sagewai.context.arguments import aware_time, check_flag, string_list
 from sagewai.records import ChangeAction, Fact, FactChange, new_id, utcnow
 from sagewai.stores.metadata import WriteBatch
 from sagewai.stores.vector import VectorPayload
@@ -165,6 +166,14 @@ class MemoryConsolidator:
                 f"this consolidator's engine is bound to project {engine.project_id!r}, not "
                 f"{project_id!r}; build a ContextEngine for {project_id!r} to consolidate it"
             )
+        if isinstance(now, datetime) and now.tzinfo is None:
+            raise InvalidInputError(
+                "now must be a timezone-aware datetime (a naive one is ambiguous)"
+            )
+        now = aware_time(now, "now")
+        check_flag(dry_run, "dry_run")
+        check_flag(incremental, "incremental")
+        tags = string_list(tags, "tags")
         selection = Selection.build(
             project_id=engine.project_id,
             org_id=engine.org_id,
