@@ -134,7 +134,8 @@ async def test_a_bad_session_id_never_poisons_the_graph(backend: str, tmp_path: 
     else:
         from sagewai.graph.nebula import NebulaGraphStore
 
-        store = NebulaGraphStore(session=FakeNebulaSession())
+        store = NebulaGraphStore(session=FakeNebulaSession(), retry_delay=0.0)
+        await store.setup(wait_seconds=0)
     async with store:
         builder = ConversationGraphBuilder(graph_store=store.for_project("p"))
         await builder.process_turn("Alice moved to Paris.", session_id="s1")
@@ -201,10 +202,9 @@ async def test_surrogates_through_the_bridge_submit_journal_and_llm(tmp_path: Pa
 async def test_lone_surrogates_reach_the_graph_as_replacement_characters(tmp_path: Path) -> None:
     from sagewai.graph.nebula import NebulaGraphStore
 
-    for store in (
-        SqliteGraphStore(tmp_path / "g.sqlite3"),
-        NebulaGraphStore(session=FakeNebulaSession()),
-    ):
+    nebula = NebulaGraphStore(session=FakeNebulaSession(), retry_delay=0.0)
+    await nebula.setup(wait_seconds=0)
+    for store in (SqliteGraphStore(tmp_path / "g.sqlite3"), nebula):
         async with store:
             builder = ConversationGraphBuilder(graph_store=store.for_project("p"))
             await builder.process_turn("Al\ud800ice moved to Paris.", session_id="s1")

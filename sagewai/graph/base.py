@@ -15,6 +15,8 @@ from datetime import datetime
 from types import TracebackType
 from typing import Self, TypeVar
 
+from pydantic import ValidationError
+
 from sagewai.context.scope import validate_identifier
 from sagewai.errors import IntegrityError, InvalidInputError
 from sagewai.graph.matching import (
@@ -83,6 +85,15 @@ class GraphWrite:
                 )
         for identifier in self.delete_entities:
             validate_identifier(identifier, "entity id")
+        for record in (*self.put_entities, *self.put_relations):
+            # A record built with model_copy skipped validation; no row that would not decode
+            # again may be stored, so every put is checked here, at the store's door.
+            try:
+                type(record).model_validate(record.model_dump())
+            except ValidationError as exc:
+                raise InvalidInputError(
+                    f"{type(record).__name__} {record.id!r} does not validate: {exc}"
+                ) from exc
 
     @property
     def empty(self) -> bool:

@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
 
+from sagewai.context.arguments import aware_time, check_flag, string_list
 from sagewai.context.engine import ContextEngine
 from sagewai.context.scope import ContextScope
 from sagewai.embeddings.base import Embedder
@@ -40,7 +41,6 @@ from sagewai.intelligence.consolidation.report import (
 from sagewai.intelligence.consolidation.run import Lookahead, Run
 from sagewai.intelligence.consolidation.selection import Selection
 from sagewai.intelligence.consolidation.state import ConsolidationState, RunCheckpoint, state_key
-from sagewai.context.arguments import aware_time, check_flag, string_list
 from sagewai.records import ChangeAction, Fact, FactChange, new_id, utcnow
 from sagewai.stores.metadata import WriteBatch
 from sagewai.stores.vector import VectorPayload
