@@ -360,3 +360,76 @@ async def test_punctuation_only_entity_names_are_refused_at_write() -> None:
     await builder.process_turn("What? ( ... ) !! Alice moved to Paris.", session_id="s1")
     for entity in await graph.entities():
         assert await graph.entities_named(entity.name), entity.name
+
+
+class _DyingPool:
+    """An asyncpg pool that works until ``dead``, then fails as a dropped connection does.
+
+    A driver double (asyncpg's own error class), not a double of sagewai's code.
+    """
+
+    def __init__(self, pool: Any) -> None:
+        self.pool = pool
+        self.dead = False
+
+    def _check(self) -> None:
+        if self.dead:
+            import asyncpg
+
+            raise asyncpg.InternalClientError("cannot perform operation: connection is closed")
+
+    def acquire(self) -> Any:
+        self._check()
+        return self.pool.acquire()
+
+    async def release(self, connection: Any) -> None:
+        await self.pool.release(connection)
+
+    async def fetch(self, *args: Any) -> Any:
+        self._check()
+        return await self.pool.fetch(*args)
+
+    async def fetchval(self, *args: Any) -> Any:
+        self._check()
+        return await self.pool.fetchval(*args)
+
+    async def execute(self, *args: Any) -> Any:
+        self._check()
+        return await self.pool.execute(*args)
+
+    async def close(self) -> None:
+        await self.pool.close()
+
+
+async def test_asyncpg_client_errors_are_translated(
+    postgres_dsn: str, postgres_schema: str
+) -> None:
+    import asyncpg
+
+    from sagewai.errors import BackendError
+    from sagewai.stores.postgres import PostgresMetadataStore
+
+    real = await asyncpg.create_pool(postgres_dsn, min_size=1, max_size=2)
+    pool = _DyingPool(real)
+    store = PostgresMetadataStore(pool=pool, schema=postgres_schema)
+    await store.migrate()
+    embedder = FakeEmbedder()
+    engine = ContextEngine(
+        metadata_store=store,
+        vector_store=InMemoryVectorStore(embedder.dimension),
+        project_id="p",
+        embedder=embedder,
+    )
+    try:
+        fact = await engine.add("Alice prefers green tea")
+        pool.dead = True
+        with pytest.raises(BackendError):
+            await engine.add("Bob drives a red truck")  # apply
+        with pytest.raises(BackendError):
+            await engine.get(fact.id)  # fetch
+        with pytest.raises(BackendError):
+            await store.set_state("p", "k", {"a": 1})
+        pool.dead = False
+        assert await engine.count() == 1
+    finally:
+        await real.close()
