@@ -543,6 +543,7 @@ class ContextEngine:
         Raises:
             FactNotFoundError: no such fact here (including facts of other projects).
         """
+        validate_identifier(fact_id, "fact_id")
         await self.open()
         found = await self.metadata_store.get(self.project_id, [fact_id])
         if not found or not self._readable(found[0]):
