@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from sagewai.context.arguments import string_list
 from sagewai.context.conversation import ChatMessage, Conversation, MessageLike
 from sagewai.context.journal import FsyncPolicy, JournalEntry, WriteAheadJournal
 from sagewai.context.reconcile import Candidate, Reconciler, ReconcilingWriter, WriteOutcome
@@ -293,11 +294,12 @@ class MemoryBridge:
     ) -> BridgeTurn:
         chat = ChatMessage.coerce(message, role=role)
         session_id = session_id or self.default_session_id
-        if session_id not in self._sessions:  # known sessions were validated when first seen
-            validate_identifier(session_id, "session_id")
+        if not isinstance(session_id, str) or session_id not in self._sessions:
+            validate_identifier(session_id, "session_id")  # known sessions were checked once
         user_id = user_id if user_id is not None else self.user_id
         if user_id is not None:
             validate_identifier(user_id, "user_id")
+        tags = string_list(tags, "tags")
         for tag in tags or ():
             validate_identifier(tag, "tag")
         state = self._session(session_id)

@@ -255,7 +255,7 @@ class ConversationGraphBuilder:
         if speaker is not None:
             if not isinstance(speaker, str):
                 raise InvalidInputError("speaker must be text")
-            speaker = clean_text(speaker)
+            speaker = _clean(speaker)
         if message_id is not None:
             validate_identifier(message_id, "message_id")
         timestamp = aware_time(timestamp, "timestamp")

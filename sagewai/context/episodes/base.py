@@ -23,6 +23,7 @@ from typing import Any, Self
 import numpy as np
 from pydantic import JsonValue, ValidationError
 
+from sagewai.context.arguments import check_int
 from sagewai.context.conversation import ChatMessage, MessageLike
 from sagewai.context.episodes.records import (
     Episode,
@@ -37,6 +38,7 @@ from sagewai.context.episodes.summary import (
     extractive_summary,
 )
 from sagewai.context.scope import validate_identifier
+from sagewai.context.text import clean_json, clean_text
 from sagewai.embeddings.base import Embedder, Vector
 from sagewai.errors import ConfigurationError, InvalidInputError
 from sagewai.stores.metadata import keyword_terms
@@ -224,6 +226,15 @@ class EpisodeStoreBase(ABC):
         for value, what in ((project_id, "project_id"), (user_id, "user_id")):
             if value is not None:
                 validate_identifier(value, what)
+        if isinstance(messages, str | bytes | Mapping) or not isinstance(messages, Sequence):
+            raise InvalidInputError("messages must be a list of messages")
+        if metadata is not None and not isinstance(metadata, Mapping):
+            raise InvalidInputError("episode metadata must be a mapping")
+        if summary is not None:
+            if not isinstance(summary, str):
+                raise InvalidInputError("summary must be text")
+            summary = clean_text(summary)
+        metadata = clean_json(dict(metadata or {}), "episode metadata")
         coerced = tuple(ChatMessage.coerce(message) for message in messages)
         if not coerced or all(message.is_empty for message in coerced):
             raise InvalidInputError("an episode needs at least one non-empty message")
@@ -310,8 +321,8 @@ class EpisodeStoreBase(ABC):
             raise InvalidInputError("the search query must be non-empty text")
         if len(query) > MAX_QUERY_CHARS:
             raise InvalidInputError(f"the search query is longer than {MAX_QUERY_CHARS} characters")
-        if not 1 <= limit <= 1_000:
-            raise InvalidInputError("limit must be between 1 and 1000")
+        check_int(limit, "limit", low=1, high=1_000)
+        query = clean_text(query)
         await self.open()
         where = EpisodeFilter(project_id=project_id, user_id=user_id)
         pool = max(self.candidates, limit)
