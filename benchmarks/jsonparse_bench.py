@@ -7,7 +7,8 @@ conversation. Each case below is about 1 MB (``MAX_JSON_CHARS``); the script tim
 prints the figures and writes JSON. Target: every case under 100 ms.
 
 Usage:
-    python benchmarks/jsonparse_bench.py [--repeat 5] [--out benchmarks/results/jsonparse_bench.json]
+    python benchmarks/jsonparse_bench.py [--repeat 5]
+        [--out benchmarks/results/jsonparse_bench.json]
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks._common import RESULTS, write_json  # noqa: E402
-from sagewai.llm import MalformedOutputError, parse_json_lenient  # noqa: E402
-from sagewai.llm.jsonparse import MAX_JSON_CHARS  # noqa: E402
+from benchmarks._common import RESULTS, write_json
+from sagewai.llm import MalformedOutputError, parse_json_lenient
+from sagewai.llm.jsonparse import MAX_JSON_CHARS
 
 TARGET_MS = 100.0
 SIZE = MAX_JSON_CHARS
@@ -43,9 +44,9 @@ def cases() -> dict[str, Callable[[], str]]:
         "open braces": lambda: _fill('{"a":'),
         "deep balanced": lambda: "[" * half + "]" * half,
         "deep balanced, then cut": lambda: "[" * half + "]" * (half - 1),
-        "deep prefix, then many items": lambda: "[" + "[" * 2_000 + "]" * 2_000 + _fill(",{}")[
-            4_002:
-        ],
+        "deep prefix, then many items": lambda: (
+            "[" + "[" * 2_000 + "]" * 2_000 + _fill(",{}")[4_002:]
+        ),
         "many closed items, cut": lambda: _fill("{},", prefix="["),
         "many nested items, cut": lambda: _fill('[{"a": [1, {"b": 2}]}],', prefix="["),
         "items, then garbage": lambda: _fill("{},", prefix="[", suffix="x"),

@@ -25,7 +25,6 @@ from sagewai.graph.memory import InMemoryGraphStore
 from sagewai.graph.sqlite import SqliteGraphStore
 from sagewai.graph.testing import FakeNebulaSession
 from sagewai.intelligence import ConversationGraphBuilder
-from sagewai.stores.memory_metadata import InMemoryMetadataStore
 from sagewai.stores.memory_vector import InMemoryVectorStore
 from sagewai.testing import FakeEmbedder
 from tests.helpers import memory_engine
@@ -59,7 +58,8 @@ async def test_same_fact_id_in_two_projects_of_one_folder_never_touches_the_othe
         await beta.forget(everything=True)
     async with local(tmp_path, "alpha") as alpha:
         results = await alpha.search("green tea")
-        assert results and results[0].parts.dense is not None, "beta deleted alpha's vector"
+        assert results
+        assert results[0].parts.dense is not None, "beta deleted alpha's vector"
 
 
 async def test_vector_ids_of_two_projects_on_one_store_object_stay_apart() -> None:

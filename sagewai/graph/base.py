@@ -85,14 +85,15 @@ class GraphWrite:
                 )
         for identifier in self.delete_entities:
             validate_identifier(identifier, "entity id")
-        for record in (*self.put_entities, *self.put_relations):
+        puts: list[Entity | Relation] = [*self.put_entities, *self.put_relations]
+        for put in puts:
             # A record built with model_copy skipped validation; no row that would not decode
             # again may be stored, so every put is checked here, at the store's door.
             try:
-                type(record).model_validate(record.model_dump())
+                type(put).model_validate(put.model_dump())
             except ValidationError as exc:
                 raise InvalidInputError(
-                    f"{type(record).__name__} {record.id!r} does not validate: {exc}"
+                    f"{type(put).__name__} {put.id!r} does not validate: {exc}"
                 ) from exc
 
     @property

@@ -53,11 +53,11 @@ class InMemoryMetadataStore(MetadataStore):
 
     async def apply(self, batch: WriteBatch) -> None:
         batch.validate()
-        for fact in batch.upserts:
-            held = self._facts.get(fact.id)
+        for upsert in batch.upserts:
+            held = self._facts.get(upsert.id)
             if held is not None and held.project_id != batch.project_id:
                 # An id another project holds is never taken over, nor skipped in silence.
-                raise FactConflictError(fact.id)
+                raise FactConflictError(upsert.id)
         now = utcnow()
         # Everything is validated above, so the mutations below cannot fail half-way.
         doomed = {

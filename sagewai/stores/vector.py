@@ -265,7 +265,7 @@ class ProjectVectorStore(VectorStore):
     def __init__(self, store: VectorStore, project_id: str) -> None:
         while isinstance(store, ProjectVectorStore):
             store = store.store
-        self.store = store
+        self.store: VectorStore = store
         self.project_id = project_id
         self._prefix = project_id + _POINT_SEPARATOR
 
