@@ -25,6 +25,7 @@ from sagewai.graph.memory import InMemoryGraphStore
 from sagewai.graph.sqlite import SqliteGraphStore
 from sagewai.graph.testing import FakeNebulaSession
 from sagewai.intelligence import ConversationGraphBuilder
+from sagewai.stores.memory_metadata import InMemoryMetadataStore
 from sagewai.stores.memory_vector import InMemoryVectorStore
 from sagewai.testing import FakeEmbedder
 from tests.helpers import memory_engine
@@ -433,3 +434,35 @@ async def test_asyncpg_client_errors_are_translated(
         assert await engine.count() == 1
     finally:
         await real.close()
+
+
+async def test_bridge_conversation_checks_its_episode_before_writing_facts() -> None:
+    from sagewai.context import MemoryBridge
+    from sagewai.context.conversation import Conversation
+    from sagewai.context.episodes import EpisodeStore
+
+    embedder = FakeEmbedder()
+    episodes = EpisodeStore(embedder=embedder)
+    engine = ContextEngine(
+        metadata_store=InMemoryMetadataStore(),
+        vector_store=InMemoryVectorStore(embedder.dimension),
+        project_id="p",
+        embedder=embedder,
+        episode_store=episodes,
+    )
+    bridge = MemoryBridge(context_engine=engine, extract_every_n_turns=1)
+    # Every turn is fine; the conversation as an episode is not (its metadata holds NaN).
+    turns = ["I prefer green tea", "I work at Initech", "We deploy on Fridays"]
+    conversation = Conversation.of(turns, session_id="s1", metadata={"score": math.nan})
+    with pytest.raises(InvalidInputError):
+        await bridge.bridge_conversation(conversation)
+    assert await engine.count() == 0
+    assert await episodes.list_episodes() == []
+
+
+def test_ngql_ids_never_raise_on_lone_surrogates() -> None:
+    from sagewai.graph import ngql
+
+    assert ngql.vertex_id("p", "e\ud800") != ngql.vertex_id("p", "e\ufffd")
+    assert ngql.project_key("p\udc00") != ngql.project_key("p")
+    assert 0 <= ngql.edge_rank("r\ud83d") < 2**63

@@ -520,6 +520,18 @@ class MemoryBridge:
             )
             for index, message in enumerate(chat.messages)
         ]
+        episodes = self.engine.episode_store
+        keep_episode = self.save_episodes and episodes is not None and bool(chat.messages)
+        check_episode = getattr(episodes, "check_episode", None) if keep_episode else None
+        if check_episode is not None:
+            # All or nothing: an episode that would be refused fails before any fact is written.
+            check_episode(
+                session_id,
+                list(chat.messages),
+                dict(chat.metadata),
+                project_id=self.engine.project_id,
+                user_id=user_id,
+            )
         self.stats.messages_accepted += len(turns)
         state = self._session(session_id)
         stored = 0
@@ -530,8 +542,7 @@ class MemoryBridge:
             step = self.extract_every_n_turns
             for start in range(0, len(turns), step):
                 stored += (await self._process(turns[start : start + step]))[1]
-        episodes = self.engine.episode_store
-        if self.save_episodes and episodes is not None and chat.messages:
+        if keep_episode and episodes is not None:
             await episodes.save_episode(
                 session_id,
                 list(chat.messages),

@@ -182,6 +182,46 @@ class EpisodeStoreBase(ABC):
 
     # ------------------------------------------------------------------ writing
 
+    def check_episode(
+        self,
+        session_id: str,
+        messages: Sequence[MessageLike],
+        metadata: Mapping[str, JsonValue] | None = None,
+        *,
+        project_id: str | None = None,
+        user_id: str | None = None,
+    ) -> tuple[tuple[ChatMessage, ...], dict[str, JsonValue]]:
+        """Validate what :meth:`save_episode` would store, without storing it.
+
+        Returns the messages as records and the cleaned metadata. A caller that writes other
+        records first (the bridge stores a conversation's facts, then its episode) checks here
+        so that a bad episode fails before anything is written.
+
+        Raises:
+            InvalidInputError: empty or oversized session, malformed messages or metadata.
+        """
+        validate_identifier(session_id, "session_id")
+        for value, what in ((project_id, "project_id"), (user_id, "user_id")):
+            if value is not None:
+                validate_identifier(value, what)
+        if isinstance(messages, str | bytes | Mapping) or not isinstance(messages, Sequence):
+            raise InvalidInputError("messages must be a list of messages")
+        if metadata is not None and not isinstance(metadata, Mapping):
+            raise InvalidInputError("episode metadata must be a mapping")
+        metadata = clean_json(dict(metadata or {}), "episode metadata")
+        coerced = tuple(ChatMessage.coerce(message) for message in messages)
+        if not coerced or all(message.is_empty for message in coerced):
+            raise InvalidInputError("an episode needs at least one non-empty message")
+        if len(coerced) > MAX_EPISODE_MESSAGES:
+            raise InvalidInputError(f"an episode holds at most {MAX_EPISODE_MESSAGES} messages")
+        if sum(len(message.content) for message in coerced) > MAX_EPISODE_CHARS:
+            raise InvalidInputError(f"an episode holds at most {MAX_EPISODE_CHARS} characters")
+        try:
+            json.dumps(dict(metadata or {}), allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise InvalidInputError(f"episode metadata must be JSON without NaN: {exc}") from exc
+        return coerced, dict(metadata)
+
     async def save_episode(
         self,
         session_id: str,
@@ -222,30 +262,13 @@ class EpisodeStoreBase(ABC):
             >>> asyncio.run(demo())
             's1'
         """
-        validate_identifier(session_id, "session_id")
-        for value, what in ((project_id, "project_id"), (user_id, "user_id")):
-            if value is not None:
-                validate_identifier(value, what)
-        if isinstance(messages, str | bytes | Mapping) or not isinstance(messages, Sequence):
-            raise InvalidInputError("messages must be a list of messages")
-        if metadata is not None and not isinstance(metadata, Mapping):
-            raise InvalidInputError("episode metadata must be a mapping")
+        coerced, metadata = self.check_episode(
+            session_id, messages, metadata, project_id=project_id, user_id=user_id
+        )
         if summary is not None:
             if not isinstance(summary, str):
                 raise InvalidInputError("summary must be text")
             summary = clean_text(summary)
-        metadata = clean_json(dict(metadata or {}), "episode metadata")
-        coerced = tuple(ChatMessage.coerce(message) for message in messages)
-        if not coerced or all(message.is_empty for message in coerced):
-            raise InvalidInputError("an episode needs at least one non-empty message")
-        if len(coerced) > MAX_EPISODE_MESSAGES:
-            raise InvalidInputError(f"an episode holds at most {MAX_EPISODE_MESSAGES} messages")
-        if sum(len(message.content) for message in coerced) > MAX_EPISODE_CHARS:
-            raise InvalidInputError(f"an episode holds at most {MAX_EPISODE_CHARS} characters")
-        try:
-            json.dumps(dict(metadata or {}), allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            raise InvalidInputError(f"episode metadata must be JSON without NaN: {exc}") from exc
         if summary is None:
             summary = await self.summarizer.summarize(coerced)
         fields: dict[str, Any] = {
