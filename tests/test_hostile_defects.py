@@ -466,3 +466,35 @@ def test_ngql_ids_never_raise_on_lone_surrogates() -> None:
     assert ngql.vertex_id("p", "e\ud800") != ngql.vertex_id("p", "e\ufffd")
     assert ngql.project_key("p\udc00") != ngql.project_key("p")
     assert 0 <= ngql.edge_rank("r\ud83d") < 2**63
+
+
+async def test_an_old_journal_entry_holding_a_surrogate_replays(tmp_path: Path) -> None:
+    from sagewai.context import MemoryBridge
+    from sagewai.context.journal import WriteAheadJournal
+    from sagewai.intelligence import RuleBasedFactExtractor
+
+    journal_path = tmp_path / "journal"
+    journal = WriteAheadJournal(journal_path)
+    journal.open()
+    # What an earlier version journaled: the surrogate survives as a JSON escape.
+    entry = {
+        "message": {"role": "user", "content": "I prefer \ud800 green tea"},
+        "session_id": "s1",
+        "message_id": "m1",
+        "turn_index": 0,
+        "received_at": "2026-01-01T00:00:00+00:00",
+    }
+    journal.append_json("e1", json.dumps(entry))
+    journal.close()
+    engine = memory_engine()
+    bridge = MemoryBridge(
+        context_engine=engine,
+        fact_extractor=RuleBasedFactExtractor(),
+        journal_path=journal_path,
+    )
+    await bridge.start()
+    await bridge.flush()
+    await bridge.aclose()
+    facts = await engine.list(statuses=None)
+    assert facts
+    assert all("\ud800" not in fact.content for fact in facts)
