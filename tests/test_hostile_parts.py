@@ -542,3 +542,43 @@ def test_command_line_answers_hostile_arguments(
         capsys.readouterr()
 
     run()
+
+
+def test_hostile_model_answers_never_break_the_conversation_loop() -> None:
+    # A valid turn with a broken, hostile or runaway model answer is stored (or its facts
+    # skipped and counted); it never raises out of process_message or flush.
+    runner = asyncio.Runner()
+    engine = ContextEngine.in_memory(project_id="p", embedder=FakeEmbedder())
+
+    async def check(text: str, answers: list[str]) -> None:
+        extractor = HybridFactExtractor(
+            rule_extractor=RuleBasedFactExtractor(),
+            llm_extractor=LLMFactExtractor(client=ScriptedLLM(list(answers) * 10)),
+            llm_threshold=1.0,
+        )
+        bridge = MemoryBridge(
+            context_engine=engine, fact_extractor=extractor, extract_every_n_turns=1
+        )
+        await bridge.process_message(text, session_id="s1", user_id="u1")
+        await bridge.flush()
+        await _facts(engine)
+
+    try:
+
+        @settings(max_examples=80, **_SETTINGS)
+        @given(
+            text=st.sampled_from(
+                [
+                    "I prefer green tea",
+                    "My name is Alice and I live in Paris",
+                    *(t for t in NASTY_TEXT if t.strip() and "\x00" not in t),
+                ]
+            ),
+            answers=st.lists(model_answer, min_size=1, max_size=2),
+        )
+        def run(text: str, answers: list[str]) -> None:
+            runner.run(check(text, answers))
+
+        run()
+    finally:
+        runner.close()
