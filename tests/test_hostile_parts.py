@@ -145,10 +145,55 @@ def test_extractors_answer_hostile_text_and_hostile_models() -> None:
 # ---------------------------------------------------------------- bridge
 
 
-def _engine(kind: str, folder: Path) -> ContextEngine:
-    if kind == "memory":
-        return ContextEngine.in_memory(project_id="p", embedder=FakeEmbedder())
-    return ContextEngine.local(folder, project_id="p", embedder=FakeEmbedder())
+ENGINE_KINDS = ["memory", "local", "postgres"]
+
+
+@pytest.fixture(params=ENGINE_KINDS)
+def engine_kind(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, Any]]:
+    """A backend name and a factory of one engine on it (PostgreSQL in a fresh schema)."""
+    kind = request.param
+    schemas: list[str] = []
+
+    def make() -> ContextEngine:
+        embedder = FakeEmbedder()
+        if kind == "memory":
+            return ContextEngine.in_memory(project_id="p", embedder=embedder)
+        if kind == "local":
+            return ContextEngine.local(tmp_path / "mem", project_id="p", embedder=embedder)
+        from sagewai.stores.memory_vector import InMemoryVectorStore
+        from sagewai.stores.postgres import PostgresMetadataStore
+
+        schema = f"sagewai_test_{uuid.uuid4().hex[:12]}"
+        schemas.append(schema)
+        return ContextEngine(
+            metadata_store=PostgresMetadataStore(dsn, schema=schema),
+            vector_store=InMemoryVectorStore(embedder.dimension),
+            project_id="p",
+            embedder=embedder,
+        )
+
+    dsn = request.getfixturevalue("postgres_dsn") if kind == "postgres" else ""
+    yield kind, make
+    if schemas:
+
+        async def drop() -> None:
+            import asyncpg
+
+            connection = await asyncpg.connect(dsn)
+            try:
+                for schema in schemas:
+                    await connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+            finally:
+                await connection.close()
+
+        asyncio.run(drop())
+
+
+def _open(runner: asyncio.Runner, engine: ContextEngine) -> None:
+    migrate = getattr(engine.metadata_store, "migrate", None)
+    if migrate is not None:
+        runner.run(migrate())
+    runner.run(engine.open())
 
 
 _bridge_call = st.one_of(
@@ -171,11 +216,13 @@ _bridge_call = st.one_of(
 )
 
 
-@pytest.mark.parametrize("kind", ["memory", "local"])
-def test_bridge_answers_hostile_turns_and_writes_all_or_nothing(kind: str, tmp_path: Path) -> None:
+def test_bridge_answers_hostile_turns_and_writes_all_or_nothing(
+    engine_kind: tuple[str, Any],
+) -> None:
+    kind, make = engine_kind
     runner = asyncio.Runner()
-    engine = _engine(kind, tmp_path / "mem")
-    runner.run(engine.open())
+    engine = make()
+    _open(runner, engine)
 
     async def check(call: tuple[str, tuple[Any, ...], dict[str, Any]], answers: list[str]) -> None:
         name, args, kwargs = call
@@ -193,14 +240,14 @@ def test_bridge_answers_hostile_turns_and_writes_all_or_nothing(kind: str, tmp_p
             await bridge.flush()
         except Exception as exc:
             _typed(f"bridge.{name}(*{args!r}, **{kwargs!r})", exc)
-            if name == "bridge_conversation":
-                assert await _facts(engine) == before, "bridge_conversation wrote half"
+            if name != "flush":
+                assert await _facts(engine) == before, f"a refused {name} wrote something"
         await _facts(engine)
         await engine.search("tea")
 
     try:
 
-        @settings(max_examples=60 if kind == "memory" else 30, **_SETTINGS)
+        @settings(max_examples={"memory": 60, "local": 30}.get(kind, 20), **_SETTINGS)
         @given(call=_bridge_call, answers=st.lists(model_answer, min_size=1, max_size=2))
         def run(call: tuple[str, tuple[Any, ...], dict[str, Any]], answers: list[str]) -> None:
             runner.run(check(call, answers))
@@ -262,9 +309,11 @@ _consolidate = kwargs_of(
 )
 
 
-def test_consolidator_answers_hostile_arguments() -> None:
+def test_consolidator_answers_hostile_arguments(engine_kind: tuple[str, Any]) -> None:
+    kind, make = engine_kind
     runner = asyncio.Runner()
-    engine = ContextEngine.in_memory(project_id="p", embedder=FakeEmbedder())
+    engine = make()
+    _open(runner, engine)
 
     async def seed() -> None:
         await engine.add("Alice prefers green tea", subject="Alice")
@@ -288,13 +337,14 @@ def test_consolidator_answers_hostile_arguments() -> None:
 
     try:
 
-        @settings(max_examples=80, **_SETTINGS)
+        @settings(max_examples={"memory": 80, "local": 40}.get(kind, 25), **_SETTINGS)
         @given(kwargs=_consolidate)
         def run(kwargs: dict[str, Any]) -> None:
             runner.run(check(kwargs))
 
         run()
     finally:
+        runner.run(engine.close())
         runner.close()
 
 
