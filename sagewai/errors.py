@@ -22,6 +22,7 @@ SagewaiError
     ├── BackendError
     │   ├── BackendUnavailableError
     │   └── IntegrityError
+    │       └── FactConflictError
     ├── FactNotFoundError
     ├── LockedError
     ├── SagewaiTimeoutError
@@ -36,6 +37,7 @@ __all__ = [
     "BackendUnavailableError",
     "ConfigurationError",
     "ExtractionError",
+    "FactConflictError",
     "FactNotFoundError",
     "IntegrityError",
     "InvalidInputError",
@@ -96,6 +98,18 @@ class BackendUnavailableError(BackendError):
 
 class IntegrityError(BackendError):
     """A write was rejected because it would break the store's invariants."""
+
+
+class FactConflictError(IntegrityError):
+    """A new fact reuses an id the store already holds (in this project or another).
+
+    A fact is never overwritten silently: choose another ``fact_id``, or change the stored fact
+    through ``supersede``/``set_status``/``delete``.
+    """
+
+    def __init__(self, fact_id: str) -> None:
+        self.fact_id = fact_id
+        super().__init__(f"a fact with id {fact_id!r} already exists; fact ids are never reused")
 
 
 class FactNotFoundError(SagewaiRuntimeError, KeyError):

@@ -7,14 +7,23 @@ which rule, so every change can be audited and undone.
 
 from __future__ import annotations
 
+import unicodedata
 import uuid
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
-from sagewai.context.scope import ContextScope, ScopeAddress, scope_key, validate_identifier
+from sagewai.context.scope import (
+    MAX_IDENTIFIER_LENGTH,
+    ContextScope,
+    ScopeAddress,
+    scope_key,
+    validate_identifier,
+)
+from sagewai.context.text import clean_json, clean_text
 
 __all__ = [
     "ChangeAction",
@@ -31,6 +40,8 @@ __all__ = [
 ]
 
 MAX_CONTENT_CHARS = 32_000
+MAX_SUBJECT_CHARS = MAX_IDENTIFIER_LENGTH
+"""Longest subject a fact may have: exactly what ``forget(subject=...)`` accepts."""
 
 
 def utcnow() -> datetime:
@@ -44,7 +55,12 @@ def new_id() -> str:
 
 
 def _aware(value: datetime) -> datetime:
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    try:
+        aware = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        aware.timestamp()
+    except OverflowError as exc:  # datetime.max west of Greenwich has no UTC time
+        raise ValueError(f"{value!r} is outside the range of times") from exc
+    return aware
 
 
 class FactType(StrEnum):
@@ -102,6 +118,13 @@ class Provenance(BaseModel):
     def _utc(cls, value: datetime | None) -> datetime | None:
         return None if value is None else _aware(value)
 
+    @field_validator(
+        "session_id", "message_id", "role", "speaker", "extractor", "document_id", mode="before"
+    )
+    @classmethod
+    def _text(cls, value: Any) -> Any:
+        return clean_text(value) if isinstance(value, str) else value
+
 
 class Fact(BaseModel):
     """One stored piece of knowledge.
@@ -157,15 +180,59 @@ class Fact(BaseModel):
     def _utc(cls, value: datetime | None) -> datetime | None:
         return None if value is None else _aware(value)
 
+    @field_validator("id")
+    @classmethod
+    def _id(cls, value: str) -> str:
+        return validate_identifier(value, "fact id")
+
+    @field_validator("predicate", "object", mode="before")
+    @classmethod
+    def _text(cls, value: Any) -> Any:
+        return clean_text(value) if isinstance(value, str) else value
+
+    @field_validator("subject", mode="before")
+    @classmethod
+    def _subject(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        value = clean_text(value)
+        if len(value) > MAX_SUBJECT_CHARS:
+            raise ValueError(f"subject is longer than {MAX_SUBJECT_CHARS} characters")
+        if any(unicodedata.category(ch) == "Cc" for ch in value):
+            raise ValueError("subject must not contain control characters")
+        return value
+
+    @field_validator("exact_values", mode="before")
+    @classmethod
+    def _exact_values(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            raise ValueError("exact_values must be a list of strings, not one string")
+        if isinstance(value, list | tuple):
+            return tuple(clean_text(v) if isinstance(v, str) else v for v in value)
+        return value
+
+    @field_validator("metadata", mode="before")
+    @classmethod
+    def _metadata(cls, value: Any) -> Any:
+        return clean_json(value) if isinstance(value, Mapping) else value
+
     @field_validator("content")
     @classmethod
     def _content(cls, value: str) -> str:
+        value = clean_text(value)
         if not value.strip():
             raise ValueError("content must not be empty")
         if len(value) > MAX_CONTENT_CHARS:
             raise ValueError(f"content is longer than {MAX_CONTENT_CHARS} characters")
         if "\x00" in value:
             raise ValueError("content must not contain NUL characters")
+        return value
+
+    @field_validator("tags", mode="before")
+    @classmethod
+    def _tag_list(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            raise ValueError("tags must be a list of strings, not one string")
         return value
 
     @field_validator("tags")
@@ -212,7 +279,8 @@ class Fact(BaseModel):
     @property
     def scope_key(self) -> str:
         """The opaque key stores filter on."""
-        return scope_key(self.scope, self.project_id, self.scope_id)
+        owner = self.user_id if self.scope is ContextScope.SESSION else None
+        return scope_key(self.scope, self.project_id, self.scope_id, owner)
 
     @property
     def effective_from(self) -> datetime:

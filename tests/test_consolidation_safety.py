@@ -19,6 +19,7 @@ from sagewai.records import ChangeAction, FactStatus
 from sagewai.stores.memory_vector import InMemoryVectorStore
 from sagewai.stores.metadata import WriteBatch
 from sagewai.stores.sqlite import SqliteMetadataStore
+from sagewai.stores.vector import ProjectVectorStore
 from sagewai.testing import FakeEmbedder
 from tests.test_consolidation import (
     DAY,
@@ -126,7 +127,9 @@ async def test_a_second_run_on_a_consolidated_project_changes_nothing(
 
 async def test_overlapping_runs_on_one_project_are_refused() -> None:
     ctx = make_factory("memory", Path("."))()
-    vectors = ctx.vector_store
+    view = ctx.vector_store
+    assert isinstance(view, ProjectVectorStore)  # the engine's project view of the store
+    vectors = view.store
     assert isinstance(vectors, RecordingVectorStore)
     async with ctx:
         await add_world(ctx)

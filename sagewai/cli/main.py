@@ -47,8 +47,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit code."""
     from sagewai.errors import ConfigurationError, SagewaiError
 
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    # An argument the OS could not decode arrives with lone surrogates: it is refused here, as
+    # every identifier holding one is, before any message would fail to print it.
+    bad = next((a for a in arguments if isinstance(a, str) and _undecodable(a)), None)
+    if bad is not None:
+        shown = bad.encode("utf-8", "backslashreplace").decode("ascii", "replace")
+        print(
+            f"sagewai: the argument {shown} is not valid text (undecodable bytes)", file=sys.stderr
+        )
+        return EXIT_USAGE
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(arguments)
     try:
         code: int = args.handler(args)
     except ConfigurationError as exc:
@@ -61,6 +71,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("sagewai: interrupted", file=sys.stderr)
         return 130
     return code
+
+
+def _undecodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 if __name__ == "__main__":

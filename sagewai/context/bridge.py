@@ -59,6 +59,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from sagewai.context.arguments import string_list
 from sagewai.context.conversation import ChatMessage, Conversation, MessageLike
 from sagewai.context.journal import FsyncPolicy, JournalEntry, JournalState, WriteAheadJournal
 from sagewai.context.reconcile import Candidate, Reconciler, ReconcilingWriter, WriteOutcome
@@ -378,11 +379,12 @@ class MemoryBridge:
     ) -> BridgeTurn:
         chat = ChatMessage.coerce(message, role=role)
         session_id = session_id or self.default_session_id
-        if session_id not in self._sessions:  # known sessions were validated when first seen
-            validate_identifier(session_id, "session_id")
+        if not isinstance(session_id, str) or session_id not in self._sessions:
+            validate_identifier(session_id, "session_id")  # known sessions were checked once
         user_id = user_id if user_id is not None else self.user_id
         if user_id is not None:
             validate_identifier(user_id, "user_id")
+        tags = string_list(tags, "tags")
         for tag in tags or ():
             validate_identifier(tag, "tag")
         state = self._session(session_id)
@@ -825,6 +827,18 @@ class MemoryBridge:
             for index, message in enumerate(chat.messages)
         ]
         await self._open_journal()
+        episodes = self.engine.episode_store
+        keep_episode = self.save_episodes and episodes is not None and bool(chat.messages)
+        check_episode = getattr(episodes, "check_episode", None) if keep_episode else None
+        if check_episode is not None:
+            # All or nothing: an episode that would be refused fails before any fact is written.
+            check_episode(
+                session_id,
+                list(chat.messages),
+                dict(chat.metadata),
+                project_id=self.engine.project_id,
+                user_id=user_id,
+            )
         self.stats.messages_accepted += len(turns)
         state = self._session(session_id)
         before = self._stored
@@ -838,8 +852,7 @@ class MemoryBridge:
                 await self._extract_batch(recorded)
                 self.stats.messages_processed += len(recorded)
         stored = self._stored - before
-        episodes = self.engine.episode_store
-        if self.save_episodes and episodes is not None and chat.messages:
+        if keep_episode and episodes is not None:
             await episodes.save_episode(
                 session_id,
                 list(chat.messages),

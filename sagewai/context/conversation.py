@@ -15,6 +15,7 @@ from typing import Any, Self
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, field_validator
 
 from sagewai.context.scope import validate_identifier
+from sagewai.context.text import clean_json, clean_text
 from sagewai.errors import InvalidInputError
 
 __all__ = ["MAX_MESSAGE_CHARS", "ChatMessage", "Conversation", "MessageLike"]
@@ -70,9 +71,14 @@ class ChatMessage(BaseModel):
     @classmethod
     def _role(cls, value: Any) -> Any:
         if isinstance(value, str):
-            value = value.strip().lower()
+            value = clean_text(value).strip().lower()
             return _ROLE_ALIASES.get(value, value)
         return value
+
+    @field_validator("metadata", mode="before")
+    @classmethod
+    def _metadata(cls, value: Any) -> Any:
+        return clean_json(value, "message metadata") if isinstance(value, Mapping) else value
 
     @field_validator("role")
     @classmethod
@@ -89,6 +95,7 @@ class ChatMessage(BaseModel):
     @field_validator("content")
     @classmethod
     def _content(cls, value: str) -> str:
+        value = clean_text(value)  # lone surrogates become U+FFFD before anything keeps them
         if len(value) > MAX_MESSAGE_CHARS:
             raise ValueError(f"content is longer than {MAX_MESSAGE_CHARS} characters")
         if "\x00" in value:
@@ -100,7 +107,12 @@ class ChatMessage(BaseModel):
     def _utc(cls, value: datetime | None) -> datetime | None:
         if value is None:
             return None
-        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        try:
+            aware = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+            aware.timestamp()
+        except OverflowError as exc:
+            raise ValueError(f"timestamp {value!r} is outside the range of times") from exc
+        return aware
 
     @field_validator("id", "name", "speaker")
     @classmethod

@@ -21,11 +21,21 @@ from typing import TYPE_CHECKING, Any, Self
 
 from pydantic import JsonValue, ValidationError
 
+from sagewai.context.arguments import (
+    aware_time,
+    check_flag,
+    check_int,
+    check_number,
+    check_scope,
+    enum_values,
+    string_list,
+)
 from sagewai.context.chunking import chunk_text
 from sagewai.context.ranking import SearchConfig, fuse
 from sagewai.context.scope import ContextScope, ScopeAddress, validate_identifier
+from sagewai.context.text import clean_text
 from sagewai.embeddings.base import Embedder, Vector, Vectors
-from sagewai.errors import FactNotFoundError, InvalidInputError, ScopeError
+from sagewai.errors import FactConflictError, FactNotFoundError, InvalidInputError
 from sagewai.records import (
     ChangeAction,
     Fact,
@@ -40,6 +50,7 @@ from sagewai.records import (
 )
 from sagewai.stores.metadata import ChangeQuery, FactQuery, MetadataStore, WriteBatch
 from sagewai.stores.vector import (
+    ProjectVectorStore,
     VectorFilter,
     VectorHit,
     VectorPayload,
@@ -56,9 +67,27 @@ logger = logging.getLogger("sagewai.context")
 
 MAX_QUERY_CHARS = 4_000
 MAX_TOP_K = 1_000
+MAX_LIST_LIMIT = 100_000
 _WRITE_BATCH = 256
 _SEARCHABLE = (FactStatus.ACTIVE, FactStatus.FLAGGED)
 _AS_OF_STATUSES = (FactStatus.ACTIVE, FactStatus.FLAGGED, FactStatus.SUPERSEDED)
+
+
+def _provenance(value: Any) -> Provenance:
+    if isinstance(value, Provenance):
+        return value
+    if isinstance(value, Mapping):
+        try:
+            return Provenance.model_validate(dict(value))
+        except ValidationError as exc:
+            raise InvalidInputError(f"invalid source: {exc}") from exc
+    raise InvalidInputError(f"a source must be a Provenance, got {type(value).__name__}")
+
+
+def _sequence(value: Any, what: str) -> Sequence[Any]:
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Sequence):
+        raise InvalidInputError(f"{what} must be a list, got {type(value).__name__}")
+    return value
 
 
 def _snapshot(fact: Fact, fields: Iterable[str]) -> dict[str, JsonValue]:
@@ -117,7 +146,8 @@ class ContextEngine:
                 f"{vector_store.dimension}-d vectors"
             )
         self.metadata_store = metadata_store
-        self.vector_store = vector_store
+        # Point ids carry the project, so engines sharing one vector store never meet.
+        self.vector_store: VectorStore = ProjectVectorStore.of(vector_store, self.project_id)
         self.embedder = embedder
         self.graph_store = graph_store
         self.episode_store = episode_store
@@ -258,10 +288,8 @@ class ContextEngine:
                 if user_id is not None
                 else ContextScope.PROJECT
             )
-        try:
-            scope = ContextScope(scope)
-        except ValueError as exc:
-            raise ScopeError(f"unknown scope {scope!r}") from exc
+        scope = check_scope(scope)
+        assert scope is not None
         return ScopeAddress(
             scope,
             project_id=self.project_id,
@@ -303,10 +331,18 @@ class ContextEngine:
         Raises:
             InvalidInputError: a field is empty, too large, or of the wrong type.
         """
+        if not isinstance(content, str):
+            raise InvalidInputError(f"content must be text, got {type(content).__name__}")
         if scope is None:
             scope = ContextScope.USER if user_id is not None else ContextScope.PROJECT
         self.address(scope, user_id=user_id, session_id=session_id)  # ScopeError if incomplete
-        all_sources = tuple(sources) + ((source,) if source is not None else ())
+        if metadata is not None and not isinstance(metadata, Mapping):
+            raise InvalidInputError(f"metadata must be a mapping, got {type(metadata).__name__}")
+        tags = string_list(tags, "tags") or ()
+        exact_values = string_list(exact_values, "exact_values") or ()
+        all_sources = tuple(_provenance(s) for s in _sequence(sources, "sources")) + (
+            (_provenance(source),) if source is not None else ()
+        )
         if session_id is None:
             session_id = next((s.session_id for s in all_sources if s.session_id), None)
         fields: dict[str, Any] = {
@@ -353,9 +389,18 @@ class ContextEngine:
         """Store many facts efficiently (batched embedding and writes) and return them.
 
         Items are :class:`Fact` records of this project, plain strings, or mappings of
-        :meth:`build_fact` arguments (with ``content``). All items are validated before anything
-        is written; an invalid item raises and nothing is stored.
+        :meth:`build_fact` arguments (with ``content``). All or nothing: every item is validated,
+        and its id checked, before anything is written, and the facts land in one atomic batch
+        of the metadata store; an invalid item raises and nothing is stored.
+
+        Raises:
+            InvalidInputError: an item is invalid (nothing is stored).
+            FactConflictError: an item reuses a fact id the store already holds (in this project
+                or another one sharing the store), or two items share an id. A fact is never
+                overwritten silently; change a stored fact with :meth:`supersede`.
         """
+        if isinstance(items, str | bytes | Mapping) or not isinstance(items, Iterable):
+            raise InvalidInputError("add_many takes a list of facts, strings or mappings")
         facts: builtins.list[Fact] = []
         for item in items:
             if isinstance(item, Fact):
@@ -364,28 +409,59 @@ class ContextEngine:
                 facts.append(item)
             elif isinstance(item, str):
                 facts.append(self.build_fact(item))
-            else:
+            elif isinstance(item, Mapping):
                 data = dict(item)
                 content = data.pop("content", None)
                 if not isinstance(content, str):
                     raise InvalidInputError("a mapping item needs a string 'content'")
-                facts.append(self.build_fact(content, **data))
-        for start in range(0, len(facts), _WRITE_BATCH):
-            chunk = facts[start : start + _WRITE_BATCH]
-            changes = [
-                FactChange(
-                    fact_id=fact.id,
-                    project_id=self.project_id,
-                    action=ChangeAction.CREATED,
-                    at=fact.created_at,
-                    actor=actor,
-                    rule="engine.add",
+                try:
+                    facts.append(self.build_fact(content, **data))
+                except TypeError as exc:  # an unknown field name
+                    raise InvalidInputError(f"invalid fact item: {exc}") from exc
+            else:
+                raise InvalidInputError(
+                    f"add_many items are facts, strings or mappings, not {type(item).__name__}"
                 )
-                for fact in chunk
-            ]
-            await self.commit(
-                WriteBatch(self.project_id, upserts=list(chunk), changes=changes), new=chunk
+        if not facts:
+            return facts
+        await self.open()
+        seen: set[str] = set()
+        for fact in facts:
+            if fact.id in seen:
+                raise FactConflictError(fact.id)
+            seen.add(fact.id)
+        for start in range(0, len(facts), _WRITE_BATCH):
+            ids = [fact.id for fact in facts[start : start + _WRITE_BATCH]]
+            taken = await self.metadata_store.get(self.project_id, ids)
+            if taken:
+                raise FactConflictError(taken[0].id)
+        import numpy as np
+
+        parts = [
+            await self.embedder.embed_documents(
+                [fact.content for fact in facts[start : start + _WRITE_BATCH]]
             )
+            for start in range(0, len(facts), _WRITE_BATCH)
+        ]
+        vectors = parts[0] if len(parts) == 1 else np.concatenate(parts)
+        changes = [
+            FactChange(
+                fact_id=fact.id,
+                project_id=self.project_id,
+                action=ChangeAction.CREATED,
+                at=fact.created_at,
+                actor=actor,
+                rule="engine.add",
+            )
+            for fact in facts
+        ]
+        # One metadata batch: it lands whole or not at all (the store refuses, inside the
+        # transaction, an id that another project sharing the store already holds).
+        await self.commit(
+            WriteBatch(self.project_id, upserts=facts, changes=changes),
+            new=facts,
+            vectors=vectors,
+        )
         return facts
 
     async def add_document(
@@ -474,6 +550,7 @@ class ContextEngine:
         Raises:
             FactNotFoundError: no such fact here (including facts of other projects).
         """
+        validate_identifier(fact_id, "fact_id")
         await self.open()
         found = await self.metadata_store.get(self.project_id, [fact_id])
         if not found or not self._readable(found[0]):
@@ -514,12 +591,12 @@ class ContextEngine:
             project_id=self.project_id,
             scope_keys=address.readable_keys(),
             subject=subject,
-            statuses=None if statuses is None else tuple(FactStatus(s) for s in statuses),
-            fact_types=None if fact_types is None else tuple(FactType(t) for t in fact_types),
-            tags_any=None if tags is None else tuple(tags),
-            kinds=None if kinds is None else tuple(FactKind(k) for k in kinds),
+            statuses=enum_values(statuses, FactStatus, "statuses"),
+            fact_types=enum_values(fact_types, FactType, "fact_types"),
+            tags_any=string_list(tags, "tags"),
+            kinds=enum_values(kinds, FactKind, "kinds"),
             after=after,
-            limit=limit,
+            limit=check_int(limit, "limit", low=1, high=MAX_LIST_LIMIT),
         )
         return await self.metadata_store.query(query)
 
@@ -534,8 +611,8 @@ class ContextEngine:
         return await self.metadata_store.count(
             FactQuery(
                 project_id=self.project_id,
-                statuses=None if statuses is None else tuple(FactStatus(s) for s in statuses),
-                kinds=None if kinds is None else tuple(FactKind(k) for k in kinds),
+                statuses=enum_values(statuses, FactStatus, "statuses"),
+                kinds=enum_values(kinds, FactKind, "kinds"),
             )
         )
 
@@ -605,12 +682,18 @@ class ContextEngine:
 
         if not isinstance(query, str) or not query.strip():
             raise InvalidInputError("the search query must be non-empty text")
+        query = clean_text(query)
         if len(query) > MAX_QUERY_CHARS:
             raise InvalidInputError(f"the search query is longer than {MAX_QUERY_CHARS} characters")
-        if not 1 <= top_k <= MAX_TOP_K:
-            raise InvalidInputError(f"top_k must be between 1 and {MAX_TOP_K}")
-        if graph_hops not in (0, 1, 2):
-            raise InvalidInputError("graph_hops must be 0, 1 or 2")
+        check_int(top_k, "top_k", low=1, high=MAX_TOP_K)
+        check_int(graph_hops, "graph_hops", low=0, high=2)
+        if min_score is not None:
+            check_number(min_score, "min_score")
+        as_of = aware_time(as_of, "as_of")
+        fact_types = enum_values(fact_types, FactType, "fact_types")
+        kinds = enum_values(kinds, FactKind, "kinds")
+        statuses = enum_values(statuses, FactStatus, "statuses")
+        tags = string_list(tags, "tags")
         config = search_config or self.search_config
         await self.open()
         address = self.address(scope, user_id=user_id, session_id=session_id)
@@ -900,21 +983,27 @@ class ContextEngine:
         Name what to forget: a ``subject`` (facts about it, matched case-insensitively on the
         subject or object of the fact, and its graph entity), a ``session_id``, a ``user_id``,
         facts stored at a ``scope``, or ``everything=True`` for the whole project. Criteria
-        combine (a subject within one session). Deleted facts leave content-free tombstones in
-        the audit log.
+        combine with AND in every store (a subject within one session: the facts about it from
+        that session, and what that session said about its graph entity). Deleted facts leave
+        content-free tombstones in the audit log.
 
         Raises:
-            InvalidInputError: nothing was named.
+            InvalidInputError: nothing was named, ``everything`` is not a bool, a bad value.
+            ScopeError: an unknown scope.
         """
         from sagewai.context.forgetting import forget
 
+        everything = check_flag(everything, "everything")
+        level = check_scope(scope)
+        if not isinstance(reason, str):
+            raise InvalidInputError("reason must be text")
         await self.open()
         return await forget(
             self,
             subject=subject,
             session_id=session_id,
             user_id=user_id,
-            scope=None if scope is None else ContextScope(scope),
+            scope=level,
             everything=everything,
             reason=reason,
         )

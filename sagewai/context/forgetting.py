@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from sagewai.context.episodes.records import subject_pattern
 from sagewai.context.scope import ContextScope, scope_key, validate_identifier
+from sagewai.context.text import clean_text
 from sagewai.errors import InvalidInputError
 from sagewai.records import Fact, FactKind
 from sagewai.stores.metadata import FactQuery, WriteBatch
@@ -33,27 +34,26 @@ class ForgetReport:
 def _query(
     engine: ContextEngine,
     *,
-    subject: str | None,
     session_id: str | None,
     user_id: str | None,
     scope: ContextScope | None,
 ) -> FactQuery:
-    keys: tuple[str, ...] | None = None
     if scope is not None:
         if scope is ContextScope.ORG:
             raise InvalidInputError("forget(scope=ORG) is not allowed from one project")
-        scope_id = {
-            ContextScope.PROJECT: engine.project_id,
-            ContextScope.USER: user_id,
-            ContextScope.SESSION: session_id,
-        }[scope]
-        if scope_id is None:
+        needed = {ContextScope.USER: user_id, ContextScope.SESSION: session_id}
+        if scope in needed and needed[scope] is None:
             raise InvalidInputError(f"forget(scope={scope.value}) needs the {scope.value} id")
-        keys = (scope_key(scope, engine.project_id, scope_id),)
+    keys: tuple[str, ...] | None = None
+    if scope is ContextScope.PROJECT:
+        keys = (scope_key(scope, engine.project_id, engine.project_id),)
+    elif scope is ContextScope.USER and user_id is not None:
+        keys = (scope_key(scope, engine.project_id, user_id),)
+    # A SESSION scope is checked fact by fact: a session's facts are keyed by their owner too,
+    # and forgetting a session reaches every owner's facts of it (the user_id narrows it).
     return FactQuery(
         project_id=engine.project_id,
         scope_keys=keys,
-        subject=subject,
         session_id=session_id,
         user_id=user_id,
         limit=_PAGE,
@@ -78,6 +78,11 @@ async def forget(
         )
     if everything and named:
         raise InvalidInputError("everything=True cannot be combined with other criteria")
+    if subject is not None:
+        # Subjects are text: repaired like every stored subject, then held to the same limits.
+        if not isinstance(subject, str):
+            raise InvalidInputError(f"subject must be text, got {type(subject).__name__}")
+        subject = clean_text(subject)
     for value, what in ((subject, "subject"), (session_id, "session_id"), (user_id, "user_id")):
         if value is not None:
             validate_identifier(value, what)
@@ -103,21 +108,24 @@ async def forget(
 
     graph_deleted = 0
     graph = engine.graph_store
-    if graph is not None:
-        if subject is not None:
-            graph_deleted += (await graph.delete_subject(subject)).total
+    # The graph records sessions, not users or scopes: a request narrowed by those leaves it.
+    if graph is not None and user_id is None and scope is None:
         if session_id is not None:
-            graph_deleted += (await graph.delete_session(session_id)).total
+            graph_deleted += (await graph.delete_session(session_id, subject=subject)).total
+        elif subject is not None:
+            graph_deleted += (await graph.delete_subject(subject)).total
     episodes_deleted = 0
     episodes = engine.episode_store
-    if episodes is not None:
-        if session_id is not None:
-            episodes_deleted += await episodes.delete_session(
-                session_id, project_id=engine.project_id
-            )
+    if episodes is not None and scope is None:
         if subject is not None:
-            episodes_deleted += await episodes.forget_subject(subject, project_id=engine.project_id)
-        if user_id is not None:
+            episodes_deleted += await episodes.forget_subject(
+                subject, project_id=engine.project_id, session_id=session_id, user_id=user_id
+            )
+        elif session_id is not None:
+            episodes_deleted += await episodes.delete_session(
+                session_id, project_id=engine.project_id, user_id=user_id
+            )
+        elif user_id is not None:
             episodes_deleted += await episodes.delete_user(user_id, project_id=engine.project_id)
     return ForgetReport(deleted, graph_deleted, episodes_deleted)
 
@@ -139,8 +147,9 @@ async def matching_facts(
         if value is not None:
             validate_identifier(value, what)
     # Subjects match case-insensitively on a fact's subject or object, so the store is asked for
-    # the other criteria and the subject is checked here, page by page.
-    query = _query(engine, subject=None, session_id=session_id, user_id=user_id, scope=scope)
+    # the other criteria and the subject is checked here, page by page. Every criterion named
+    # narrows the request (AND), in every store.
+    query = _query(engine, session_id=session_id, user_id=user_id, scope=scope)
     wanted = None if subject is None else subject.casefold()
     naming = None if subject is None else subject_pattern(subject)
     found: list[Fact] = []
@@ -153,7 +162,9 @@ async def matching_facts(
             break
         cursor = (page[-1].created_at, page[-1].id)
         for fact in page:
-            if fact.project_id != engine.project_id:
+            if fact.project_id != engine.project_id or (
+                scope is not None and fact.scope is not scope
+            ):
                 continue
             if wanted is None:
                 found.append(fact)

@@ -46,6 +46,7 @@ from typing import Any, Literal
 
 from pydantic import JsonValue
 
+from sagewai.context.text import clean_json
 from sagewai.errors import BackendUnavailableError, ConfigurationError, LockedError
 
 __all__ = ["FsyncPolicy", "JournalEntry", "JournalState", "WriteAheadJournal"]
@@ -90,8 +91,10 @@ def _decode(line: bytes) -> dict[str, JsonValue] | None:
     try:
         if int(crc, 16) != zlib.crc32(body):
             return None
-        record = json.loads(body)
-    except ValueError:
+        # A lone surrogate kept as a JSON escape (by an earlier version, or written by hand)
+        # is repaired like all text, so re-encoding the entry can never fail at a restart.
+        record = clean_json(json.loads(body), "a journal record")
+    except (ValueError, RecursionError):  # InvalidInputError is a ValueError too
         return None
     return record if isinstance(record, dict) else None
 

@@ -8,6 +8,11 @@ Each (scope, identifiers) pair is encoded as a *scope key*, an opaque string tha
 and filter on. Identifiers may not contain control characters, so the unit separator used inside a
 key cannot be forged by an identifier: ``project "p:a" + user "b"`` and ``project "p" + user "a:b"``
 never collide.
+
+A session belongs to the user it was written for: the key of a SESSION-scope fact written with a
+``user_id`` names that user too, so a reader who names the session with another ``user_id`` (or
+with none) never reaches it. Session facts written without a user stay readable by anyone who
+names the session.
 """
 
 from __future__ import annotations
@@ -65,9 +70,13 @@ def validate_identifier(value: str, what: str) -> str:
         raise InvalidInputError(f"{what} must not be empty")
     if len(value) > MAX_IDENTIFIER_LENGTH:
         raise InvalidInputError(f"{what} is longer than {MAX_IDENTIFIER_LENGTH} characters")
-    if any(unicodedata.category(ch) == "Cc" for ch in value):
-        raise InvalidInputError(f"{what} must not contain control characters")
+    if any(unicodedata.category(ch) in _FORBIDDEN for ch in value):
+        raise InvalidInputError(f"{what} must not contain control characters or lone surrogates")
     return value
+
+
+_FORBIDDEN = frozenset({"Cc", "Cs"})
+"""Control characters forge keys; a lone surrogate cannot be encoded (no store can hold it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,14 +123,19 @@ class ScopeAddress:
     @property
     def key(self) -> str:
         """The opaque key the stores filter on: unique per scope, never forgeable by identifiers."""
-        return scope_key(self.scope, self.project_id, self.scope_id)
+        owner = self.user_id if self.scope is ContextScope.SESSION else None
+        return scope_key(self.scope, self.project_id, self.scope_id, owner)
 
     def readable_keys(self) -> tuple[str, ...]:
         """Keys of this scope and every scope above it: what a search at this address may read.
 
         A SESSION address reads its session, and its user's facts when a ``user_id`` is given.
+        A session's facts owned by a user are read only with that user's ``user_id``; facts of
+        the session written without a user are read by every reader of the session.
         """
         keys = [self.key]
+        if self.scope is ContextScope.SESSION and self.user_id is not None:
+            keys.append(scope_key(ContextScope.SESSION, self.project_id, self.scope_id))
         if self.scope.depth >= ContextScope.USER.depth and self.user_id is not None:
             keys.append(scope_key(ContextScope.USER, self.project_id, self.user_id))
         if self.scope.depth >= ContextScope.PROJECT.depth:
@@ -131,8 +145,14 @@ class ScopeAddress:
         return tuple(dict.fromkeys(keys))
 
 
-def scope_key(scope: ContextScope, project_id: str, scope_id: str) -> str:
-    """Encode a scope key. ORG keys are shared by every project of the org."""
+def scope_key(scope: ContextScope, project_id: str, scope_id: str, owner: str | None = None) -> str:
+    """Encode a scope key. ORG keys are shared by every project of the org.
+
+    ``owner`` is the user a SESSION belongs to (ignored at other scopes): the session of one
+    user and the same session id of another user, or of nobody, never share a key.
+    """
     if scope is ContextScope.ORG:
         return _SEPARATOR.join(("org", scope_id))
+    if scope is ContextScope.SESSION and owner is not None:
+        return _SEPARATOR.join((scope.value, project_id, scope_id, owner))
     return _SEPARATOR.join((scope.value, project_id, scope_id))

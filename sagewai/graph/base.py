@@ -15,6 +15,8 @@ from datetime import datetime
 from types import TracebackType
 from typing import Self, TypeVar
 
+from pydantic import ValidationError
+
 from sagewai.context.scope import validate_identifier
 from sagewai.errors import IntegrityError, InvalidInputError
 from sagewai.graph.matching import (
@@ -83,6 +85,16 @@ class GraphWrite:
                 )
         for identifier in self.delete_entities:
             validate_identifier(identifier, "entity id")
+        puts: list[Entity | Relation] = [*self.put_entities, *self.put_relations]
+        for put in puts:
+            # A record built with model_copy skipped validation; no row that would not decode
+            # again may be stored, so every put is checked here, at the store's door.
+            try:
+                type(put).model_validate(put.model_dump())
+            except ValidationError as exc:
+                raise InvalidInputError(
+                    f"{type(put).__name__} {put.id!r} does not validate: {exc}"
+                ) from exc
 
     @property
     def empty(self) -> bool:
@@ -455,12 +467,35 @@ class GraphMemory(ABC):
         named = await self.entities_named(project_id, name)
         return await self.delete_entities(project_id, [e.id for e in named])
 
-    async def delete_session(self, project_id: str, session_id: str) -> GraphDeletion:
-        """Forget a session: see :func:`~sagewai.graph.matching.plan_session_forget`."""
+    async def delete_session(
+        self, project_id: str, session_id: str, *, subject: str | None = None
+    ) -> GraphDeletion:
+        """Forget a session: see :func:`~sagewai.graph.matching.plan_session_forget`.
+
+        With ``subject``, only what the session said about that subject (AND): the session is
+        forgotten from the entities named ``subject`` and from the edges that touch them; every
+        other entity of the session is left as it is.
+        """
         validate_identifier(project_id, "project_id")
         validate_identifier(session_id, "session_id")
-        entities = [e for e in await self._entities(project_id) if _own(e, project_id)]
-        relations = [r for r in await self._relations(project_id) if _own(r, project_id)]
+        if subject is None:
+            entities = [e for e in await self._entities(project_id) if _own(e, project_id)]
+            relations = [r for r in await self._relations(project_id) if _own(r, project_id)]
+        else:
+            entities = await self.entities_named(project_id, subject)
+            relations = (
+                _unique(
+                    [
+                        r
+                        for r in await self._relations_touching(
+                            project_id, [e.id for e in entities]
+                        )
+                        if _own(r, project_id)
+                    ]
+                )
+                if entities
+                else []
+            )
         plan = plan_session_forget(session_id, entities, relations)
         write = GraphWrite(
             project_id,
@@ -655,9 +690,9 @@ class ProjectGraph:
         """See :meth:`GraphMemory.delete_subject`."""
         return await self._store.delete_subject(self._project_id, name)
 
-    async def delete_session(self, session_id: str) -> GraphDeletion:
+    async def delete_session(self, session_id: str, *, subject: str | None = None) -> GraphDeletion:
         """See :meth:`GraphMemory.delete_session`."""
-        return await self._store.delete_session(self._project_id, session_id)
+        return await self._store.delete_session(self._project_id, session_id, subject=subject)
 
     async def delete_all(self) -> GraphDeletion:
         """Forget this project's whole graph (see :meth:`GraphMemory.delete_project`)."""

@@ -136,21 +136,27 @@ def check_name(name: str) -> str:
     return name
 
 
+def _bytes(text: str) -> bytes:
+    # Identifiers are validated before they get here (no lone surrogates); hashing never
+    # raises even so, and stays one-to-one.
+    return text.encode("utf-8", "surrogatepass")
+
+
 def project_key(project_id: str) -> str:
     """The hashed project key stored on every vertex and edge (indexed for LOOKUP)."""
-    return hashlib.blake2b(project_id.encode(), digest_size=16).hexdigest()
+    return hashlib.blake2b(_bytes(project_id), digest_size=16).hexdigest()
 
 
 def vertex_id(project_id: str, entity_id: str) -> str:
     """The vertex id of an entity: unique per (project, entity), never shared across projects."""
-    project = project_id.encode()
-    data = len(project).to_bytes(4, "big") + project + entity_id.encode()
+    project = _bytes(project_id)
+    data = len(project).to_bytes(4, "big") + project + _bytes(entity_id)
     return hashlib.blake2b(data, digest_size=16, person=b"sagewai-vertex").hexdigest()
 
 
 def edge_rank(relation_id: str) -> int:
     """The edge rank of a relation: parallel relations between two entities stay distinct."""
-    digest = hashlib.blake2b(relation_id.encode(), digest_size=8, person=b"sagewai-rank").digest()
+    digest = hashlib.blake2b(_bytes(relation_id), digest_size=8, person=b"sagewai-rank").digest()
     return int.from_bytes(digest, "big") & 0x7FFF_FFFF_FFFF_FFFF
 
 

@@ -15,6 +15,7 @@ from typing import Self
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
 from sagewai.context.scope import validate_identifier
+from sagewai.context.text import clean_text
 from sagewai.records import Provenance, new_id, utcnow
 
 __all__ = [
@@ -36,6 +37,7 @@ def _aware(value: datetime) -> datetime:
 
 
 def _check_text(value: str, what: str) -> str:
+    value = clean_text(value)  # lone surrogates become U+FFFD, as everywhere in sagewai
     if not value or not value.strip():
         raise ValueError(f"{what} must not be empty")
     if len(value) > MAX_NAME_CHARS:
@@ -43,6 +45,16 @@ def _check_text(value: str, what: str) -> str:
     # Newlines and tabs are kept (every backend escapes them); NUL and other controls are refused.
     if any(unicodedata.category(ch) == "Cc" and ch not in "\n\t\r" for ch in value):
         raise ValueError(f"{what} must not contain control characters")
+    return value
+
+
+def _check_findable(value: str, what: str) -> str:
+    # A name made only of punctuation ("?", "(") has no matching key: nothing could find or
+    # forget it by name, so it is refused at write time.
+    from sagewai.graph.matching import name_key
+
+    if not name_key(value):
+        raise ValueError(f"{what} {value!r} has no letter or digit; it could not be found by name")
     return value
 
 
@@ -78,7 +90,7 @@ class Entity(BaseModel):
     @field_validator("name")
     @classmethod
     def _name(cls, value: str) -> str:
-        return _check_text(value, "entity name")
+        return _check_findable(_check_text(value, "entity name"), "entity name")
 
     @field_validator("label")
     @classmethod
@@ -88,7 +100,9 @@ class Entity(BaseModel):
     @field_validator("aliases")
     @classmethod
     def _aliases(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(_check_text(alias, "alias") for alias in value))
+        return tuple(
+            dict.fromkeys(_check_findable(_check_text(alias, "alias"), "alias") for alias in value)
+        )
 
     @field_validator("session_ids")
     @classmethod

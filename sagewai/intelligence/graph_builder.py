@@ -17,11 +17,14 @@ import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
+from sagewai.context.arguments import aware_time
+from sagewai.context.scope import validate_identifier
+from sagewai.context.text import clean_text
 from sagewai.embeddings.base import Embedder, Vector
 from sagewai.errors import (
     ConfigurationError,
@@ -113,10 +116,20 @@ class _Turn:
 
 
 def _clean(text: str) -> str:
-    text = text[:MAX_MESSAGE_CHARS]
-    return "".join(
-        ch for ch in text if ch in "\n\t" or unicodedata.category(ch) not in ("Cc", "Cs")
-    )
+    # Lone surrogates become U+FFFD (the rule of sagewai.context.text); controls are dropped.
+    text = clean_text(text[:MAX_MESSAGE_CHARS])
+    return "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch) != "Cc")
+
+
+_Record = TypeVar("_Record", Entity, Relation)
+
+
+def _evolve(record: _Record, updates: Mapping[str, Any]) -> _Record:
+    """A validated copy of ``record`` with ``updates`` (``model_copy`` would skip validation)."""
+    try:
+        return type(record).model_validate({**record.model_dump(), **updates})
+    except ValidationError as exc:
+        raise InvalidInputError(f"invalid {type(record).__name__.lower()}: {exc}") from exc
 
 
 def _usable_name(name: str) -> bool:
@@ -233,6 +246,19 @@ class ConversationGraphBuilder:
         """
         if not isinstance(message, str) or not message.strip():
             return GraphUpdateResult(total_messages=1, messages_skipped=1)
+        # Everything that is copied into records is checked here, at the boundary: a value
+        # that would not validate must never reach a stored entity or relation.
+        if session_id is not None:
+            validate_identifier(session_id, "session_id")
+        if not isinstance(role, str) or not role.strip():
+            raise InvalidInputError("role must be non-empty text")
+        if speaker is not None:
+            if not isinstance(speaker, str):
+                raise InvalidInputError("speaker must be text")
+            speaker = _clean(speaker)
+        if message_id is not None:
+            validate_identifier(message_id, "message_id")
+        timestamp = aware_time(timestamp, "timestamp")
         async with self._lock:
             self._turns += 1
             return await self._process(
@@ -258,14 +284,17 @@ class ConversationGraphBuilder:
             content = item.get("content", item.get("text"))
             speaker = item.get("speaker", item.get("name"))
             message_id = item.get("message_id", item.get("id"))
-            total += await self.process_turn(
-                content if isinstance(content, str) else "",
-                role=str(item.get("role") or "user"),
-                session_id=item.get("session_id") or session_id,
-                speaker=speaker if isinstance(speaker, str) and speaker.strip() else None,
-                message_id=str(message_id) if message_id is not None else None,
-                timestamp=_parse_time(item.get("timestamp")),
-            )
+            try:
+                total += await self.process_turn(
+                    content if isinstance(content, str) else "",
+                    role=str(item.get("role") or "user"),
+                    session_id=item.get("session_id") or session_id,
+                    speaker=speaker if isinstance(speaker, str) and speaker.strip() else None,
+                    message_id=str(message_id) if message_id is not None else None,
+                    timestamp=_parse_time(item.get("timestamp")),
+                )
+            except InvalidInputError:  # a bad identifier or time: this item only is skipped
+                total += GraphUpdateResult(total_messages=1, messages_skipped=1)
         return total
 
     # ----------------------------------------------------------------- steps
@@ -411,7 +440,7 @@ class ConversationGraphBuilder:
             updates["session_ids"] = (*matched.session_ids, session_id)
         if matched.label in _GENERIC_LABELS and label not in _GENERIC_LABELS:
             updates["label"] = label
-        merged = matched.model_copy(update=updates) if updates else matched
+        merged = _evolve(matched, updates) if updates else matched
         if updates:
             turn.put_entity(merged)
         else:
@@ -452,11 +481,12 @@ class ConversationGraphBuilder:
         if same is not None:
             if source not in same.sources:
                 turn.put_relation(
-                    same.model_copy(
-                        update={
+                    _evolve(
+                        same,
+                        {
                             "sources": (*same.sources, source),
                             "confidence": max(same.confidence, confidence),
-                        }
+                        },
                     )
                 )
                 turn.reinforced += 1
@@ -475,11 +505,9 @@ class ConversationGraphBuilder:
                 if old.id in fresh:
                     continue  # two values in one message: both stand
                 turn.put_relation(
-                    old.model_copy(
-                        update={
-                            "valid_to": max(when, old.valid_from),
-                            "superseded_by": relation.id,
-                        }
+                    _evolve(
+                        old,
+                        {"valid_to": max(when, old.valid_from), "superseded_by": relation.id},
                     )
                 )
                 turn.superseded += 1

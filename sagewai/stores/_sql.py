@@ -138,7 +138,12 @@ def fact_values(fact: Fact) -> tuple[Any, ...]:
         fact.project_id,
         fact.scope.value,
         # Same key as ``fact.scope_key``, without re-validating the address (the fact is valid).
-        scope_key(fact.scope, fact.project_id, getattr(fact, _SCOPE_ID_FIELD[fact.scope])),
+        scope_key(
+            fact.scope,
+            fact.project_id,
+            getattr(fact, _SCOPE_ID_FIELD[fact.scope]),
+            fact.user_id if fact.scope is ContextScope.SESSION else None,
+        ),
         fact.org_id,
         fact.user_id,
         fact.session_id,

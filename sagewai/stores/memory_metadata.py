@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from sagewai.context.scope import ContextScope
+from sagewai.errors import FactConflictError
 from sagewai.records import Fact, FactChange, utcnow
 from sagewai.stores.metadata import ChangeQuery, FactQuery, MetadataStore, WriteBatch, keyword_terms
 
@@ -52,6 +53,11 @@ class InMemoryMetadataStore(MetadataStore):
 
     async def apply(self, batch: WriteBatch) -> None:
         batch.validate()
+        for upsert in batch.upserts:
+            held = self._facts.get(upsert.id)
+            if held is not None and held.project_id != batch.project_id:
+                # An id another project holds is never taken over, nor skipped in silence.
+                raise FactConflictError(upsert.id)
         now = utcnow()
         # Everything is validated above, so the mutations below cannot fail half-way.
         doomed = {
@@ -68,8 +74,6 @@ class InMemoryMetadataStore(MetadataStore):
             self._changes = [c for c in self._changes if c.fact_id not in doomed]
         for fact in batch.upserts:
             existing = self._facts.get(fact.id)
-            if existing is not None and existing.project_id != batch.project_id:
-                continue
             if existing is None or existing.content != fact.content:
                 self._unindex(fact.id)
                 self._facts[fact.id] = fact

@@ -34,6 +34,7 @@ from sagewai.errors import (
     BackendError,
     BackendUnavailableError,
     ConfigurationError,
+    FactConflictError,
     IntegrityError,
     InvalidInputError,
     LockedError,
@@ -279,7 +280,13 @@ class PostgresMetadataStore(MetadataStore):
         asyncpg = _asyncpg()
         try:
             yield
-        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError) as exc:
+        except (
+            asyncpg.PostgresError,
+            asyncpg.InterfaceError,
+            asyncpg.InternalClientError,  # e.g. a connection that died mid-call
+            OSError,
+            TimeoutError,
+        ) as exc:
             raise self._translate(exc) from exc
 
     async def open(self) -> None:
@@ -425,6 +432,15 @@ class PostgresMetadataStore(MetadataStore):
                     list(batch.deletes),
                 )
             if facts:
+                # An id another project holds is never taken over, nor skipped in silence.
+                taken = await connection.fetchval(
+                    f"SELECT id FROM {self._facts} WHERE id = ANY($1::text[])"
+                    " AND project_id <> $2 LIMIT 1",
+                    [fact.id for fact in batch.upserts],
+                    batch.project_id,
+                )
+                if taken is not None:
+                    raise FactConflictError(taken)
                 await connection.execute(self._fact_insert, *facts, now)
             if changes:
                 await connection.executemany(self._change_insert, changes)

@@ -33,6 +33,7 @@ from sagewai.errors import (
     BackendError,
     BackendUnavailableError,
     ConfigurationError,
+    FactConflictError,
     IntegrityError,
     LockedError,
     SagewaiError,
@@ -423,6 +424,14 @@ class SqliteMetadataStore(MetadataStore):
         """Upsert fact rows and keep the keyword index in step, in bulk (see the migration)."""
         db = self._db()
         contents = {fact.id: fact.content for fact in upserts}
+        # An id another project holds is never taken over, nor skipped in silence.
+        taken = db.execute(
+            "SELECT id FROM facts WHERE id IN (SELECT value FROM json_each(?2))"
+            " AND project_id <> ?1 LIMIT 1",
+            (project_id, _id_list(list(contents))),
+        ).fetchone()
+        if taken is not None:
+            raise FactConflictError(taken[0])
         existing = db.execute(
             "SELECT seq, id, content FROM facts"
             " WHERE project_id = ?1 AND id IN (SELECT value FROM json_each(?2))",

@@ -26,6 +26,7 @@ from sagewai.context.scope import ContextScope, ScopeAddress
 from sagewai.errors import (
     BackendUnavailableError,
     ConfigurationError,
+    FactConflictError,
     IntegrityError,
     InvalidInputError,
     LockedError,
@@ -261,10 +262,13 @@ async def test_an_upsert_never_takes_over_another_projects_fact(store: MetadataS
     theirs = make_fact("belongs to project two", project_id=P2)
     await put(store, theirs, project_id=P2)
     impostor = Fact(id=theirs.id, project_id=P1, content="hijacked")
-    await put(store, impostor)
+    innocent = make_fact("written in the same batch")
+    # Refused loudly (never skipped in silence), and the whole batch with it.
+    with pytest.raises(FactConflictError):
+        await put(store, innocent, impostor)
 
     assert await store.get(P2, [theirs.id]) == [theirs]
-    assert await store.get(P1, [theirs.id]) == []
+    assert await store.get(P1, [theirs.id, innocent.id]) == []
     assert await store.count(FactQuery(project_id=P1)) == 0
 
 

@@ -23,6 +23,7 @@ from typing import Any, Self
 import numpy as np
 from pydantic import JsonValue, ValidationError
 
+from sagewai.context.arguments import check_int
 from sagewai.context.conversation import ChatMessage, MessageLike
 from sagewai.context.episodes.records import (
     Episode,
@@ -37,6 +38,7 @@ from sagewai.context.episodes.summary import (
     extractive_summary,
 )
 from sagewai.context.scope import validate_identifier
+from sagewai.context.text import clean_json, clean_text
 from sagewai.embeddings.base import Embedder, Vector
 from sagewai.errors import ConfigurationError, InvalidInputError
 from sagewai.stores.metadata import keyword_terms
@@ -180,6 +182,46 @@ class EpisodeStoreBase(ABC):
 
     # ------------------------------------------------------------------ writing
 
+    def check_episode(
+        self,
+        session_id: str,
+        messages: Sequence[MessageLike],
+        metadata: Mapping[str, JsonValue] | None = None,
+        *,
+        project_id: str | None = None,
+        user_id: str | None = None,
+    ) -> tuple[tuple[ChatMessage, ...], dict[str, JsonValue]]:
+        """Validate what :meth:`save_episode` would store, without storing it.
+
+        Returns the messages as records and the cleaned metadata. A caller that writes other
+        records first (the bridge stores a conversation's facts, then its episode) checks here
+        so that a bad episode fails before anything is written.
+
+        Raises:
+            InvalidInputError: empty or oversized session, malformed messages or metadata.
+        """
+        validate_identifier(session_id, "session_id")
+        for value, what in ((project_id, "project_id"), (user_id, "user_id")):
+            if value is not None:
+                validate_identifier(value, what)
+        if isinstance(messages, str | bytes | Mapping) or not isinstance(messages, Sequence):
+            raise InvalidInputError("messages must be a list of messages")
+        if metadata is not None and not isinstance(metadata, Mapping):
+            raise InvalidInputError("episode metadata must be a mapping")
+        metadata = clean_json(dict(metadata or {}), "episode metadata")
+        coerced = tuple(ChatMessage.coerce(message) for message in messages)
+        if not coerced or all(message.is_empty for message in coerced):
+            raise InvalidInputError("an episode needs at least one non-empty message")
+        if len(coerced) > MAX_EPISODE_MESSAGES:
+            raise InvalidInputError(f"an episode holds at most {MAX_EPISODE_MESSAGES} messages")
+        if sum(len(message.content) for message in coerced) > MAX_EPISODE_CHARS:
+            raise InvalidInputError(f"an episode holds at most {MAX_EPISODE_CHARS} characters")
+        try:
+            json.dumps(dict(metadata or {}), allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise InvalidInputError(f"episode metadata must be JSON without NaN: {exc}") from exc
+        return coerced, dict(metadata)
+
     async def save_episode(
         self,
         session_id: str,
@@ -220,21 +262,13 @@ class EpisodeStoreBase(ABC):
             >>> asyncio.run(demo())
             's1'
         """
-        validate_identifier(session_id, "session_id")
-        for value, what in ((project_id, "project_id"), (user_id, "user_id")):
-            if value is not None:
-                validate_identifier(value, what)
-        coerced = tuple(ChatMessage.coerce(message) for message in messages)
-        if not coerced or all(message.is_empty for message in coerced):
-            raise InvalidInputError("an episode needs at least one non-empty message")
-        if len(coerced) > MAX_EPISODE_MESSAGES:
-            raise InvalidInputError(f"an episode holds at most {MAX_EPISODE_MESSAGES} messages")
-        if sum(len(message.content) for message in coerced) > MAX_EPISODE_CHARS:
-            raise InvalidInputError(f"an episode holds at most {MAX_EPISODE_CHARS} characters")
-        try:
-            json.dumps(dict(metadata or {}), allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            raise InvalidInputError(f"episode metadata must be JSON without NaN: {exc}") from exc
+        coerced, metadata = self.check_episode(
+            session_id, messages, metadata, project_id=project_id, user_id=user_id
+        )
+        if summary is not None:
+            if not isinstance(summary, str):
+                raise InvalidInputError("summary must be text")
+            summary = clean_text(summary)
         if summary is None:
             summary = await self.summarizer.summarize(coerced)
         fields: dict[str, Any] = {
@@ -318,8 +352,8 @@ class EpisodeStoreBase(ABC):
             raise InvalidInputError("the search query must be non-empty text")
         if len(query) > MAX_QUERY_CHARS:
             raise InvalidInputError(f"the search query is longer than {MAX_QUERY_CHARS} characters")
-        if not 1 <= limit <= 1_000:
-            raise InvalidInputError("limit must be between 1 and 1000")
+        check_int(limit, "limit", low=1, high=1_000)
+        query = clean_text(query)
         await self.open()
         where = EpisodeFilter(project_id=project_id, user_id=user_id)
         pool = max(self.candidates, limit)
@@ -336,10 +370,15 @@ class EpisodeStoreBase(ABC):
 
     # ------------------------------------------------------------------ forgetting
 
-    async def delete_session(self, session_id: str, *, project_id: str | None = None) -> int:
-        """Delete the episodes of a session (within ``project_id`` when given); return how many."""
+    async def delete_session(
+        self, session_id: str, *, project_id: str | None = None, user_id: str | None = None
+    ) -> int:
+        """Delete the episodes of a session (within ``project_id``, of ``user_id`` when given);
+        return how many."""
         await self.open()
-        return await self._delete(EpisodeFilter(project_id=project_id, session_id=session_id))
+        return await self._delete(
+            EpisodeFilter(project_id=project_id, session_id=session_id, user_id=user_id)
+        )
 
     async def delete_user(self, user_id: str, *, project_id: str | None = None) -> int:
         """Delete the episodes of a user (within ``project_id`` when given); return how many."""
@@ -352,12 +391,20 @@ class EpisodeStoreBase(ABC):
         await self.open()
         return await self._delete(EpisodeFilter(project_id=project_id))
 
-    async def forget_subject(self, subject: str, *, project_id: str | None = None) -> int:
+    async def forget_subject(
+        self,
+        subject: str,
+        *,
+        project_id: str | None = None,
+        session_id: str | None = None,
+        user_id: str | None = None,
+    ) -> int:
         """Remove every mention of ``subject`` from the episodes; return how many were touched.
 
         Messages that name the subject (in their text, speaker or name) are removed and the
         summary is rewritten from what remains; string metadata naming it is dropped. An episode
         left with no message is deleted. Matching is on whole words, case-insensitively.
+        ``session_id`` and ``user_id`` narrow it to those episodes (criteria combine with AND).
         """
         validate_identifier(subject, "subject")
         pattern = subject_pattern(subject)
@@ -365,7 +412,7 @@ class EpisodeStoreBase(ABC):
         if pattern is None or not terms:
             return 0
         await self.open()
-        where = EpisodeFilter(project_id=project_id)
+        where = EpisodeFilter(project_id=project_id, session_id=session_id, user_id=user_id)
         hits = await self._keyword(terms, where, None, True)
         touched = 0
         for episode in await self._load([i for i, _ in hits], where):

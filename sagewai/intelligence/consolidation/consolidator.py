@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
 
+from sagewai.context.arguments import aware_time, check_flag, string_list
 from sagewai.context.engine import ContextEngine
 from sagewai.context.scope import ContextScope
 from sagewai.embeddings.base import Embedder
@@ -165,6 +166,14 @@ class MemoryConsolidator:
                 f"this consolidator's engine is bound to project {engine.project_id!r}, not "
                 f"{project_id!r}; build a ContextEngine for {project_id!r} to consolidate it"
             )
+        if isinstance(now, datetime) and now.tzinfo is None:
+            raise InvalidInputError(
+                "now must be a timezone-aware datetime (a naive one is ambiguous)"
+            )
+        now = aware_time(now, "now")
+        check_flag(dry_run, "dry_run")
+        check_flag(incremental, "incremental")
+        tags = string_list(tags, "tags")
         selection = Selection.build(
             project_id=engine.project_id,
             org_id=engine.org_id,

@@ -34,7 +34,7 @@ def scope_key_of(fact: Fact) -> str:
         return scope_key(fact.scope, fact.project_id, fact.user_id)
     if fact.scope is ContextScope.SESSION:
         assert fact.session_id is not None
-        return scope_key(fact.scope, fact.project_id, fact.session_id)
+        return scope_key(fact.scope, fact.project_id, fact.session_id, fact.user_id)
     return scope_key(fact.scope, fact.project_id, fact.project_id)
 
 
@@ -87,8 +87,10 @@ class Selection:
         elif level is ContextScope.USER and user_id is not None:
             key = ScopeAddress(level, project_id=project_id, user_id=user_id).key
         elif level is ContextScope.SESSION and session_id is not None:
-            key = ScopeAddress(level, project_id=project_id, session_id=session_id).key
-        if (user_id is not None and level is not ContextScope.USER) or (
+            key = ScopeAddress(
+                level, project_id=project_id, session_id=session_id, user_id=user_id
+            ).key
+        if (user_id is not None and level not in (ContextScope.USER, ContextScope.SESSION)) or (
             session_id is not None and level is not ContextScope.SESSION
         ):
             raise ScopeError("user_id goes with scope='user' and session_id with scope='session'")

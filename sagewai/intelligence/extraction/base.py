@@ -14,6 +14,7 @@ from typing import Any, Protocol, Self, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
+from sagewai.context.text import clean_text
 from sagewai.records import MAX_CONTENT_CHARS, Fact, FactType, Provenance
 
 __all__ = [
@@ -136,7 +137,7 @@ class ExtractedFact(BaseModel):
     @field_validator("content")
     @classmethod
     def _content(cls, value: str) -> str:
-        text = value.strip()
+        text = clean_text(value).strip()  # model output may hold lone surrogates: repaired
         if not text:
             raise ValueError("content must not be empty")
         if len(text) > MAX_CONTENT_CHARS:
@@ -150,7 +151,7 @@ class ExtractedFact(BaseModel):
     def _optional_text(cls, value: str | None) -> str | None:
         if value is None:
             return None
-        text = value.strip()
+        text = clean_text(value).strip()
         return text or None
 
     @field_validator("metadata")
@@ -164,7 +165,12 @@ class ExtractedFact(BaseModel):
     @field_validator("exact_values")
     @classmethod
     def _values(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(item for item in value if item))
+        return tuple(dict.fromkeys(clean_text(item) for item in value if item))
+
+    @field_validator("event_time", "extractor")
+    @classmethod
+    def _plain_text(cls, value: str | None) -> str | None:
+        return None if value is None else clean_text(value)
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:

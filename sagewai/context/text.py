@@ -1,0 +1,71 @@
+"""Text as it enters sagewai: one rule for lone surrogates, one for JSON values.
+
+A Python ``str`` may hold surrogate code points (``"\\ud800"``) that no UTF-8 store, index or
+file can hold: SQLite, the vector index, the journal and nGQL would each fail on them, at write
+time or at the next restart. They reach us from JSON escapes in model output, from decoding
+with ``surrogateescape`` and from careless slicing of UTF-16 text.
+
+The rule, decided once:
+
+* free text (contents, queries, messages, subjects, names, metadata values) is *repaired*: a
+  well-formed surrogate pair becomes the character it encodes, and every lone surrogate becomes
+  U+FFFD, so model output and journal replays never fail on it;
+* identifiers (project, user, session, fact ids, tags) are *refused* with
+  :class:`~sagewai.errors.InvalidInputError` (see
+  :func:`~sagewai.context.scope.validate_identifier`): repairing two different ids could make
+  them one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from sagewai.errors import InvalidInputError
+
+__all__ = ["clean_json", "clean_text"]
+
+
+def clean_text(value: str) -> str:
+    """``value`` with surrogate pairs joined and lone surrogates replaced by U+FFFD.
+
+    Example:
+        >>> clean_text("tea \\ud800 time")
+        'tea \\ufffd time'
+        >>> clean_text("\\ud83d\\ude00") == "\\U0001F600"
+        True
+    """
+    if value.isascii():
+        return value
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return value
+
+
+def clean_json(value: Any, what: str = "metadata") -> Any:
+    """A JSON value with its text repaired (keys too); NaN and infinities are refused.
+
+    Raises:
+        InvalidInputError: a float that JSON cannot hold, or a value that is not JSON.
+    """
+    if value is None or isinstance(value, bool | int):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise InvalidInputError(f"{what} holds {value!r}, which JSON cannot hold")
+        return value
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise InvalidInputError(f"{what} keys must be strings, got {key!r}")
+            out[clean_text(key)] = clean_json(item, what)
+        return out
+    if isinstance(value, list | tuple):
+        return [clean_json(item, what) for item in value]
+    raise InvalidInputError(f"{what} holds a {type(value).__name__}, which is not JSON")
