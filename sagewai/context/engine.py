@@ -587,6 +587,11 @@ class ContextEngine:
         """
         await self.open()
         address = self.address(scope, user_id=user_id, session_id=session_id)
+        if subject is not None:
+            # Stored subjects are repaired text: a filter is repaired the same way.
+            if not isinstance(subject, str):
+                raise InvalidInputError(f"subject must be text, got {type(subject).__name__}")
+            subject = clean_text(subject)
         query = FactQuery(
             project_id=self.project_id,
             scope_keys=address.readable_keys(),

@@ -48,11 +48,12 @@ def allow_model_requests(allowed: bool) -> _Restore:
 
     Example:
         >>> from sagewai.llm import allow_model_requests, model_requests_allowed
-        >>> with allow_model_requests(False):
-        ...     model_requests_allowed()
-        False
-        >>> model_requests_allowed()
-        True
+        >>> with allow_model_requests(True):
+        ...     with allow_model_requests(False):
+        ...         inside = model_requests_allowed()
+        ...     after = model_requests_allowed()
+        >>> inside, after
+        (False, True)
     """
     global _allowed
     previous = _allowed

@@ -92,8 +92,10 @@ class LiteLLMClient:
 
     Example:
         >>> import asyncio
+        >>> from sagewai.llm import allow_model_requests
         >>> client = LiteLLMClient("gpt-4o-mini", extra_params={"mock_response": "hi"})
-        >>> asyncio.run(client.complete([{"role": "user", "content": "hello"}])).content
+        >>> with allow_model_requests(True):  # litellm answers the mock itself, offline
+        ...     asyncio.run(client.complete([{"role": "user", "content": "hello"}])).content
         'hi'
     """
 
