@@ -330,12 +330,39 @@ async def test_search_limits_results_per_source_message() -> None:
         await ctx.add("Alice moved to Lisbon", source=source)
         await ctx.add("Alice works at a bakery in Lisbon", source=source)
         await ctx.add("Bob visited Lisbon", source=Provenance(session_id="s1", message_id="m2"))
-        every = await ctx.search("Lisbon", top_k=3)
+        ungrouped = SearchConfig(group_by_source=False)
+        every = await ctx.search("Lisbon", top_k=3, search_config=ungrouped)
         assert len(every) == 3
         one_each = await ctx.search(
-            "Lisbon", top_k=3, search_config=SearchConfig(max_per_message=1)
+            "Lisbon", top_k=3, search_config=ungrouped.model_copy(update={"max_per_message": 1})
         )
         assert sorted(r.fact.sources[0].message_id or "" for r in one_each) == ["m1", "m2"]
+
+
+async def test_search_fuses_the_records_of_one_source_into_one_result() -> None:
+    async with memory_engine() as ctx:
+        source = Provenance(session_id="s1", message_id="m1")
+        message = await ctx.add("Alice: I moved to Lisbon", source=source, kind="message")
+        fact = await ctx.add("Alice moved to Lisbon", source=source)
+        other = await ctx.add(
+            "Bob visited Lisbon", source=Provenance(session_id="s1", message_id="m2")
+        )
+        loose = await ctx.add("Lisbon is the capital of Portugal")
+        results = await ctx.search("Lisbon", top_k=3)
+        assert len(results) == 3
+        by_source = {(r.fact.id, *(f.id for f in r.related)) for r in results}
+        assert {frozenset(ids) for ids in by_source} == {
+            frozenset({message.id, fact.id}),
+            frozenset({other.id}),
+            frozenset({loose.id}),
+        }
+        grouped = next(r for r in results if r.related)
+        assert 0.0 <= grouped.score <= 1.0
+        assert len(grouped.related) == 1
+        # Same message id in another session is another source.
+        await ctx.add("Carol flew to Lisbon", source=Provenance(session_id="s2", message_id="m1"))
+        results = await ctx.search("Lisbon", top_k=10)
+        assert len(results) == 4
 
 
 def test_graph_bonus_is_scaled_by_graph_weight() -> None:

@@ -579,6 +579,8 @@ class ContextEngine:
         from sagewai.context.query import analyse_query
         from sagewai.context.ranking import (
             RankedCandidate,
+            SourceGroup,
+            group_by_source,
             limit_per_message,
             neighbour_key,
             neighbour_wanted,
@@ -615,7 +617,8 @@ class ContextEngine:
             valid_at=as_of,
         )
         analysis = analyse_query(query, strip_stopwords=config.strip_stopwords)
-        pool = max(config.candidates, top_k)
+        # Grouping by source folds several records into one result: fetch enough for top_k.
+        pool = max(config.candidates, 2 * top_k if config.group_by_source else top_k)
 
         async def dense_search() -> tuple[Vector, builtins.list[VectorHit]]:
             vector = await self.embedder.embed_query(query)
@@ -683,14 +686,30 @@ class ContextEngine:
                 }
                 facts.update((fact.id, fact) for fact in found if fact.id in extra)
                 ranked = rank(extra)
-        ranked = limit_per_message(ranked, config.max_per_message)
+        if config.group_by_source:
+            groups = group_by_source(ranked, config.related_weight)
+        else:
+            groups = [
+                SourceGroup(c.score, c, ())
+                for c in limit_per_message(ranked, config.max_per_message)
+            ]
         results = [
-            SearchResult(fact=c.fact, score=c.score, parts=c.parts)
-            for c in ranked[:top_k]
-            if min_score is None or c.score >= min_score
+            SearchResult(
+                fact=group.best.fact,
+                score=group.score,
+                parts=group.best.parts,
+                related=tuple(other.fact for other in group.others),
+            )
+            for group in groups[:top_k]
+            if min_score is None or group.score >= min_score
         ]
         if results and config.track_access and as_of is None:
-            own = [r.fact.id for r in results if r.fact.project_id == self.project_id]
+            own = [
+                fact.id
+                for r in results
+                for fact in (r.fact, *r.related)
+                if fact.project_id == self.project_id
+            ]
             await self.metadata_store.touch(self.project_id, own, now)
         return results
 

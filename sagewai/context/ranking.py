@@ -33,8 +33,10 @@ __all__ = [
     "NeighbourKey",
     "RankedCandidate",
     "SearchConfig",
+    "SourceGroup",
     "convex_fusion",
     "fuse",
+    "group_by_source",
     "limit_per_message",
     "neighbour_key",
     "neighbour_wanted",
@@ -43,6 +45,7 @@ __all__ = [
     "recency_score",
     "rrf_fusion",
     "speaker_matches",
+    "standardised",
     "time_matches",
 ]
 
@@ -76,13 +79,16 @@ class SearchConfig(BaseModel):
     candidates: int = Field(default=60, ge=1, le=2000)
     """How many candidates each retriever contributes (at least ``top_k``). Also the list the
     dense scores are min-max normalised over: larger pools flatten the dense scores."""
-    fusion: Literal["convex", "rrf"] = "convex"
+    fusion: Literal["convex", "rrf", "zscore"] = "convex"
     """``convex``: weighted sum of normalised scores (the default, measurably better);
     ``rrf``: reciprocal-rank fusion, which ignores how far apart the scores are."""
     dense_weight: float = Field(default=0.3, ge=0)
     """Weight of the dense (embedding) evidence."""
     keyword_weight: float = Field(default=0.7, ge=0)
     """Weight of the keyword (BM25) evidence."""
+    zscore_scale: float = Field(default=3.0, gt=0)
+    """``fusion="zscore"`` only: how many standard deviations above its pool's mean a score must
+    stand to count fully (1.0); scores at or below the mean count 0."""
     rrf_k: float = Field(default=60.0, gt=0)
     """The RRF constant (``fusion="rrf"`` only): larger values flatten the first ranks' lead."""
     strip_stopwords: bool = True
@@ -109,6 +115,14 @@ class SearchConfig(BaseModel):
     """At most this many results that came from the same source message (0: no limit). A
     message's raw turn and the facts extracted from it say much the same; a limit spends the
     ``top_k`` slots on more of the conversation instead."""
+    group_by_source: bool = True
+    """Fuse the records of one source (a message and the facts drawn from it, matched on
+    ``sources[0]``'s ``session_id`` and ``message_id``) into one result, so ``top_k`` results are
+    ``top_k`` distinct sources and a fact adds recall instead of taking a slot from another
+    message. Records without a message source stand alone."""
+    related_weight: float = Field(default=0.0, ge=0, le=1)
+    """How much the other records of a source raise its score (see :func:`group_by_source`);
+    0: a source scores as its best record."""
     track_access: bool = True
     """Record reads in ``last_accessed_at`` (reads keep a fact from decaying)."""
 
@@ -174,6 +188,33 @@ def normalised_keyword(keyword: Sequence[tuple[str, float]]) -> dict[str, float]
     out: dict[str, float] = {}
     for fact_id, score in keyword:
         out.setdefault(fact_id, max(0.0, score) / best)
+    return out
+
+
+def standardised(
+    scores: Sequence[tuple[str, float]], scale: float, extra: Mapping[str, float] | None = None
+) -> dict[str, float]:
+    """How far each score stands above its list's mean, in ``scale`` standard deviations.
+
+    ``(score - mean) / (scale * std)`` clipped to [0, 1]. Unlike min-max or max normalisation,
+    a list whose best hit stands out (a rare word matched, a near-paraphrase) gives it a high
+    value, while a flat list (nothing stands out) gives every hit a low one: the list that is sure
+    of itself leads the fusion, whichever retriever it is. ``extra`` scores use the same scale.
+
+    Example:
+        >>> standardised([("a", 10.0), ("b", 1.0), ("c", 1.0), ("d", 0.0)], 1.5)
+        {'a': 1.0, 'b': 0.0, 'c': 0.0, 'd': 0.0}
+    """
+    extra = extra or {}
+    values = [score for _, score in scores]
+    if len(values) < 2:
+        return {fact_id: 1.0 for fact_id, _ in scores} | dict.fromkeys(extra, 0.0)
+    mean = sum(values) / len(values)
+    spread = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+    out: dict[str, float] = {}
+    for fact_id, score in [*scores, *extra.items()]:
+        value = (score - mean) / (scale * spread) if spread > 0 else 0.0
+        out.setdefault(fact_id, min(1.0, max(0.0, value)))
     return out
 
 
@@ -313,6 +354,12 @@ def fuse(
 
     if config.fusion == "rrf":
         fused = rrf_fusion([i for i, _ in dense], [i for i, _ in keyword], config)
+    elif config.fusion == "zscore":
+        fused = convex_fusion(
+            standardised(dense, config.zscore_scale, extra_dense),
+            standardised(keyword, config.zscore_scale),
+            config,
+        )
     else:
         fused = convex_fusion(
             normalised_dense(dense, extra_dense), normalised_keyword(keyword), config
@@ -388,3 +435,70 @@ def limit_per_message(
             seen[key] = seen.get(key, 0) + 1
         kept.append(candidate)
     return kept
+
+
+SourceKey = tuple[str | None, str]
+
+
+def source_key(fact: Fact) -> SourceKey | None:
+    """``(session_id, message_id)`` of the fact's first source, ``None`` when it names no message.
+
+    A message record and the facts drawn from it share this key (the records' contract).
+
+    Example:
+        >>> from sagewai.records import Provenance
+        >>> fact = Fact(project_id="p", content="x",
+        ...             sources=(Provenance(session_id="s1", message_id="m7"),))
+        >>> source_key(fact)
+        ('s1', 'm7')
+    """
+    if not fact.sources or fact.sources[0].message_id is None:
+        return None
+    return (fact.sources[0].session_id, fact.sources[0].message_id)
+
+
+@dataclass(frozen=True, slots=True)
+class SourceGroup:
+    """The records of one source as one result: the best record, the others, the group's score."""
+
+    score: float
+    best: RankedCandidate
+    others: tuple[RankedCandidate, ...]
+
+
+def group_by_source(
+    ranked: Sequence[RankedCandidate], related_weight: float = 0.0
+) -> list[SourceGroup]:
+    """Group ranked candidates by source (:func:`source_key`), best group first.
+
+    A group scores as its best record, raised by the others as independent evidence:
+    ``1 - (1 - best) * prod(1 - related_weight * other)`` (0 keeps the best record's score). A
+    source that both a message and a fact drawn from it match is then more likely the answer
+    than one matched by a single record, and scores stay in [0, 1].
+
+    Example:
+        >>> from sagewai.records import Provenance
+        >>> def c(i: str, m: str | None, score: float) -> RankedCandidate:
+        ...     src = (Provenance(session_id="s", message_id=m),) if m else ()
+        ...     return RankedCandidate(Fact(id=i, project_id="p", content=i, sources=src),
+        ...                            score, ScoreParts())
+        >>> groups = group_by_source([c("a", "m1", 0.9), c("b", None, 0.8), c("c", "m1", 0.7)])
+        >>> [(g.best.fact.id, [o.fact.id for o in g.others]) for g in groups]
+        [('a', ['c']), ('b', [])]
+        >>> [round(g.score, 2) for g in group_by_source(
+        ...     [c("a", "m1", 0.5), c("b", None, 0.6), c("c", "m1", 0.4)], related_weight=0.5)]
+        [0.6, 0.6]
+    """
+    members: dict[SourceKey | str, list[RankedCandidate]] = {}
+    for candidate in ranked:
+        key: SourceKey | str = source_key(candidate.fact) or candidate.fact.id
+        members.setdefault(key, []).append(candidate)
+    groups: list[SourceGroup] = []
+    for candidates in members.values():
+        best, *others = candidates
+        missing = 1.0 - best.score
+        for other in others:
+            missing *= 1.0 - related_weight * max(0.0, other.score)
+        groups.append(SourceGroup(1.0 - missing, best, tuple(others)))
+    groups.sort(key=lambda g: (-g.score, g.best.fact.id))
+    return groups
