@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Self
 from pydantic import JsonValue, ValidationError
 
 from sagewai.context.chunking import chunk_text
+from sagewai.context.pieces import piece_ids, piece_texts, record_id
 from sagewai.context.ranking import SearchConfig, fuse
 from sagewai.context.scope import ContextScope, ScopeAddress, validate_identifier
 from sagewai.embeddings.base import Embedder, Vector, Vectors
@@ -436,14 +437,12 @@ class ContextEngine:
         if vectors is not None and len(vectors) != len(new):
             raise InvalidInputError(f"{len(vectors)} vectors given for {len(new)} new facts")
         if new:
-            if vectors is None:
-                vectors = await self.embedder.embed_documents([fact.content for fact in new])
-            await self.vector_store.upsert(
-                [
-                    VectorRecord(fact.id, vectors[row], VectorPayload.of(fact))
-                    for row, fact in enumerate(new)
-                ]
-            )
+            await self.vector_store.upsert(await self._vector_records(new, vectors))
+        deleted_pieces: builtins.list[str] = []
+        if batch.deletes:
+            # A long record's piece vectors go with it; their ids follow from its content.
+            for fact in await self.metadata_store.get(self.project_id, batch.deletes):
+                deleted_pieces.extend(piece_ids(fact.id, fact.content))
         await self.metadata_store.apply(batch)
         before = previous or {}
         refreshed: dict[str, VectorPayload] = {}
@@ -454,10 +453,51 @@ class ContextEngine:
             old = before.get(fact.id)
             if old is None or VectorPayload.of(old) != payload:
                 refreshed[fact.id] = payload
+                refreshed.update(dict.fromkeys(piece_ids(fact.id, fact.content), payload))
         if refreshed:
             await self.vector_store.update_payloads(refreshed)
         if batch.deletes:
-            await self.vector_store.delete(batch.deletes)
+            await self.vector_store.delete([*batch.deletes, *deleted_pieces])
+
+    async def _vector_records(
+        self, new: Sequence[Fact], vectors: Vectors | None
+    ) -> builtins.list[VectorRecord]:
+        """The index entries of new records: one vector each, plus one per piece of a long one.
+
+        A long record's own vector is the mean of its pieces' (unless the caller embedded it).
+        """
+        import numpy as np
+
+        pieces = [piece_texts(fact.content) for fact in new]
+        flat = [text for texts in pieces for text in texts]
+        piece_vectors = await self.embedder.embed_documents(flat) if flat else None
+        if vectors is None:
+            short = [row for row, texts in enumerate(pieces) if not texts]
+            embedded = await self.embedder.embed_documents([new[row].content for row in short])
+            own: dict[int, Vector] = dict(zip(short, embedded, strict=True))
+        records: builtins.list[VectorRecord] = []
+        offset = 0
+        for row, fact in enumerate(new):
+            payload = VectorPayload.of(fact)
+            mine: Vectors = (
+                np.zeros((0, self.embedder.dimension), dtype=np.float32)
+                if piece_vectors is None
+                else piece_vectors[offset : offset + len(pieces[row])]
+            )
+            offset += len(pieces[row])
+            if vectors is not None:
+                vector: Vector = vectors[row]
+            elif len(mine):
+                mean = mine.mean(axis=0)
+                vector = mean / max(float(np.linalg.norm(mean)), 1e-12)
+            else:
+                vector = own[row]
+            records.append(VectorRecord(fact.id, vector, payload))
+            records.extend(
+                VectorRecord(piece_id, mine[n], payload)
+                for n, piece_id in enumerate(piece_ids(fact.id, fact.content))
+            )
+        return records
 
     # ------------------------------------------------------------------ reading
 
@@ -622,7 +662,15 @@ class ContextEngine:
 
         async def dense_search() -> tuple[Vector, builtins.list[VectorHit]]:
             vector = await self.embedder.embed_query(query)
-            return vector, await self.vector_store.search(vector, pool, vector_filter)
+            # A long record's pieces are hits of their own: ask for more, score each record
+            # by its best vector (its own or a piece's), keep ``pool`` records.
+            hits = await self.vector_store.search(vector, 2 * pool, vector_filter)
+            best: dict[str, VectorHit] = {}
+            for hit in hits:
+                owner = record_id(hit.id)
+                if owner not in best:
+                    best[owner] = VectorHit(owner, hit.score)
+            return vector, builtins.list(best.values())[:pool]
 
         # The dense path (embed, then search) and the keyword index run side by side.
         (query_vector, dense), keyword = await asyncio.gather(
