@@ -628,7 +628,14 @@ def wordpiece_counter() -> Callable[[str], int]:
     tokenizer = Tokenizer.from_file(str(path))
     tokenizer.no_truncation()
     tokenizer.no_padding()
-    return lambda text: len(tokenizer.encode(text, add_special_tokens=False).ids)
+    counted: dict[str, int] = {}
+
+    def count(text: str) -> int:
+        if text not in counted:
+            counted[text] = len(tokenizer.encode(text, add_special_tokens=False).ids)
+        return counted[text]
+
+    return count
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:

@@ -102,6 +102,11 @@ class SearchConfig(BaseModel):
     """Share of the best neighbouring turn's relevance a fact receives; 0 turns expansion off."""
     neighbour_window: int = Field(default=2, ge=0, le=10)
     """How many turns away, in the same session, a neighbour may be (0: the same turn only)."""
+    neighbour_chars: int = Field(default=0, ge=0)
+    """A record longer than this many characters takes a proportionally smaller share from its
+    neighbours (``neighbour_chars / len(content)``); 0 gives every record the full share. A short
+    chat turn ("Yes, last Friday") needs the turn before it to make sense; a long message says
+    what it means by itself, and lending to it only crowds out other sources."""
     neighbour_seeds: int = Field(default=20, ge=1, le=500)
     """How many of the best candidates lend relevance to their neighbours (and have their
     neighbours fetched by the engine when they were not candidates already)."""
@@ -390,7 +395,10 @@ def fuse(
     ranked: list[RankedCandidate] = []
     for fact_id in ids:
         fact = facts[fact_id]
-        total = (relevance[fact_id] + config.neighbour_weight * lent.get(fact_id, 0.0)) / ceiling
+        share = config.neighbour_weight * lent.get(fact_id, 0.0)
+        if config.neighbour_chars and len(fact.content) > config.neighbour_chars:
+            share *= config.neighbour_chars / len(fact.content)
+        total = (relevance[fact_id] + share) / ceiling
         recency = recency_score(fact, now, config.recency_halflife_days)
         strength = min(1.0, fact.strength)
         score = blend * total + config.recency_weight * recency + config.strength_weight * strength
