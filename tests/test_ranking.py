@@ -19,6 +19,7 @@ from sagewai.context.ranking import (
     normalised_keyword,
     rrf_fusion,
     speaker_matches,
+    standardised,
     time_matches,
 )
 from sagewai.records import Fact, FactType, Provenance, SearchResult
@@ -196,6 +197,41 @@ def test_a_turn_next_to_the_best_hit_is_lent_relevance() -> None:
     assert by_id["far"].score == by_id["other"].score == 0.0
     without = fuse(facts, dense, [], config=PLAIN, now=NOW)
     assert order(without)[:2] == ["hit", "weak"]
+
+
+def test_standardised_scores_favour_the_list_whose_best_hit_stands_out() -> None:
+    peaked = standardised([("a", 9.0), ("b", 1.0), ("c", 1.0), ("d", 1.0)], 3.0)
+    flat = standardised([("a", 1.0), ("b", 0.9), ("c", 0.8), ("d", 0.7)], 3.0)
+    assert peaked["a"] > flat["a"]
+    assert peaked["b"] == 0.0
+    assert all(0.0 <= v <= 1.0 for v in [*peaked.values(), *flat.values()])
+    assert standardised([("a", 0.5)], 3.0, {"x": 0.9}) == {"a": 1.0, "x": 0.0}
+
+
+def test_zscore_fusion_lets_the_confident_list_lead() -> None:
+    facts = {i: fact(i) for i in ("kw", "dn", "x1", "x2", "x3")}
+    # The keyword list is flat (no hit stands out); the dense list has one clear winner.
+    keyword = [("kw", 1.0), ("x1", 0.98), ("x2", 0.97), ("x3", 0.96)]
+    dense = [("dn", 0.9), ("kw", 0.3), ("x1", 0.29), ("x2", 0.28), ("x3", 0.27)]
+    equal = PLAIN.model_copy(update={"dense_weight": 1.0, "keyword_weight": 1.0})
+    assert order(fuse(facts, dense, keyword, config=equal, now=NOW))[0] == "kw"
+    zscore = equal.model_copy(update={"fusion": "zscore"})
+    assert order(fuse(facts, dense, keyword, config=zscore, now=NOW))[0] == "dn"
+
+
+def test_neighbour_chars_shrinks_what_a_long_record_takes_from_its_neighbours() -> None:
+    facts = {
+        "hit": fact("hit", session="s", turn=5),
+        "short": fact("short", "yes, last Friday", session="s", turn=6),
+        "long": fact("long", "word " * 400, session="s", turn=4),
+    }
+    dense = [("hit", 0.9), ("short", 0.1), ("long", 0.1)]
+    lending = PLAIN.model_copy(update={"neighbour_weight": 0.5})
+    by_id = {c.fact.id: c for c in fuse(facts, dense, [], config=lending, now=NOW)}
+    assert by_id["short"].score == pytest.approx(by_id["long"].score)
+    scaled = lending.model_copy(update={"neighbour_chars": 500})
+    by_id = {c.fact.id: c for c in fuse(facts, dense, [], config=scaled, now=NOW)}
+    assert by_id["long"].score == pytest.approx(by_id["short"].score * 500 / 2000)
 
 
 def test_extra_dense_candidates_are_scored_on_the_pool_scale() -> None:
