@@ -479,6 +479,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--embedding-cache", type=Path, default=None, help=".npz vector cache")
     parser.add_argument("--no-baselines", action="store_true")
+    parser.add_argument(
+        "--one-vector-per-record",
+        action="store_true",
+        help="ablation: index each message with one vector, without its pieces",
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     return parser.parse_args(argv)
 
@@ -505,6 +510,12 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     for mode in modes:
         if mode not in ("raw", "facts", "both"):
             raise SystemExit(f"unknown mode {mode!r}")
+    if args.one_vector_per_record:
+        import sagewai.context.engine as engine_module
+
+        # The engine's pieces are a pure function of the content; none means one vector.
+        engine_module.piece_texts = lambda content: []  # type: ignore[assignment]
+        engine_module.piece_ids = lambda record, content: []  # type: ignore[assignment]
     config = SearchConfig(**json.loads(args.config))
     variants = {
         name: config.model_copy(update=overrides)
@@ -574,6 +585,7 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "modes": modes,
         "extractor": args.extractor,
         "store": args.store,
+        "pieces": not args.one_vector_per_record,
         "search_config": config.model_dump(),
         "variants": {name: v.model_dump() for name, v in variants.items()},
         "systems": systems,

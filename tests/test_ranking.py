@@ -226,7 +226,7 @@ def test_neighbour_chars_shrinks_what_a_long_record_takes_from_its_neighbours() 
         "long": fact("long", "word " * 400, session="s", turn=4),
     }
     dense = [("hit", 0.9), ("short", 0.1), ("long", 0.1)]
-    lending = PLAIN.model_copy(update={"neighbour_weight": 0.5})
+    lending = PLAIN.model_copy(update={"neighbour_weight": 0.5, "neighbour_chars": 0})
     by_id = {c.fact.id: c for c in fuse(facts, dense, [], config=lending, now=NOW)}
     assert by_id["short"].score == pytest.approx(by_id["long"].score)
     scaled = lending.model_copy(update={"neighbour_chars": 500})

@@ -8,7 +8,14 @@ Why score-aware fusion: reciprocal-rank fusion (RRF) throws the scores away and 
 so a fact that one retriever finds far better than anything else counts no more than a marginal
 first place. On the LoCoMo benchmark a convex combination of the two normalised scores finds the
 evidence of a question markedly more often than RRF (``docs/benchmarks-locomo.md`` holds the
-figures). RRF stays available as ``fusion="rrf"``.
+figures). RRF stays available as ``fusion="rrf"``, and ``fusion="zscore"`` standardises each
+list over its candidates (a list whose best hit stands out leads the fusion).
+
+Why ``neighbour_chars``: the weights that suit short chat turns (where a turn often needs the one
+before it) lose to dense search alone on long messages, mostly because neighbours of the evidence
+(long replies) were lent its relevance and crowded other sources out of the top k. Scaling the
+share a record takes by its length keeps the neighbour gain on chat and removes the loss on long
+messages.
 
 Why neighbours: in a conversation the answer to a question is often spread over a turn and the
 one right after it ("Did you go?" / "Yes, last Friday"). A fact whose neighbouring turn scores high
@@ -54,7 +61,8 @@ NeighbourKey = tuple[str, int]
 
 
 class SearchConfig(BaseModel):
-    """Tuning knobs of hybrid search. The defaults are the best setting measured on LoCoMo.
+    """Tuning knobs of hybrid search. The defaults hold on short two-person chat (LoCoMo) and on
+    long user-assistant chat (BEAM) alike.
 
     The score of a candidate is built in three steps:
 
@@ -71,7 +79,9 @@ class SearchConfig(BaseModel):
        ``score = (1 - recency_weight - strength_weight) * total + recency_weight * recency
        + strength_weight * strength``.
 
-    Tuned on LoCoMo conversation conv-26 and reported on conv-26, conv-30 and conv-41.
+    Chosen on two tuning splits, LoCoMo conv-26 and BEAM conversations 1-10 (the setting with the
+    best mean R@10 of those that beat plain BM25 and plain dense search on both), and checked on
+    LoCoMo conv-30 / conv-41 and BEAM 11-20 (``docs/benchmarks-beam.md``).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -82,9 +92,9 @@ class SearchConfig(BaseModel):
     fusion: Literal["convex", "rrf", "zscore"] = "convex"
     """``convex``: weighted sum of normalised scores (the default, measurably better);
     ``rrf``: reciprocal-rank fusion, which ignores how far apart the scores are."""
-    dense_weight: float = Field(default=0.3, ge=0)
+    dense_weight: float = Field(default=0.4, ge=0)
     """Weight of the dense (embedding) evidence."""
-    keyword_weight: float = Field(default=0.7, ge=0)
+    keyword_weight: float = Field(default=0.6, ge=0)
     """Weight of the keyword (BM25) evidence."""
     zscore_scale: float = Field(default=3.0, gt=0)
     """``fusion="zscore"`` only: how many standard deviations above its pool's mean a score must
@@ -102,7 +112,7 @@ class SearchConfig(BaseModel):
     """Share of the best neighbouring turn's relevance a fact receives; 0 turns expansion off."""
     neighbour_window: int = Field(default=2, ge=0, le=10)
     """How many turns away, in the same session, a neighbour may be (0: the same turn only)."""
-    neighbour_chars: int = Field(default=0, ge=0)
+    neighbour_chars: int = Field(default=600, ge=0)
     """A record longer than this many characters takes a proportionally smaller share from its
     neighbours (``neighbour_chars / len(content)``); 0 gives every record the full share. A short
     chat turn ("Yes, last Friday") needs the turn before it to make sense; a long message says
