@@ -89,7 +89,9 @@ async def test_a_text_longer_than_the_model_reads_is_embedded_whole(
 async def test_a_40k_message_is_found_by_its_end_part_on_the_dense_side_alone(
     minilm: MiniLMEmbedder,
 ) -> None:
-    dense_only = SearchConfig(keyword_weight=0.0, dense_weight=1.0, neighbour_weight=0.0)
+    dense_only = SearchConfig(
+        keyword_weight=0.0, dense_weight=1.0, neighbour_weight=0.0, piece_weight=1.0
+    )
     async with ContextEngine.in_memory(project_id="long", embedder=minilm) as ctx:
         stored = await ctx.add(long_message(), kind=FactKind.MESSAGE)
         await ctx.add_many([FILLER, "I cook pasta with tomato sauce on Fridays."])

@@ -67,6 +67,29 @@ def _snapshot(fact: Fact, fields: Iterable[str]) -> dict[str, JsonValue]:
     return {name: data[name] for name in fields}
 
 
+def _record_hits(hits: Sequence[VectorHit], piece_weight: float) -> builtins.list[VectorHit]:
+    """Vector hits (records and pieces of long records) as one hit per record, best first.
+
+    A record scores ``own + piece_weight * (best piece - own)`` when a piece of it beats its own
+    vector; a record found only through a piece gets the lowest returned score as its own (its
+    own vector ranked below every hit).
+    """
+    own: dict[str, float] = {}
+    piece: dict[str, float] = {}
+    for hit in hits:
+        owner = record_id(hit.id)
+        scores = own if owner == hit.id else piece
+        scores.setdefault(owner, hit.score)
+    floor = min((hit.score for hit in hits), default=0.0)
+    merged: builtins.list[VectorHit] = []
+    for owner in dict.fromkeys([record_id(hit.id) for hit in hits]):
+        base = own.get(owner, floor)
+        best = piece.get(owner, base)
+        merged.append(VectorHit(owner, base + piece_weight * max(0.0, best - base)))
+    merged.sort(key=lambda hit: -hit.score)
+    return merged
+
+
 class ContextEngine:
     """Store, search and forget a project's facts and documents.
 
@@ -665,12 +688,7 @@ class ContextEngine:
             # A long record's pieces are hits of their own: ask for more, score each record
             # by its best vector (its own or a piece's), keep ``pool`` records.
             hits = await self.vector_store.search(vector, 2 * pool, vector_filter)
-            best: dict[str, VectorHit] = {}
-            for hit in hits:
-                owner = record_id(hit.id)
-                if owner not in best:
-                    best[owner] = VectorHit(owner, hit.score)
-            return vector, builtins.list(best.values())[:pool]
+            return vector, _record_hits(hits, config.piece_weight)[:pool]
 
         # The dense path (embed, then search) and the keyword index run side by side.
         (query_vector, dense), keyword = await asyncio.gather(
