@@ -191,9 +191,21 @@ def recall_at(retrieved: Sequence[Iterable[str]], evidence: Sequence[str], k: in
     return sum(1 for dia_id in evidence if dia_id in found) / len(evidence)
 
 
+def result_text(result: SearchResult) -> str:
+    """What a result puts in front of a reader: its record and the related records' texts."""
+    return "\n".join(fact.content for fact in (result.fact, *result.related))
+
+
 def source_ids(result: SearchResult) -> list[str]:
-    """The dia_ids a search result came from (its provenance's ``message_id``)."""
-    return [s.message_id for s in result.fact.sources if s.message_id is not None]
+    """The dia_ids a search result came from: its record's and its related records' sources."""
+    return list(
+        dict.fromkeys(
+            source.message_id
+            for fact in (result.fact, *result.related)
+            for source in fact.sources
+            if source.message_id is not None
+        )
+    )
 
 
 @dataclass(slots=True)
@@ -597,7 +609,7 @@ async def run_sagewai(
                 results = await engine.search(
                     question.text, top_k=top, search_config=search_config, graph_hops=graph_hops
                 )
-                retrieved = [(source_ids(r), r.fact.content) for r in results]
+                retrieved = [(source_ids(r), result_text(r)) for r in results]
                 run_tally.add(conversation.sample_id, question, retrieved, count_wordpieces)
             run_tally.seconds += time.perf_counter() - started
     return stored
@@ -616,7 +628,14 @@ def wordpiece_counter() -> Callable[[str], int]:
     tokenizer = Tokenizer.from_file(str(path))
     tokenizer.no_truncation()
     tokenizer.no_padding()
-    return lambda text: len(tokenizer.encode(text, add_special_tokens=False).ids)
+    counted: dict[str, int] = {}
+
+    def count(text: str) -> int:
+        if text not in counted:
+            counted[text] = len(tokenizer.encode(text, add_special_tokens=False).ids)
+        return counted[text]
+
+    return count
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -635,6 +654,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--ablation", action="store_true", help="also score the cumulative ranking steps"
+    )
+    parser.add_argument(
+        "--variants", default="{}", help='more rankings on the same data: {"name": {fields}}'
     )
     parser.add_argument(
         "--graph-hops",
@@ -695,6 +717,10 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                 step_config = config.model_copy(update=overrides)
                 variants[mode][step] = (step_config, Tally(ks))
                 tallies[f"ablation_{mode}/{step}"] = variants[mode][step][1]
+    for mode in modes:
+        for step, overrides in json.loads(args.variants).items():
+            variants[mode][step] = (config.model_copy(update=overrides), Tally(ks))
+            tallies[f"variant_{mode}/{step}"] = variants[mode][step][1]
     facts_stored: dict[str, int] = {}
     errors: dict[str, str] = {}
     started = time.perf_counter()

@@ -39,7 +39,10 @@ __all__ = [
     "utcnow",
 ]
 
-MAX_CONTENT_CHARS = 32_000
+MAX_CONTENT_CHARS = 10_000_000
+"""The longest record content accepted (10 million characters): a conversation message is stored
+verbatim whatever its length; the embedder reads long texts in pieces and the extractors read a
+bounded part of them."""
 MAX_SUBJECT_CHARS = MAX_IDENTIFIER_LENGTH
 """Longest subject a fact may have: exactly what ``forget(subject=...)`` accepts."""
 

@@ -8,7 +8,15 @@ import pytest
 
 from sagewai import ContextScope
 from sagewai.errors import FactNotFoundError, InvalidInputError, ScopeError
-from sagewai.records import ChangeAction, FactKind, FactStatus, FactType, Provenance, utcnow
+from sagewai.records import (
+    MAX_CONTENT_CHARS,
+    ChangeAction,
+    FactKind,
+    FactStatus,
+    FactType,
+    Provenance,
+    utcnow,
+)
 from sagewai.stores.memory_metadata import InMemoryMetadataStore
 from sagewai.stores.memory_vector import InMemoryVectorStore
 from tests.helpers import memory_engine
@@ -177,7 +185,7 @@ async def test_add_many_validates_everything_before_writing() -> None:
 
 @pytest.mark.parametrize(
     "bad",
-    ["", "   ", "x" * 40_000, "nul\x00byte"],
+    ["", "   ", "x" * (MAX_CONTENT_CHARS + 1), "nul\x00byte"],
 )
 async def test_hostile_content_is_refused_with_a_typed_error(bad: str) -> None:
     async with memory_engine() as ctx:

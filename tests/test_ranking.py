@@ -19,6 +19,7 @@ from sagewai.context.ranking import (
     normalised_keyword,
     rrf_fusion,
     speaker_matches,
+    standardised,
     time_matches,
 )
 from sagewai.records import Fact, FactType, Provenance, SearchResult
@@ -198,6 +199,41 @@ def test_a_turn_next_to_the_best_hit_is_lent_relevance() -> None:
     assert order(without)[:2] == ["hit", "weak"]
 
 
+def test_standardised_scores_favour_the_list_whose_best_hit_stands_out() -> None:
+    peaked = standardised([("a", 9.0), ("b", 1.0), ("c", 1.0), ("d", 1.0)], 3.0)
+    flat = standardised([("a", 1.0), ("b", 0.9), ("c", 0.8), ("d", 0.7)], 3.0)
+    assert peaked["a"] > flat["a"]
+    assert peaked["b"] == 0.0
+    assert all(0.0 <= v <= 1.0 for v in [*peaked.values(), *flat.values()])
+    assert standardised([("a", 0.5)], 3.0, {"x": 0.9}) == {"a": 1.0, "x": 0.0}
+
+
+def test_zscore_fusion_lets_the_confident_list_lead() -> None:
+    facts = {i: fact(i) for i in ("kw", "dn", "x1", "x2", "x3")}
+    # The keyword list is flat (no hit stands out); the dense list has one clear winner.
+    keyword = [("kw", 1.0), ("x1", 0.98), ("x2", 0.97), ("x3", 0.96)]
+    dense = [("dn", 0.9), ("kw", 0.3), ("x1", 0.29), ("x2", 0.28), ("x3", 0.27)]
+    equal = PLAIN.model_copy(update={"dense_weight": 1.0, "keyword_weight": 1.0})
+    assert order(fuse(facts, dense, keyword, config=equal, now=NOW))[0] == "kw"
+    zscore = equal.model_copy(update={"fusion": "zscore"})
+    assert order(fuse(facts, dense, keyword, config=zscore, now=NOW))[0] == "dn"
+
+
+def test_neighbour_chars_shrinks_what_a_long_record_takes_from_its_neighbours() -> None:
+    facts = {
+        "hit": fact("hit", session="s", turn=5),
+        "short": fact("short", "yes, last Friday", session="s", turn=6),
+        "long": fact("long", "word " * 400, session="s", turn=4),
+    }
+    dense = [("hit", 0.9), ("short", 0.1), ("long", 0.1)]
+    lending = PLAIN.model_copy(update={"neighbour_weight": 0.5, "neighbour_chars": 0})
+    by_id = {c.fact.id: c for c in fuse(facts, dense, [], config=lending, now=NOW)}
+    assert by_id["short"].score == pytest.approx(by_id["long"].score)
+    scaled = lending.model_copy(update={"neighbour_chars": 500})
+    by_id = {c.fact.id: c for c in fuse(facts, dense, [], config=scaled, now=NOW)}
+    assert by_id["long"].score == pytest.approx(by_id["short"].score * 500 / 2000)
+
+
 def test_extra_dense_candidates_are_scored_on_the_pool_scale() -> None:
     facts = {"a": fact("a"), "b": fact("b"), "x": fact("x")}
     ranked = fuse(
@@ -330,12 +366,39 @@ async def test_search_limits_results_per_source_message() -> None:
         await ctx.add("Alice moved to Lisbon", source=source)
         await ctx.add("Alice works at a bakery in Lisbon", source=source)
         await ctx.add("Bob visited Lisbon", source=Provenance(session_id="s1", message_id="m2"))
-        every = await ctx.search("Lisbon", top_k=3)
+        ungrouped = SearchConfig(group_by_source=False)
+        every = await ctx.search("Lisbon", top_k=3, search_config=ungrouped)
         assert len(every) == 3
         one_each = await ctx.search(
-            "Lisbon", top_k=3, search_config=SearchConfig(max_per_message=1)
+            "Lisbon", top_k=3, search_config=ungrouped.model_copy(update={"max_per_message": 1})
         )
         assert sorted(r.fact.sources[0].message_id or "" for r in one_each) == ["m1", "m2"]
+
+
+async def test_search_fuses_the_records_of_one_source_into_one_result() -> None:
+    async with memory_engine() as ctx:
+        source = Provenance(session_id="s1", message_id="m1")
+        message = await ctx.add("Alice: I moved to Lisbon", source=source, kind="message")
+        fact = await ctx.add("Alice moved to Lisbon", source=source)
+        other = await ctx.add(
+            "Bob visited Lisbon", source=Provenance(session_id="s1", message_id="m2")
+        )
+        loose = await ctx.add("Lisbon is the capital of Portugal")
+        results = await ctx.search("Lisbon", top_k=3)
+        assert len(results) == 3
+        by_source = {(r.fact.id, *(f.id for f in r.related)) for r in results}
+        assert {frozenset(ids) for ids in by_source} == {
+            frozenset({message.id, fact.id}),
+            frozenset({other.id}),
+            frozenset({loose.id}),
+        }
+        grouped = next(r for r in results if r.related)
+        assert 0.0 <= grouped.score <= 1.0
+        assert len(grouped.related) == 1
+        # Same message id in another session is another source.
+        await ctx.add("Carol flew to Lisbon", source=Provenance(session_id="s2", message_id="m1"))
+        results = await ctx.search("Lisbon", top_k=10)
+        assert len(results) == 4
 
 
 def test_graph_bonus_is_scaled_by_graph_weight() -> None:

@@ -20,7 +20,7 @@ from sagewai.errors import InvalidInputError
 
 __all__ = ["MAX_MESSAGE_CHARS", "ChatMessage", "Conversation", "MessageLike"]
 
-MAX_MESSAGE_CHARS = 100_000
+MAX_MESSAGE_CHARS = 10_000_000
 """Longest accepted message text; longer input is refused rather than silently truncated."""
 
 _ROLE_ALIASES = {"human": "user", "ai": "assistant", "bot": "assistant", "model": "assistant"}

@@ -31,6 +31,7 @@ from sagewai.context.arguments import (
     string_list,
 )
 from sagewai.context.chunking import chunk_text
+from sagewai.context.pieces import piece_ids, piece_texts, record_id
 from sagewai.context.ranking import SearchConfig, fuse
 from sagewai.context.scope import ContextScope, ScopeAddress, validate_identifier
 from sagewai.context.text import clean_text
@@ -93,6 +94,29 @@ def _sequence(value: Any, what: str) -> Sequence[Any]:
 def _snapshot(fact: Fact, fields: Iterable[str]) -> dict[str, JsonValue]:
     data = fact.model_dump(mode="json")
     return {name: data[name] for name in fields}
+
+
+def _record_hits(hits: Sequence[VectorHit], piece_weight: float) -> builtins.list[VectorHit]:
+    """Vector hits (records and pieces of long records) as one hit per record, best first.
+
+    A record scores ``own + piece_weight * (best piece - own)`` when a piece of it beats its own
+    vector; a record found only through a piece gets the lowest returned score as its own (its
+    own vector ranked below every hit).
+    """
+    own: dict[str, float] = {}
+    piece: dict[str, float] = {}
+    for hit in hits:
+        owner = record_id(hit.id)
+        scores = own if owner == hit.id else piece
+        scores.setdefault(owner, hit.score)
+    floor = min((hit.score for hit in hits), default=0.0)
+    merged: builtins.list[VectorHit] = []
+    for owner in dict.fromkeys([record_id(hit.id) for hit in hits]):
+        base = own.get(owner, floor)
+        best = piece.get(owner, base)
+        merged.append(VectorHit(owner, base + piece_weight * max(0.0, best - base)))
+    merged.sort(key=lambda hit: -hit.score)
+    return merged
 
 
 class ContextEngine:
@@ -519,14 +543,12 @@ class ContextEngine:
         if vectors is not None and len(vectors) != len(new):
             raise InvalidInputError(f"{len(vectors)} vectors given for {len(new)} new facts")
         if new:
-            if vectors is None:
-                vectors = await self.embedder.embed_documents([fact.content for fact in new])
-            await self.vector_store.upsert(
-                [
-                    VectorRecord(fact.id, vectors[row], VectorPayload.of(fact))
-                    for row, fact in enumerate(new)
-                ]
-            )
+            await self.vector_store.upsert(await self._vector_records(new, vectors))
+        deleted_pieces: builtins.list[str] = []
+        if batch.deletes:
+            # A long record's piece vectors go with it; their ids follow from its content.
+            for fact in await self.metadata_store.get(self.project_id, batch.deletes):
+                deleted_pieces.extend(piece_ids(fact.id, fact.content))
         await self.metadata_store.apply(batch)
         before = previous or {}
         refreshed: dict[str, VectorPayload] = {}
@@ -537,10 +559,51 @@ class ContextEngine:
             old = before.get(fact.id)
             if old is None or VectorPayload.of(old) != payload:
                 refreshed[fact.id] = payload
+                refreshed.update(dict.fromkeys(piece_ids(fact.id, fact.content), payload))
         if refreshed:
             await self.vector_store.update_payloads(refreshed)
         if batch.deletes:
-            await self.vector_store.delete(batch.deletes)
+            await self.vector_store.delete([*batch.deletes, *deleted_pieces])
+
+    async def _vector_records(
+        self, new: Sequence[Fact], vectors: Vectors | None
+    ) -> builtins.list[VectorRecord]:
+        """The index entries of new records: one vector each, plus one per piece of a long one.
+
+        A long record's own vector is the mean of its pieces' (unless the caller embedded it).
+        """
+        import numpy as np
+
+        pieces = [piece_texts(fact.content) for fact in new]
+        flat = [text for texts in pieces for text in texts]
+        piece_vectors = await self.embedder.embed_documents(flat) if flat else None
+        if vectors is None:
+            short = [row for row, texts in enumerate(pieces) if not texts]
+            embedded = await self.embedder.embed_documents([new[row].content for row in short])
+            own: dict[int, Vector] = dict(zip(short, embedded, strict=True))
+        records: builtins.list[VectorRecord] = []
+        offset = 0
+        for row, fact in enumerate(new):
+            payload = VectorPayload.of(fact)
+            mine: Vectors = (
+                np.zeros((0, self.embedder.dimension), dtype=np.float32)
+                if piece_vectors is None
+                else piece_vectors[offset : offset + len(pieces[row])]
+            )
+            offset += len(pieces[row])
+            if vectors is not None:
+                vector: Vector = vectors[row]
+            elif len(mine):
+                mean = mine.mean(axis=0)
+                vector = mean / max(float(np.linalg.norm(mean)), 1e-12)
+            else:
+                vector = own[row]
+            records.append(VectorRecord(fact.id, vector, payload))
+            records.extend(
+                VectorRecord(piece_id, mine[n], payload)
+                for n, piece_id in enumerate(piece_ids(fact.id, fact.content))
+            )
+        return records
 
     # ------------------------------------------------------------------ reading
 
@@ -680,6 +743,8 @@ class ContextEngine:
         from sagewai.context.query import analyse_query
         from sagewai.context.ranking import (
             RankedCandidate,
+            SourceGroup,
+            group_by_source,
             limit_per_message,
             neighbour_key,
             neighbour_wanted,
@@ -722,11 +787,15 @@ class ContextEngine:
             valid_at=as_of,
         )
         analysis = analyse_query(query, strip_stopwords=config.strip_stopwords)
-        pool = max(config.candidates, top_k)
+        # Grouping by source folds several records into one result: fetch enough for top_k.
+        pool = max(config.candidates, 2 * top_k if config.group_by_source else top_k)
 
         async def dense_search() -> tuple[Vector, builtins.list[VectorHit]]:
             vector = await self.embedder.embed_query(query)
-            return vector, await self.vector_store.search(vector, pool, vector_filter)
+            # A long record's pieces are hits of their own: ask for more, score each record
+            # by its best vector (its own or a piece's), keep ``pool`` records.
+            hits = await self.vector_store.search(vector, 2 * pool, vector_filter)
+            return vector, _record_hits(hits, config.piece_weight)[:pool]
 
         # The dense path (embed, then search) and the keyword index run side by side.
         (query_vector, dense), keyword = await asyncio.gather(
@@ -790,14 +859,30 @@ class ContextEngine:
                 }
                 facts.update((fact.id, fact) for fact in found if fact.id in extra)
                 ranked = rank(extra)
-        ranked = limit_per_message(ranked, config.max_per_message)
+        if config.group_by_source:
+            groups = group_by_source(ranked, config.related_weight)
+        else:
+            groups = [
+                SourceGroup(c.score, c, ())
+                for c in limit_per_message(ranked, config.max_per_message)
+            ]
         results = [
-            SearchResult(fact=c.fact, score=c.score, parts=c.parts)
-            for c in ranked[:top_k]
-            if min_score is None or c.score >= min_score
+            SearchResult(
+                fact=group.best.fact,
+                score=group.score,
+                parts=group.best.parts,
+                related=tuple(other.fact for other in group.others),
+            )
+            for group in groups[:top_k]
+            if min_score is None or group.score >= min_score
         ]
         if results and config.track_access and as_of is None:
-            own = [r.fact.id for r in results if r.fact.project_id == self.project_id]
+            own = [
+                fact.id
+                for r in results
+                for fact in (r.fact, *r.related)
+                if fact.project_id == self.project_id
+            ]
             await self.metadata_store.touch(self.project_id, own, now)
         return results
 

@@ -8,7 +8,14 @@ Why score-aware fusion: reciprocal-rank fusion (RRF) throws the scores away and 
 so a fact that one retriever finds far better than anything else counts no more than a marginal
 first place. On the LoCoMo benchmark a convex combination of the two normalised scores finds the
 evidence of a question markedly more often than RRF (``docs/benchmarks-locomo.md`` holds the
-figures). RRF stays available as ``fusion="rrf"``.
+figures). RRF stays available as ``fusion="rrf"``, and ``fusion="zscore"`` standardises each
+list over its candidates (a list whose best hit stands out leads the fusion).
+
+Why ``neighbour_chars``: the weights that suit short chat turns (where a turn often needs the one
+before it) lose to dense search alone on long messages, mostly because neighbours of the evidence
+(long replies) were lent its relevance and crowded other sources out of the top k. Scaling the
+share a record takes by its length keeps the neighbour gain on chat and removes the loss on long
+messages.
 
 Why neighbours: in a conversation the answer to a question is often spread over a turn and the
 one right after it ("Did you go?" / "Yes, last Friday"). A fact whose neighbouring turn scores high
@@ -33,8 +40,10 @@ __all__ = [
     "NeighbourKey",
     "RankedCandidate",
     "SearchConfig",
+    "SourceGroup",
     "convex_fusion",
     "fuse",
+    "group_by_source",
     "limit_per_message",
     "neighbour_key",
     "neighbour_wanted",
@@ -43,6 +52,7 @@ __all__ = [
     "recency_score",
     "rrf_fusion",
     "speaker_matches",
+    "standardised",
     "time_matches",
 ]
 
@@ -51,7 +61,8 @@ NeighbourKey = tuple[str, int]
 
 
 class SearchConfig(BaseModel):
-    """Tuning knobs of hybrid search. The defaults are the best setting measured on LoCoMo.
+    """Tuning knobs of hybrid search. The defaults hold on short two-person chat (LoCoMo) and on
+    long user-assistant chat (BEAM) alike.
 
     The score of a candidate is built in three steps:
 
@@ -68,7 +79,9 @@ class SearchConfig(BaseModel):
        ``score = (1 - recency_weight - strength_weight) * total + recency_weight * recency
        + strength_weight * strength``.
 
-    Tuned on LoCoMo conversation conv-26 and reported on conv-26, conv-30 and conv-41.
+    Chosen on two tuning splits, LoCoMo conv-26 and BEAM conversations 1-10 (the setting with the
+    best mean R@10 of those that beat plain BM25 and plain dense search on both), and checked on
+    LoCoMo conv-30 / conv-41 and BEAM 11-20 (``docs/benchmarks-beam.md``).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -76,13 +89,16 @@ class SearchConfig(BaseModel):
     candidates: int = Field(default=60, ge=1, le=2000)
     """How many candidates each retriever contributes (at least ``top_k``). Also the list the
     dense scores are min-max normalised over: larger pools flatten the dense scores."""
-    fusion: Literal["convex", "rrf"] = "convex"
+    fusion: Literal["convex", "rrf", "zscore"] = "convex"
     """``convex``: weighted sum of normalised scores (the default, measurably better);
     ``rrf``: reciprocal-rank fusion, which ignores how far apart the scores are."""
-    dense_weight: float = Field(default=0.3, ge=0)
+    dense_weight: float = Field(default=0.4, ge=0)
     """Weight of the dense (embedding) evidence."""
-    keyword_weight: float = Field(default=0.7, ge=0)
+    keyword_weight: float = Field(default=0.6, ge=0)
     """Weight of the keyword (BM25) evidence."""
+    zscore_scale: float = Field(default=3.0, gt=0)
+    """``fusion="zscore"`` only: how many standard deviations above its pool's mean a score must
+    stand to count fully (1.0); scores at or below the mean count 0."""
     rrf_k: float = Field(default=60.0, gt=0)
     """The RRF constant (``fusion="rrf"`` only): larger values flatten the first ranks' lead."""
     strip_stopwords: bool = True
@@ -96,6 +112,11 @@ class SearchConfig(BaseModel):
     """Share of the best neighbouring turn's relevance a fact receives; 0 turns expansion off."""
     neighbour_window: int = Field(default=2, ge=0, le=10)
     """How many turns away, in the same session, a neighbour may be (0: the same turn only)."""
+    neighbour_chars: int = Field(default=600, ge=0)
+    """A record longer than this many characters takes a proportionally smaller share from its
+    neighbours (``neighbour_chars / len(content)``); 0 gives every record the full share. A short
+    chat turn ("Yes, last Friday") needs the turn before it to make sense; a long message says
+    what it means by itself, and lending to it only crowds out other sources."""
     neighbour_seeds: int = Field(default=20, ge=1, le=500)
     """How many of the best candidates lend relevance to their neighbours (and have their
     neighbours fetched by the engine when they were not candidates already)."""
@@ -109,6 +130,19 @@ class SearchConfig(BaseModel):
     """At most this many results that came from the same source message (0: no limit). A
     message's raw turn and the facts extracted from it say much the same; a limit spends the
     ``top_k`` slots on more of the conversation instead."""
+    piece_weight: float = Field(default=0.25, ge=0, le=1)
+    """How far a long record's best piece lifts its dense score above its own (whole-record)
+    vector: 1 scores it by its best piece, 0 by its own vector only. On BEAM (tuning split) 1
+    ranked long assistant replies above the user's evidence (R@10 0.573), 0.25 kept the gain of
+    finding a part of a long message without that bias (0.589; 0 gave 0.591)."""
+    group_by_source: bool = True
+    """Fuse the records of one source (a message and the facts drawn from it, matched on
+    ``sources[0]``'s ``session_id`` and ``message_id``) into one result, so ``top_k`` results are
+    ``top_k`` distinct sources and a fact adds recall instead of taking a slot from another
+    message. Records without a message source stand alone."""
+    related_weight: float = Field(default=0.0, ge=0, le=1)
+    """How much the other records of a source raise its score (see :func:`group_by_source`);
+    0: a source scores as its best record."""
     track_access: bool = True
     """Record reads in ``last_accessed_at`` (reads keep a fact from decaying)."""
 
@@ -174,6 +208,33 @@ def normalised_keyword(keyword: Sequence[tuple[str, float]]) -> dict[str, float]
     out: dict[str, float] = {}
     for fact_id, score in keyword:
         out.setdefault(fact_id, max(0.0, score) / best)
+    return out
+
+
+def standardised(
+    scores: Sequence[tuple[str, float]], scale: float, extra: Mapping[str, float] | None = None
+) -> dict[str, float]:
+    """How far each score stands above its list's mean, in ``scale`` standard deviations.
+
+    ``(score - mean) / (scale * std)`` clipped to [0, 1]. Unlike min-max or max normalisation,
+    a list whose best hit stands out (a rare word matched, a near-paraphrase) gives it a high
+    value, while a flat list (nothing stands out) gives every hit a low one: the list that is sure
+    of itself leads the fusion, whichever retriever it is. ``extra`` scores use the same scale.
+
+    Example:
+        >>> standardised([("a", 10.0), ("b", 1.0), ("c", 1.0), ("d", 0.0)], 1.5)
+        {'a': 1.0, 'b': 0.0, 'c': 0.0, 'd': 0.0}
+    """
+    extra = extra or {}
+    values = [score for _, score in scores]
+    if len(values) < 2:
+        return {fact_id: 1.0 for fact_id, _ in scores} | dict.fromkeys(extra, 0.0)
+    mean = sum(values) / len(values)
+    spread = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+    out: dict[str, float] = {}
+    for fact_id, score in [*scores, *extra.items()]:
+        value = (score - mean) / (scale * spread) if spread > 0 else 0.0
+        out.setdefault(fact_id, min(1.0, max(0.0, value)))
     return out
 
 
@@ -313,6 +374,12 @@ def fuse(
 
     if config.fusion == "rrf":
         fused = rrf_fusion([i for i, _ in dense], [i for i, _ in keyword], config)
+    elif config.fusion == "zscore":
+        fused = convex_fusion(
+            standardised(dense, config.zscore_scale, extra_dense),
+            standardised(keyword, config.zscore_scale),
+            config,
+        )
     else:
         fused = convex_fusion(
             normalised_dense(dense, extra_dense), normalised_keyword(keyword), config
@@ -343,7 +410,10 @@ def fuse(
     ranked: list[RankedCandidate] = []
     for fact_id in ids:
         fact = facts[fact_id]
-        total = (relevance[fact_id] + config.neighbour_weight * lent.get(fact_id, 0.0)) / ceiling
+        share = config.neighbour_weight * lent.get(fact_id, 0.0)
+        if config.neighbour_chars and len(fact.content) > config.neighbour_chars:
+            share *= config.neighbour_chars / len(fact.content)
+        total = (relevance[fact_id] + share) / ceiling
         recency = recency_score(fact, now, config.recency_halflife_days)
         strength = min(1.0, fact.strength)
         score = blend * total + config.recency_weight * recency + config.strength_weight * strength
@@ -388,3 +458,70 @@ def limit_per_message(
             seen[key] = seen.get(key, 0) + 1
         kept.append(candidate)
     return kept
+
+
+SourceKey = tuple[str | None, str]
+
+
+def source_key(fact: Fact) -> SourceKey | None:
+    """``(session_id, message_id)`` of the fact's first source, ``None`` when it names no message.
+
+    A message record and the facts drawn from it share this key (the records' contract).
+
+    Example:
+        >>> from sagewai.records import Provenance
+        >>> fact = Fact(project_id="p", content="x",
+        ...             sources=(Provenance(session_id="s1", message_id="m7"),))
+        >>> source_key(fact)
+        ('s1', 'm7')
+    """
+    if not fact.sources or fact.sources[0].message_id is None:
+        return None
+    return (fact.sources[0].session_id, fact.sources[0].message_id)
+
+
+@dataclass(frozen=True, slots=True)
+class SourceGroup:
+    """The records of one source as one result: the best record, the others, the group's score."""
+
+    score: float
+    best: RankedCandidate
+    others: tuple[RankedCandidate, ...]
+
+
+def group_by_source(
+    ranked: Sequence[RankedCandidate], related_weight: float = 0.0
+) -> list[SourceGroup]:
+    """Group ranked candidates by source (:func:`source_key`), best group first.
+
+    A group scores as its best record, raised by the others as independent evidence:
+    ``1 - (1 - best) * prod(1 - related_weight * other)`` (0 keeps the best record's score). A
+    source that both a message and a fact drawn from it match is then more likely the answer
+    than one matched by a single record, and scores stay in [0, 1].
+
+    Example:
+        >>> from sagewai.records import Provenance
+        >>> def c(i: str, m: str | None, score: float) -> RankedCandidate:
+        ...     src = (Provenance(session_id="s", message_id=m),) if m else ()
+        ...     return RankedCandidate(Fact(id=i, project_id="p", content=i, sources=src),
+        ...                            score, ScoreParts())
+        >>> groups = group_by_source([c("a", "m1", 0.9), c("b", None, 0.8), c("c", "m1", 0.7)])
+        >>> [(g.best.fact.id, [o.fact.id for o in g.others]) for g in groups]
+        [('a', ['c']), ('b', [])]
+        >>> [round(g.score, 2) for g in group_by_source(
+        ...     [c("a", "m1", 0.5), c("b", None, 0.6), c("c", "m1", 0.4)], related_weight=0.5)]
+        [0.6, 0.6]
+    """
+    members: dict[SourceKey | str, list[RankedCandidate]] = {}
+    for candidate in ranked:
+        key: SourceKey | str = source_key(candidate.fact) or candidate.fact.id
+        members.setdefault(key, []).append(candidate)
+    groups: list[SourceGroup] = []
+    for candidates in members.values():
+        best, *others = candidates
+        missing = 1.0 - best.score
+        for other in others:
+            missing *= 1.0 - related_weight * max(0.0, other.score)
+        groups.append(SourceGroup(1.0 - missing, best, tuple(others)))
+    groups.sort(key=lambda g: (-g.score, g.best.fact.id))
+    return groups

@@ -94,6 +94,47 @@ def _checked_texts(texts: Sequence[str]) -> list[str]:
     return checked
 
 
+_CHARS_PER_WINDOW_BOUND: Final = 4_096
+"""Characters read per allowed window at most: a window of 256 word pieces rarely spans more
+than about 1,500 characters, so this bound never cuts a text the windows would have covered,
+and a 10 MB text is not tokenized in full when only ``max_windows`` pieces of it are read."""
+
+
+def _bounded(text: str, max_chars: int) -> str:
+    """At most ``max_chars`` of ``text``: evenly spaced slices of a huge one, joined by spaces."""
+    if len(text) <= max_chars:
+        return text
+    slices = 64
+    width = max_chars // slices
+    step = (len(text) - width) / (slices - 1)
+    return " ".join(text[round(i * step) : round(i * step) + width] for i in range(slices))
+
+
+def _windows(ids: Sequence[int], max_length: int, max_windows: int) -> list[list[int]]:
+    """The model inputs for one encoded text: itself when it fits, else overlapping windows.
+
+    ``ids`` starts with ``[CLS]`` and ends with ``[SEP]``; every window keeps both around its
+    slice of the body. Windows overlap by an eighth of their length; when there are more than
+    ``max_windows``, that many are kept, spread evenly from the first to the last.
+
+    Example:
+        >>> _windows([101, 1, 2, 3, 4, 5, 102], 5, 8)
+        [[101, 1, 2, 3, 102], [101, 3, 4, 5, 102]]
+    """
+    if len(ids) <= max_length:
+        return [list(ids)]
+    first, body, last = ids[0], ids[1:-1], ids[-1]
+    size = max_length - 2
+    stride = max(1, size - size // 8)
+    starts = list(range(0, len(body) - size + stride, stride))
+    starts = [min(start, len(body) - size) for start in starts]
+    starts = list(dict.fromkeys(starts))
+    if len(starts) > max_windows:
+        step = (len(starts) - 1) / (max_windows - 1) if max_windows > 1 else 0.0
+        starts = [starts[round(i * step)] for i in range(max_windows)]
+    return [[first, *body[start : start + size], last] for start in starts]
+
+
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 (384-d) on onnxruntime: the embedder sagewai uses unless told otherwise.
 
@@ -110,7 +151,10 @@ class MiniLMEmbedder:
         expected_sha256: The sha256 the model file must have; the default pins the int8 file.
             Pass ``None`` to skip the check for another export of the same model (e.g. fp32).
         batch_size: Texts per inference call; larger batches are faster up to memory limits.
-        max_length: Tokens kept per text (the model was trained on at most 256).
+        max_length: Tokens the model reads at once (it was trained on at most 256); a longer
+            text is read in overlapping windows of this size.
+        max_windows: At most this many windows per text, spread evenly over it, so a huge text
+            costs a bounded time (64 windows of 256 tokens cover about 60,000 characters).
         intra_op_threads: onnxruntime intra-op threads; ``None`` lets onnxruntime use every core.
 
     Raises:
@@ -134,12 +178,15 @@ class MiniLMEmbedder:
         expected_sha256: str | None = MINILM_MODEL_SHA256,
         batch_size: int = 32,
         max_length: int = 256,
+        max_windows: int = 64,
         intra_op_threads: int | None = None,
     ) -> None:
         if batch_size < 1:
             raise InvalidInputError(f"batch_size must be at least 1, got {batch_size}")
         if not 2 <= max_length <= _MAX_POSITIONS:
             raise InvalidInputError(f"max_length must be in 2..{_MAX_POSITIONS}, got {max_length}")
+        if max_windows < 1:
+            raise InvalidInputError(f"max_windows must be at least 1, got {max_windows}")
         if expected_sha256 is not None and not _is_sha256(expected_sha256):
             raise InvalidInputError("expected_sha256 must be 64 hexadecimal digits or None")
         if intra_op_threads is not None and intra_op_threads < 1:
@@ -149,6 +196,7 @@ class MiniLMEmbedder:
         self._expected_sha256 = expected_sha256.lower() if expected_sha256 is not None else None
         self._batch_size = batch_size
         self._max_length = max_length
+        self._max_windows = max_windows
         self._intra_op_threads = intra_op_threads
         self._loaded: _LoadedModel | None = None
         self._load_lock = threading.Lock()
@@ -207,9 +255,10 @@ class MiniLMEmbedder:
             raise ModelNotAvailableError(
                 f"Cannot load the MiniLM tokenizer from {tokenizer_path}: {exc}"
             ) from exc
-        # The shipped file pads every text to a fixed 128 tokens; pad per batch instead.
+        # The shipped file pads every text to a fixed 128 tokens; pad per batch instead. Texts
+        # are not truncated: a long one is cut into windows (see _windows).
         tokenizer.no_padding()
-        tokenizer.enable_truncation(max_length=self._max_length)
+        tokenizer.no_truncation()
 
         model_path = self._model_path or _default_model_path()
         self._verify_model_file(model_path)
@@ -248,8 +297,13 @@ class MiniLMEmbedder:
     def embed_sync(self, texts: Sequence[str]) -> Vectors:
         """Embed texts in the calling thread (benchmarks and sync callers use this).
 
+        A text longer than ``max_length`` tokens is read in overlapping windows (an eighth of a
+        window shared between neighbours, at most ``max_windows`` spread evenly over the text);
+        its vector is the normalised mean of its windows' vectors, so every part of a long
+        message counts, not only its first 256 tokens.
+
         Args:
-            texts: Any strings, including empty ones; each is cut to ``max_length`` tokens.
+            texts: Any strings, including empty ones.
 
         Returns:
             A float32 array of shape ``(len(texts), 384)`` with unit-length rows.
@@ -263,28 +317,33 @@ class MiniLMEmbedder:
         if not checked:
             return np.zeros((0, _DIMENSION), dtype=np.float32)
         model = self._model()
-        encodings = model.tokenizer.encode_batch(checked)
-        token_ids: list[list[int]] = [encoding.ids for encoding in encodings]
-        type_ids: list[list[int]] = [encoding.type_ids for encoding in encodings]
-        order = sorted(range(len(checked)), key=lambda index: len(token_ids[index]))
-        pooled = np.empty((len(checked), _DIMENSION), dtype=np.float32)
+        encodings = model.tokenizer.encode_batch(
+            [_bounded(text, self._max_windows * _CHARS_PER_WINDOW_BOUND) for text in checked]
+        )
+        token_ids: list[list[int]] = []
+        owners: list[int] = []
+        for row, encoding in enumerate(encodings):
+            for window in _windows(encoding.ids, self._max_length, self._max_windows):
+                token_ids.append(window)
+                owners.append(row)
+        order = sorted(range(len(token_ids)), key=lambda index: len(token_ids[index]))
+        pooled = np.empty((len(token_ids), _DIMENSION), dtype=np.float32)
         for start in range(0, len(order), self._batch_size):
             batch = order[start : start + self._batch_size]
-            pooled[batch] = self._run_batch(
-                model.session, [token_ids[i] for i in batch], [type_ids[i] for i in batch]
-            )
-        return normalize_rows(pooled)
+            pooled[batch] = self._run_batch(model.session, [token_ids[i] for i in batch])
+        if len(token_ids) == len(checked):
+            return normalize_rows(pooled)
+        summed = np.zeros((len(checked), _DIMENSION), dtype=np.float32)
+        np.add.at(summed, np.asarray(owners), normalize_rows(pooled))
+        return normalize_rows(summed)
 
-    def _run_batch(
-        self, session: Any, token_ids: list[list[int]], type_ids: list[list[int]]
-    ) -> npt.NDArray[np.float32]:
+    def _run_batch(self, session: Any, token_ids: list[list[int]]) -> npt.NDArray[np.float32]:
         width = max(len(ids) for ids in token_ids)
         input_ids: Int64Matrix = np.zeros((len(token_ids), width), dtype=np.int64)
-        token_types: Int64Matrix = np.zeros_like(input_ids)
+        token_types: Int64Matrix = np.zeros_like(input_ids)  # one segment: all zeros
         mask: Int64Matrix = np.zeros_like(input_ids)
-        for row, (ids, types) in enumerate(zip(token_ids, type_ids, strict=True)):
+        for row, ids in enumerate(token_ids):
             input_ids[row, : len(ids)] = ids
-            token_types[row, : len(types)] = types
             mask[row, : len(ids)] = 1
         try:
             (hidden,) = session.run(

@@ -1,0 +1,603 @@
+"""BEAM retrieval recall: how often sagewai's search finds the messages that answer a question.
+
+Usage:
+    python benchmarks/beam_recall.py --data ../shared/data/beam/100K
+        [--modes raw,facts,both] [--extractor rules|hybrid] [--conversations 1,2,3]
+        [--top-k 5,10,20] [--config '{"dense_weight": 0.5}'] [--variants '{"name": {...}}']
+        [--embedding-cache PATH] [--no-baselines] [--out benchmarks/results/beam_recall.json]
+
+Method (``docs/benchmarks-beam.md`` has the figures):
+
+* BEAM (long user-assistant chats, ``../shared/data/beam/README.md``): each conversation folder
+  ``<n>/`` holds ``chat.json`` and ``probing_questions.json``. Each conversation is ingested into a
+  fresh project. ``raw``: every message is one record of kind ``message``, its text verbatim, with
+  ``Provenance(session_id=<conversation>-b<batch>, message_id=<id>, turn_index, role, speaker,
+  timestamp)``. ``facts``: the facts ``MemoryBridge`` draws from each batch with the chosen
+  extractor. ``both``: the two together (a message and its facts share the source ids, so search
+  returns them as one result).
+* Every question with evidence (``source_chat_ids``: a list, or a dict of lists; abstention
+  questions have none and are left out) is asked with ``ContextEngine.search``. Recall@k of a
+  question is the share of its evidence message ids among the source message ids of the top-k
+  results (a result's own record and its related records); the figures are means over questions.
+* Splits: conversations 1-10 are the tuning split (``dev``), 11-20 the held-out split
+  (``held_out``); figures are given per split and per conversation.
+* Baselines over the raw messages in the same run: BM25 Okapi (as ``rank-bm25``), MiniLM dense
+  cosine (with the default embedder, which reads a long message in windows) and their
+  reciprocal-rank fusion (k=60).
+
+Embeddings are cached by the text's sha256 (``--embedding-cache``): BEAM holds about 12 million
+characters, which take minutes to embed on a loaded machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import asyncio
+import hashlib
+import json
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from _common import RESULTS, write_json
+from locomo_recall import (
+    BM25Okapi,
+    _descending,
+    make_extractor,
+    recall_at,
+    result_text,
+    rrf,
+    wordpiece_counter,
+)
+
+from sagewai.context.engine import ContextEngine
+from sagewai.context.ranking import SearchConfig
+from sagewai.embeddings.base import Embedder, Vector, Vectors
+from sagewai.records import FactKind, Provenance, SearchResult
+from sagewai.stores.metadata import keyword_terms
+
+DEFAULT_OUT = RESULTS / "beam_recall.json"
+TUNING_SPLIT = frozenset(str(n) for n in range(1, 11))
+"""Conversations the ranking may be tuned on; the others are the held-out split."""
+_RAW_NAMESPACE = uuid.UUID("6a1d3c52-8f0e-4b7a-9c2d-5e4f3a2b1c0d")
+_ANCHOR_FORMATS = ("%B-%d-%Y", "%b-%d-%Y", "%B %d, %Y")
+
+
+# ---------------------------------------------------------------------------------- the data
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One message of a BEAM conversation."""
+
+    id: str
+    batch: int
+    index: int
+    """Position of the message inside its batch (0-based)."""
+    role: str
+    content: str
+    date: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """A question with its evidence message ids."""
+
+    text: str
+    category: str
+    evidence: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Conversation:
+    """One BEAM conversation: its messages and its questions with evidence."""
+
+    name: str
+    messages: tuple[Message, ...]
+    questions: tuple[Question, ...]
+    skipped_questions: int
+    """Questions without evidence (abstention) or whose evidence names no message."""
+
+    @property
+    def split(self) -> str:
+        return "dev" if self.name in TUNING_SPLIT else "held_out"
+
+
+def parse_anchor(text: object) -> datetime | None:
+    """``"March-15-2024"`` as a UTC datetime; ``None`` when absent or unreadable."""
+    if not isinstance(text, str):
+        return None
+    for pattern in _ANCHOR_FORMATS:
+        try:
+            return datetime.strptime(text.strip(), pattern).replace(tzinfo=UTC)
+        except ValueError:
+            continue
+    return None
+
+
+def evidence_ids(value: object) -> list[str]:
+    """Message ids of ``source_chat_ids``: a list, a dict of lists, or their text form."""
+    if isinstance(value, str):
+        try:
+            value = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            return []
+    if isinstance(value, Mapping):
+        value = [item for part in value.values() for item in _as_list(part)]
+    out: list[str] = []
+    for item in _as_list(value):
+        if (
+            isinstance(item, int | str)
+            and str(item).strip().isdigit()
+            and str(int(item)) not in out
+        ):
+            out.append(str(int(item)))
+    return out
+
+
+def _as_list(value: object) -> list[object]:
+    return list(value) if isinstance(value, list | tuple) else [value]
+
+
+def load_conversation(folder: Path) -> Conversation:
+    """Read one BEAM conversation folder (``chat.json``, ``probing_questions.json``)."""
+    batches = json.loads((folder / "chat.json").read_text(encoding="utf-8"))
+    messages: list[Message] = []
+    date: datetime | None = None
+    for batch in batches:
+        number = int(batch.get("batch_number", len(messages)))
+        date = parse_anchor(batch.get("time_anchor")) or date
+        index = 0
+        for turn in batch.get("turns", []):
+            for message in turn:
+                date = parse_anchor(message.get("time_anchor")) or date
+                content = str(message.get("content") or "")
+                if content.strip():
+                    messages.append(
+                        Message(
+                            str(message["id"]), number, index, str(message["role"]), content, date
+                        )
+                    )
+                index += 1
+    known = {m.id for m in messages}
+    questions: list[Question] = []
+    skipped = 0
+    probing = json.loads((folder / "probing_questions.json").read_text(encoding="utf-8"))
+    for category, items in probing.items():
+        for item in items:
+            evidence = [i for i in evidence_ids(item.get("source_chat_ids")) if i in known]
+            if not evidence:
+                skipped += 1
+                continue
+            questions.append(Question(str(item["question"]), category, tuple(evidence)))
+    return Conversation(folder.name, tuple(messages), tuple(questions), skipped)
+
+
+def load_conversations(root: Path, wanted: Iterable[str] = ()) -> list[Conversation]:
+    """Every conversation folder under ``root`` (numeric order), or only the ``wanted`` ones."""
+    names = set(wanted)
+    folders = sorted(
+        (p for p in root.iterdir() if (p / "chat.json").is_file()),
+        key=lambda p: (not p.name.isdigit(), int(p.name) if p.name.isdigit() else 0, p.name),
+    )
+    return [load_conversation(p) for p in folders if not names or p.name in names]
+
+
+# ---------------------------------------------------------------------------------- scoring
+
+
+@dataclass(slots=True)
+class Tally:
+    """Recall and token figures of one system, accumulated question by question."""
+
+    ks: tuple[int, ...]
+    recalls: dict[tuple[str, str, int], list[float]] = field(default_factory=dict)
+    """``(conversation, category, k) -> recall per question``."""
+    wordpieces: dict[int, list[int]] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def add(
+        self,
+        conversation: str,
+        question: Question,
+        retrieved: Sequence[tuple[Sequence[str], str]],
+        count_wordpieces: Callable[[str], int],
+    ) -> None:
+        """Score one question given the retrieved ``(source ids, content)`` items, best first."""
+        sources = [ids for ids, _ in retrieved]
+        for k in self.ks:
+            value = recall_at(sources, question.evidence, k)
+            self.recalls.setdefault((conversation, question.category, k), []).append(value)
+            self.wordpieces.setdefault(k, []).append(
+                sum(count_wordpieces(text[:20_000]) for _, text in retrieved[:k])
+            )
+
+    def mean(
+        self, k: int, *, conversations: Iterable[str] | None = None, category: str | None = None
+    ) -> float | None:
+        """Mean recall@k over the questions of some conversations and/or one category."""
+        chosen = None if conversations is None else set(conversations)
+        values = [
+            value
+            for (conv, cat, kk), recalls in self.recalls.items()
+            if kk == k
+            and (chosen is None or conv in chosen)
+            and (category is None or cat == category)
+            for value in recalls
+        ]
+        return round(statistics.fmean(values), 4) if values else None
+
+    def summary(self, splits: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+        """Recall@k overall, per split, per category and per conversation."""
+        conversations = sorted({c for c, _, _ in self.recalls}, key=_numeric)
+        categories = sorted({cat for _, cat, _ in self.recalls})
+        return {
+            "overall": {f"R@{k}": self.mean(k) for k in self.ks},
+            "per_split": {
+                split: {f"R@{k}": self.mean(k, conversations=names) for k in self.ks}
+                for split, names in splits.items()
+                if names
+            },
+            "per_category": {
+                cat: {f"R@{k}": self.mean(k, category=cat) for k in self.ks} for cat in categories
+            },
+            "per_conversation": {
+                conv: {f"R@{k}": self.mean(k, conversations=[conv]) for k in self.ks}
+                for conv in conversations
+            },
+            "wordpieces_per_query": {
+                f"@{k}": round(statistics.fmean(v), 1) for k, v in self.wordpieces.items()
+            },
+            "seconds": round(self.seconds, 2),
+        }
+
+
+def _numeric(name: str) -> tuple[int, str]:
+    return (int(name), name) if name.isdigit() else (1 << 30, name)
+
+
+def result_sources(result: SearchResult) -> list[str]:
+    """Message ids a result stands for: its own record's and its related records'."""
+    return [
+        source.message_id
+        for fact in (result.fact, *result.related)
+        for source in fact.sources
+        if source.message_id is not None
+    ]
+
+
+# ---------------------------------------------------------------------------------- embeddings
+
+
+class HashCachingEmbedder:
+    """An embedder that remembers vectors by the text's sha256 (within a run, or in a file).
+
+    BEAM's messages are long (up to 350,000 characters): a cache keyed by the texts themselves
+    would store them all again; a digest keeps the file small.
+    """
+
+    version = "windows-v1"
+    """Bumped when the embedder reads texts differently (vectors of long texts change)."""
+
+    def __init__(self, inner: Embedder, path: Path | None = None) -> None:
+        self.inner = inner
+        self.path = path
+        self.cache: dict[str, Vector] = {}
+        self.embedded = 0
+        if path is not None and path.exists():
+            with np.load(path, allow_pickle=False) as stored:
+                if str(stored["model"]) == self._model_tag:
+                    keys = [str(k) for k in stored["keys"]]
+                    self.cache = dict(zip(keys, stored["vectors"], strict=True))
+
+    @property
+    def _model_tag(self) -> str:
+        return f"{self.inner.name}/{self.version}"
+
+    @property
+    def dimension(self) -> int:
+        return self.inner.dimension
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @staticmethod
+    def key(text: str) -> str:
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+    async def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        keys = [self.key(t) for t in texts]
+        missing = {k: t for k, t in zip(keys, texts, strict=True) if k not in self.cache}
+        if missing:
+            vectors = await self.inner.embed_documents(list(missing.values()))
+            self.embedded += len(missing)
+            self.cache.update(zip(missing, vectors, strict=True))
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return np.stack([self.cache[k] for k in keys]).astype(np.float32)
+
+    async def embed_query(self, text: str) -> Vector:
+        vector: Vector = (await self.embed_documents([text]))[0]
+        return vector
+
+    def save(self) -> None:
+        """Write the cache to ``path`` (when one was given)."""
+        if self.path is None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        keys = list(self.cache)
+        vectors = np.stack([self.cache[k] for k in keys]) if keys else np.zeros((0, 1))
+        np.savez(self.path, model=self._model_tag, keys=np.array(keys), vectors=vectors)
+
+
+# ---------------------------------------------------------------------------------- systems
+
+
+async def run_baselines(
+    conversation: Conversation,
+    embedder: Embedder,
+    tallies: Mapping[str, Tally],
+    count_wordpieces: Callable[[str], int],
+) -> None:
+    """Score the raw-message BM25, dense and RRF baselines on one conversation."""
+    texts = [m.content for m in conversation.messages]
+    bm25 = BM25Okapi([keyword_terms(text, limit=1_000_000) for text in texts])
+    matrix = await embedder.embed_documents(texts)
+    for question in conversation.questions:
+        started = time.perf_counter()
+        by_keyword = _descending(bm25.scores(keyword_terms(question.text, limit=10_000)))
+        query_vector = await embedder.embed_query(question.text)
+        by_dense = _descending(matrix @ query_vector)
+        rankings = {
+            "baseline_bm25": by_keyword,
+            "baseline_dense": by_dense,
+            "baseline_rrf": rrf([by_keyword, by_dense]),
+        }
+        elapsed = (time.perf_counter() - started) / len(rankings)
+        for name, ranking in rankings.items():
+            top = ranking[: max(tallies[name].ks)]
+            retrieved = [([conversation.messages[i].id], texts[i]) for i in top]
+            tallies[name].add(conversation.name, question, retrieved, count_wordpieces)
+            tallies[name].seconds += elapsed
+
+
+def message_provenance(conversation: Conversation, message: Message) -> Provenance:
+    """Where a record made from ``message`` came from."""
+    return Provenance(
+        session_id=f"beam-{conversation.name}-b{message.batch}",
+        message_id=message.id,
+        turn_index=message.index,
+        role=message.role,
+        speaker=message.role,
+        timestamp=message.date,
+        extractor="raw-message",
+    )
+
+
+def raw_items(conversation: Conversation) -> list[dict[str, Any]]:
+    """One record of kind ``message`` per message, verbatim, with a reproducible id."""
+    return [
+        {
+            "fact_id": str(uuid.uuid5(_RAW_NAMESPACE, f"{conversation.name}/{message.id}")),
+            "content": message.content,
+            "kind": FactKind.MESSAGE,
+            "source": message_provenance(conversation, message),
+        }
+        for message in conversation.messages
+    ]
+
+
+def batch_messages(conversation: Conversation, batch: int) -> list[dict[str, Any]]:
+    """One batch's messages as chat messages with their ids and times."""
+    return [
+        {"role": m.role, "content": m.content, "id": m.id, "timestamp": m.date}
+        for m in conversation.messages
+        if m.batch == batch
+    ]
+
+
+async def ingest_facts(engine: ContextEngine, conversation: Conversation, extractor: str) -> int:
+    """Store what ``MemoryBridge`` makes of every batch; returns how many records it stored."""
+    from sagewai.context.bridge import MemoryBridge
+    from sagewai.context.conversation import Conversation as ChatConversation
+
+    bridge = MemoryBridge(
+        context_engine=engine, fact_extractor=make_extractor(extractor), save_episodes=False
+    )
+    stored = 0
+    for batch in sorted({m.batch for m in conversation.messages}):
+        chat = ChatConversation.of(
+            batch_messages(conversation, batch),
+            session_id=f"beam-{conversation.name}-b{batch}",
+        )
+        stored += await bridge.bridge_conversation(chat)
+    return stored
+
+
+async def run_sagewai(
+    conversation: Conversation,
+    mode: str,
+    *,
+    extractor: str,
+    embedder: Embedder,
+    runs: Sequence[tuple[SearchConfig, Tally]],
+    count_wordpieces: Callable[[str], int],
+    store: str,
+    folder: Path,
+) -> int:
+    """Ingest one conversation in ``mode``, ask every question per ranking setting, score."""
+    project_id = f"beam-{conversation.name}-{mode}"
+    top = max(max(tally.ks) for _, tally in runs)
+    if store == "memory":
+        engine = ContextEngine.in_memory(project_id=project_id, embedder=embedder)
+    else:
+        engine = ContextEngine.local(folder / project_id, project_id=project_id, embedder=embedder)
+    async with engine:
+        stored = 0
+        if mode in ("facts", "both"):
+            stored += await ingest_facts(engine, conversation, extractor)
+        if mode in ("raw", "both"):
+            stored += len(await engine.add_many(raw_items(conversation)))
+        for config, tally in runs:
+            started = time.perf_counter()
+            for question in conversation.questions:
+                results = await engine.search(question.text, top_k=top, search_config=config)
+                retrieved = [(result_sources(r), result_text(r)) for r in results]
+                tally.add(conversation.name, question, retrieved, count_wordpieces)
+            tally.seconds += time.perf_counter() - started
+    return stored
+
+
+# ---------------------------------------------------------------------------------- main
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--data", type=Path, required=True, help="BEAM folder (e.g. beam/100K)")
+    parser.add_argument("--modes", default="raw", help="comma list of raw,facts,both")
+    parser.add_argument("--extractor", choices=("rules", "hybrid"), default="rules")
+    parser.add_argument("--store", choices=("memory", "local"), default="memory")
+    parser.add_argument("--top-k", default="5,10,20", help="comma list of k")
+    parser.add_argument("--conversations", default="", help="comma list of folder names (all)")
+    parser.add_argument("--config", default="{}", help="SearchConfig fields as JSON")
+    parser.add_argument(
+        "--variants", default="{}", help='more rankings on the same data: {"name": {fields}}'
+    )
+    parser.add_argument("--embedding-cache", type=Path, default=None, help=".npz vector cache")
+    parser.add_argument("--no-baselines", action="store_true")
+    parser.add_argument(
+        "--one-vector-per-record",
+        action="store_true",
+        help="ablation: index each message with one vector, without its pieces",
+    )
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    return parser.parse_args(argv)
+
+
+def print_table(systems: Mapping[str, Mapping[str, Any]], ks: Sequence[int]) -> None:
+    """Overall and per-split recall@k, one system per row."""
+    splits = sorted({s for summary in systems.values() for s in summary["per_split"]})
+    header = f"{'system':<40}" + "".join(f"{'R@' + str(k):>8}" for k in ks)
+    header += "".join(f"{s[:8] + '@' + str(k):>13}" for s in splits for k in ks)
+    print(header)
+    for name, summary in systems.items():
+        row = f"{name:<40}" + "".join(f"{summary['overall'][f'R@{k}'] or 0:>8.3f}" for k in ks)
+        for split in splits:
+            figures = summary["per_split"].get(split, {})
+            row += "".join(f"{figures.get(f'R@{k}') or 0:>13.3f}" for k in ks)
+        print(row)
+
+
+async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    """Run the benchmark and write the JSON report; returns the report."""
+    args = parse_args(argv)
+    ks = tuple(sorted({int(k) for k in args.top_k.split(",") if k.strip()}))
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    for mode in modes:
+        if mode not in ("raw", "facts", "both"):
+            raise SystemExit(f"unknown mode {mode!r}")
+    if args.one_vector_per_record:
+        import sagewai.context.engine as engine_module
+
+        # The engine's pieces are a pure function of the content; none means one vector.
+        engine_module.piece_texts = lambda content: []  # type: ignore[assignment]
+        engine_module.piece_ids = lambda record, content: []  # type: ignore[assignment]
+    config = SearchConfig(**json.loads(args.config))
+    variants = {
+        name: config.model_copy(update=overrides)
+        for name, overrides in json.loads(args.variants).items()
+    }
+    wanted = [c.strip() for c in args.conversations.split(",") if c.strip()]
+    conversations = load_conversations(args.data, wanted)
+    from sagewai.embeddings.minilm import MiniLMEmbedder
+
+    embedder = HashCachingEmbedder(MiniLMEmbedder(), args.embedding_cache)
+    count_wordpieces = wordpiece_counter()
+    tallies: dict[str, Tally] = {}
+    if not args.no_baselines:
+        for name in ("baseline_bm25", "baseline_dense", "baseline_rrf"):
+            tallies[name] = Tally(ks)
+    runs: dict[str, list[tuple[SearchConfig, Tally]]] = {}
+    for mode in modes:
+        tallies[f"sagewai_{mode}"] = Tally(ks)
+        runs[mode] = [(config, tallies[f"sagewai_{mode}"])]
+        for name, variant in variants.items():
+            tallies[f"variant_{mode}/{name}"] = Tally(ks)
+            runs[mode].append((variant, tallies[f"variant_{mode}/{name}"]))
+    stored: dict[str, int] = {}
+    errors: dict[str, str] = {}
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="beam-") as tmp:
+        for conversation in conversations:
+            step = time.perf_counter()
+            if not args.no_baselines:
+                await run_baselines(conversation, embedder, tallies, count_wordpieces)
+            for mode in modes:
+                if f"sagewai_{mode}" in errors:
+                    continue
+                try:
+                    stored[f"{mode}/{conversation.name}"] = await run_sagewai(
+                        conversation,
+                        mode,
+                        extractor=args.extractor,
+                        embedder=embedder,
+                        runs=runs[mode],
+                        count_wordpieces=count_wordpieces,
+                        store=args.store,
+                        folder=Path(tmp),
+                    )
+                except (RuntimeError, ImportError) as exc:
+                    errors[f"sagewai_{mode}"] = str(exc)
+                    print(f"skipping {mode}: {exc}", file=sys.stderr)
+            embedder.save()
+            print(
+                f"conversation {conversation.name}: {len(conversation.messages)} messages, "
+                f"{len(conversation.questions)} questions, {time.perf_counter() - step:.1f} s",
+                file=sys.stderr,
+            )
+    splits = {
+        "dev": [c.name for c in conversations if c.split == "dev"],
+        "held_out": [c.name for c in conversations if c.split == "held_out"],
+    }
+    systems = {name: t.summary(splits) for name, t in tallies.items() if t.recalls}
+    report: dict[str, Any] = {
+        "benchmark": "beam_recall",
+        "data": str(args.data),
+        "conversations": [c.name for c in conversations],
+        "splits": splits,
+        "questions": sum(len(c.questions) for c in conversations),
+        "questions_skipped_no_evidence": sum(c.skipped_questions for c in conversations),
+        "messages": sum(len(c.messages) for c in conversations),
+        "modes": modes,
+        "extractor": args.extractor,
+        "store": args.store,
+        "pieces": not args.one_vector_per_record,
+        "search_config": config.model_dump(),
+        "variants": {name: v.model_dump() for name, v in variants.items()},
+        "systems": systems,
+        "records_stored": stored,
+        "errors": errors,
+        "texts_embedded": embedder.embedded,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+    print_table(systems, ks)
+    write_json(args.out, report)
+    return report
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
