@@ -9,7 +9,7 @@ consolidator commits the result; a dry run only reports it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -27,6 +27,7 @@ __all__ = [
     "ACTOR",
     "DECAY_RULE",
     "DEDUP_RULE",
+    "DEDUP_STRUCTURE_RULE",
     "PlannedStep",
     "contradiction_rule",
     "plan_decay",
@@ -38,6 +39,7 @@ __all__ = [
 
 ACTOR = "consolidator"
 DEDUP_RULE = "dedup.cosine"
+DEDUP_STRUCTURE_RULE = "dedup.structure"
 DECAY_RULE = "decay.halflife"
 
 MERGED_FIELDS = ("status", "merged_into")
@@ -142,8 +144,13 @@ def plan_merge(
     threshold: float,
     run_id: str,
     at: datetime,
+    rules: Mapping[str, str] | None = None,
 ) -> PlannedStep:
     """Fold ``absorbed`` (facts with their cosine to ``canonical``) into ``canonical``.
+
+    ``rules`` names the rule that let each absorbed fact merge (``dedup.cosine`` when missing,
+    ``dedup.structure`` for a restatement found below the threshold); the action and the
+    canonical's audit row carry ``dedup.structure`` when any member merged under it.
 
     The canonical keeps its content and gains the union of everyone's sources, exact values and
     tags; its base strength is reinforced and its decay clock restarts at the latest time any of
@@ -163,11 +170,16 @@ def plan_merge(
     )
     ids = [fact.id for fact, _ in absorbed]
     similarities = {fact.id: round(score, 4) for fact, score in absorbed}
+    member_rules = {i: (rules or {}).get(i, DEDUP_RULE) for i in ids}
+    structural = [i for i in ids if member_rules[i] == DEDUP_STRUCTURE_RULE]
+    group_rule = DEDUP_STRUCTURE_RULE if structural else DEDUP_RULE
     lowest = min(similarities.values())
     reason = (
         f"{len(ids)} near-duplicate(s) of {canonical.id} (cosine >= {lowest:.3f}, threshold "
         f"{threshold:.2f}); sources and exact values kept in the canonical fact"
     )
+    if structural:
+        reason += f"; {len(structural)} state(s) the same subject, predicate and object"
     updates: list[Fact] = [updated]
     changes = [
         _change(
@@ -175,7 +187,7 @@ def plan_merge(
             updated,
             CANONICAL_FIELDS,
             action=ChangeAction.REINFORCED,
-            rule=DEDUP_RULE,
+            rule=group_rule,
             reason=reason,
             related=ids,
             run_id=run_id,
@@ -185,27 +197,35 @@ def plan_merge(
     for fact, score in absorbed:
         merged = fact.evolve(status=FactStatus.MERGED, merged_into=canonical.id)
         updates.append(merged)
+        rule = member_rules[fact.id]
+        why = (
+            f"states the same as {canonical.id} (same subject, predicate and object; cosine "
+            f"{score:.3f})"
+            if rule == DEDUP_STRUCTURE_RULE
+            else f"near-duplicate of {canonical.id} (cosine {score:.3f} >= {threshold:.2f})"
+        )
         changes.append(
             _change(
                 fact,
                 merged,
                 MERGED_FIELDS,
                 action=ChangeAction.MERGED,
-                rule=DEDUP_RULE,
-                reason=(
-                    f"near-duplicate of {canonical.id} (cosine {score:.3f} >= {threshold:.2f})"
-                ),
+                rule=rule,
+                reason=why,
                 related=[canonical.id],
                 run_id=run_id,
                 at=at,
             )
         )
+    details: dict[str, JsonValue] = {"similarity": dict(similarities), "strength": base}
+    if structural:
+        details["rules"] = dict(member_rules)
     action = _action(
         ActionKind.MERGE,
-        DEDUP_RULE,
+        group_rule,
         tuple(ids),
         reason,
-        {"similarity": dict(similarities), "strength": base},
+        details,
         changes,
         target_id=canonical.id,
     )

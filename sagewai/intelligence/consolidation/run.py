@@ -30,7 +30,7 @@ from sagewai.intelligence.consolidation.contradictions import (
     resolve_group,
 )
 from sagewai.intelligence.consolidation.decay import DecayDecision, decide_decay
-from sagewai.intelligence.consolidation.dedup import DedupProfile, canonical_key, merge_refusal
+from sagewai.intelligence.consolidation.dedup import DedupProfile, canonical_key, merge_rule
 from sagewai.intelligence.consolidation.planning import (
     PlannedStep,
     plan_decay,
@@ -131,6 +131,10 @@ class Run:
         self.group_pages: dict[str, list[Fact]] = {}
         self.changed_ids: set[str] = set()
         self.threshold = self.config.similarity_threshold
+        # Neighbours down to this cosine are candidates; below the threshold only a pair that
+        # states the same thing (dedup.structure) merges.
+        self.floor = min(self.threshold, self.config.structure_threshold)
+        self.rules: dict[tuple[str, str], str] = {}
 
     # ---------------------------------------------------------------- view of the facts
 
@@ -241,6 +245,7 @@ class Run:
         self.vectors.clear()
         self.hits.clear()
         self.profiles.clear()
+        self.rules.clear()
 
     # ---------------------------------------------------------------- neighbours
 
@@ -266,7 +271,7 @@ class Run:
         return (await self.nearest_many([vector], top_k, where))[0]
 
     async def search(self, fact: Fact) -> list[VectorHit]:
-        """Every neighbour of ``fact`` at or above the threshold (the store's active ones)."""
+        """Every neighbour of ``fact`` at or above the candidate floor (the store's active ones)."""
         cached = self.hits.get(fact.id)
         if cached is not None:
             return cached
@@ -278,18 +283,18 @@ class Run:
     async def settle(
         self, fact: Fact, where: VectorFilter, found: list[VectorHit], k: int
     ) -> list[VectorHit]:
-        """Keep the hits at or above the threshold, asking for more while all ``k`` were.
+        """Keep the hits at or above the candidate floor, asking for more while all ``k`` were.
 
         Doubling while even the last hit is a duplicate makes the set complete (up to
         ``max_neighbours``) whatever else the store holds, which is what lets a dry run, whose
         store still has the facts it plans to merge, see the same neighbours as the real run.
         """
-        while len(found) == k + 1 and found[-1].score >= self.threshold:
+        while len(found) == k + 1 and found[-1].score >= self.floor:
             if k >= self.config.max_neighbours:
                 break
             k = min(self.config.max_neighbours, k * 2)
             found = await self.nearest(await self.vector_of(fact), k + 1, where)
-        strong = [h for h in found if h.id != fact.id and h.score >= self.threshold]
+        strong = [h for h in found if h.id != fact.id and h.score >= self.floor]
         self.hits[fact.id] = strong
         return strong
 
@@ -358,7 +363,11 @@ class Run:
             other = self.view(hit.id)
             if other is None or not self._active(other):
                 continue
-            if merge_refusal(mine, self.profile(other)) is None:
+            rule = merge_rule(
+                mine, self.profile(other), hit.score, threshold=self.threshold, floor=self.floor
+            )
+            if rule is not None:
+                self.rules[(fact.id, other.id)] = rule
                 out.append((other, hit.score))
         return out
 
@@ -397,6 +406,7 @@ class Run:
             )
             if not absorbed:
                 return
+            rules = {m.id: self.rules.get((center.id, m.id), "dedup.cosine") for m, _ in absorbed}
             self.record(
                 plan_merge(
                     center,
@@ -404,6 +414,7 @@ class Run:
                     threshold=self.threshold,
                     run_id=self.run_id,
                     at=utcnow(),
+                    rules=rules,
                 )
             )
             await self.decay(center.id)

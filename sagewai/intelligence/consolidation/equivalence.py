@@ -1,0 +1,113 @@
+"""Do two facts say the same thing? The structural half of the duplicate decision.
+
+Pure functions over two :class:`~.structure.FactStructure` values. Cosine similarity finds the
+candidates; these functions decide:
+
+* :func:`structural_refusal` names a difference that makes two facts different facts however
+  close their vectors: negation, a number, amount, date, version or unit, a name or a place, a
+  tense that changes the claim ("moved to" / "is moving to"), and, where both statements were
+  read, a different subject, predicate ("likes" / "uses") or object; without a statement, a
+  sentence that differs from the other by one content word in the same place ("The team likes
+  Kafka" / "The team uses Kafka").
+* :func:`same_statement` is true when two facts state the same thing in other words: the same
+  subject, predicate and object ("Ben really likes ramen" / "Ben likes ramen", "Ana is using Rust"
+  / "Ana uses Rust"), or the same content words in another order or with a contraction. Such a
+  pair merges below the cosine threshold (rule ``dedup.structure``).
+"""
+
+from __future__ import annotations
+
+from sagewai.intelligence.consolidation.structure import FactStructure, stem, tenses_compatible
+from sagewai.intelligence.extraction.predicates import normalize_predicate
+
+__all__ = ["same_statement", "structural_refusal"]
+
+
+# Verbs that state the same thing of a stored record ("Backups are stored / kept in S3"): a
+# short list, because a verb missing here only costs a merge, while a wrong entry would join
+# two different facts. Keys are stems (see :func:`~.structure.stem`).
+_SAME_VERB: dict[str, str] = {
+    verb: group
+    for group, verbs in {
+        "stor": ("stor", "kept", "keep", "sav", "held", "hold"),
+        "leav": ("leav", "depart"),
+        "chang": ("chang", "switch"),
+        "lik": ("lik", "lov", "enjoy", "likes"),
+        "offer": ("offer", "provid"),
+    }.items()
+    for verb in verbs
+}
+
+
+def _predicate_key(predicate: str | None) -> str | None:
+    if predicate is None:
+        return None
+    key = stem(normalize_predicate(predicate) or predicate)
+    return _SAME_VERB.get(key, key)
+
+
+def _listed(values: frozenset[str]) -> str:
+    return ", ".join(repr(v) for v in sorted(values)) or "none"
+
+
+def structural_refusal(
+    a: FactStructure, b: FactStructure, *, writer_triples: bool = False
+) -> str | None:
+    """Why ``a`` and ``b`` are different facts, or ``None`` when their structure allows a merge.
+
+    Symmetric. ``writer_triples`` says both triples were given by their writers (and already
+    compared equal): the tense and statement checks are then left to those triples.
+
+    Example:
+        >>> from sagewai.intelligence.consolidation.structure import read_structure
+        >>> likes, uses = read_structure("Ben likes ramen."), read_structure("Ben uses ramen.")
+        >>> structural_refusal(likes, uses)
+        "different predicates: 'likes' vs 'uses'"
+    """
+    if a.negated != b.negated:
+        return "one states the negation of the other"
+    if not (a.values <= b.values or b.values <= a.values):
+        return f"different values: {_listed(a.values - b.values)} vs {_listed(b.values - a.values)}"
+    names_a, names_b = a.names - b.words, b.names - a.words
+    if names_a or names_b:
+        return f"different names or places: {_listed(names_a)} vs {_listed(names_b)}"
+    if writer_triples:
+        return None
+    if not tenses_compatible(a.tense, b.tense):
+        return f"different tense: {a.tense} vs {b.tense}"
+    one, two = a.statement, b.statement
+    if one is not None and two is not None:
+        if one[0] != two[0]:
+            return f"different subjects: {one[0]!r} vs {two[0]!r}"
+        if _predicate_key(one[1]) != _predicate_key(two[1]):
+            return f"different predicates: {one[1]!r} vs {two[1]!r}"
+        if one[2] != two[2]:
+            return f"different objects: {one[2]!r} vs {two[2]!r}"
+        return None
+    only_a, only_b = a.words - b.words, b.words - a.words
+    if len(only_a) == 1 and len(only_b) == 1:
+        (x,), (y,) = only_a, only_b
+        if _predicate_key(x) != _predicate_key(y):
+            return f"one word differs: {x!r} vs {y!r}"
+    return None
+
+
+def same_statement(a: FactStructure, b: FactStructure) -> bool:
+    """True when ``a`` and ``b`` state the same thing in other words (no refusal assumed checked).
+
+    Example:
+        >>> from sagewai.intelligence.consolidation.structure import read_structure
+        >>> same_statement(read_structure("Eli keeps recommending chess."),
+        ...                read_structure("Eli recommends chess."))
+        True
+    """
+    if a.negated != b.negated or a.values != b.values or not tenses_compatible(a.tense, b.tense):
+        return False
+    one, two = a.statement, b.statement
+    if one is not None and two is not None:
+        return (
+            one[0] == two[0]
+            and _predicate_key(one[1]) == _predicate_key(two[1])
+            and one[2] == two[2]
+        )
+    return bool(a.words) and a.words == b.words
