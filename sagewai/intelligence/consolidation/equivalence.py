@@ -17,7 +17,12 @@ candidates; these functions decide:
 
 from __future__ import annotations
 
-from sagewai.intelligence.consolidation.structure import FactStructure, stem, tenses_compatible
+from sagewai.intelligence.consolidation.structure import (
+    FUNCTION_WORDS,
+    FactStructure,
+    stem,
+    tenses_compatible,
+)
 from sagewai.intelligence.extraction.predicates import normalize_predicate
 
 __all__ = ["same_statement", "structural_refusal"]
@@ -33,10 +38,16 @@ _SAME_VERB: dict[str, str] = {
         "leav": ("leav", "depart"),
         "chang": ("chang", "switch"),
         "lik": ("lik", "lov", "enjoy", "likes"),
-        "offer": ("offer", "provid"),
+        "offer": ("offer", "provid", "availabl"),
+        "nam": ("nam", "call"),
     }.items()
     for verb in verbs
 }
+
+
+_LIGHT_VERBS = frozenset({"be", "owns", "ha", "get"})
+"""Verbs that carry little of the claim ("is allergic" / "has an allergy"): when one of them
+stands against another verb, the content words decide (a pure swap of the verb still refuses)."""
 
 
 def _predicate_key(predicate: str | None) -> str | None:
@@ -77,18 +88,66 @@ def structural_refusal(
         return f"different tense: {a.tense} vs {b.tense}"
     one, two = a.statement, b.statement
     if one is not None and two is not None:
+        same_verb = _predicate_key(one[1]) == _predicate_key(two[1])
+        if not same_verb and (one[1] in _LIGHT_VERBS or two[1] in _LIGHT_VERBS):
+            # "is allergic to peanuts" / "has a peanut allergy": the claim is in the words,
+            # but a pure swap of the verb ("is a teacher" / "has a teacher") still refuses.
+            if one[2] == two[2] or _substitution(a.words, b.words) is not None:
+                return f"different predicates: {one[1]!r} vs {two[1]!r}"
+            return None
+        if same_verb and one[1] == "be" and {one[0], one[2]} == {two[0], two[2]}:
+            return None  # "Tom is Priya's manager" / "Priya's manager is Tom"
         if one[0] != two[0]:
             return f"different subjects: {one[0]!r} vs {two[0]!r}"
-        if _predicate_key(one[1]) != _predicate_key(two[1]):
+        if not same_verb:
             return f"different predicates: {one[1]!r} vs {two[1]!r}"
         if one[2] != two[2]:
-            return f"different objects: {one[2]!r} vs {two[2]!r}"
+            swapped = _substitution(frozenset(one[2].split()), frozenset(two[2].split()))
+            if swapped is not None:
+                return f"different objects: {one[2]!r} vs {two[2]!r}"
         return None
-    only_a, only_b = a.words - b.words, b.words - a.words
-    if len(only_a) == 1 and len(only_b) == 1:
-        (x,), (y,) = only_a, only_b
-        if _predicate_key(x) != _predicate_key(y):
-            return f"one word differs: {x!r} vs {y!r}"
+    swapped = _substitution(a.words, b.words)
+    if swapped is not None:
+        return f"one says {swapped[0]!r} where the other says {swapped[1]!r}"
+    return None
+
+
+def _variants(x: str, y: str) -> bool:
+    """Two forms of one word ("allergic" / "allergy") or a word and its abbreviation ("db")."""
+    short, long = sorted((x, y), key=len)
+    if len(short) >= 4 and long.startswith(short[: max(4, len(short) - 2)]):
+        return True
+    if (  # "colour" / "color"
+        len(long) >= 6
+        and len(long) == len(short) + 1
+        and any(long[:k] + long[k + 1 :] == short for k in range(len(long)))
+    ):
+        return True
+    if 2 <= len(short) <= 4 and short.isalpha() and short[0] == long[0]:
+        letters = iter(long)
+        return all(ch in letters for ch in short)
+    return _predicate_key(x) == _predicate_key(y)
+
+
+def _substitution(a: frozenset[str], b: frozenset[str]) -> tuple[str, str] | None:
+    """A content word of one that the other replaces with another word, if any.
+
+    Function words (prepositions, quantifiers, possessives) are left out: "from Cairo" / "out
+    of Cairo" and "every editor" / "all editors" say the same. A word found on one side only
+    (more detail) is no substitution.
+    """
+    only_a = sorted(w for w in a - b if w not in FUNCTION_WORDS)
+    only_b = sorted(w for w in b - a if w not in FUNCTION_WORDS)
+    rest_b = list(only_b)
+    unmatched: list[str] = []
+    for x in only_a:
+        match = next((y for y in rest_b if _variants(x, y)), None)
+        if match is None:
+            unmatched.append(x)
+        else:
+            rest_b.remove(match)
+    if unmatched and rest_b:
+        return unmatched[0], rest_b[0]
     return None
 
 
@@ -105,9 +164,9 @@ def same_statement(a: FactStructure, b: FactStructure) -> bool:
         return False
     one, two = a.statement, b.statement
     if one is not None and two is not None:
-        return (
-            one[0] == two[0]
-            and _predicate_key(one[1]) == _predicate_key(two[1])
-            and one[2] == two[2]
-        )
+        if _predicate_key(one[1]) != _predicate_key(two[1]):
+            return False
+        if one[1] == "be" and {one[0], one[2]} == {two[0], two[2]}:
+            return True
+        return one[0] == two[0] and one[2] == two[2]
     return bool(a.words) and a.words == b.words

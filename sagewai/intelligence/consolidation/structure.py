@@ -38,6 +38,7 @@ from sagewai.intelligence.extraction.rules import RuleBasedFactExtractor
 from sagewai.records import Fact
 
 __all__ = [
+    "FUNCTION_WORDS",
     "STRUCTURE_KEY",
     "STRUCTURE_VERSION",
     "FactStructure",
@@ -112,6 +113,9 @@ _AUX = _BE | frozenset(
     "do does did has have had will would shall should can could may might must gets get got "  # noqa: SIM905
     "getting".split()
 )
+_MODALS = frozenset(
+    "do does did will would shall should can could may might must".split()  # noqa: SIM905
+)
 _ASPECT = frozenset("keep keeps kept continue continues continued".split())  # noqa: SIM905
 _INTENSIFIERS = frozenset(
     """really truly very actually definitely genuinely certainly honestly totally absolutely
@@ -120,6 +124,10 @@ _INTENSIFIERS = frozenset(
 )
 _NEGATIONS = frozenset("not never no neither nor nobody nothing none".split())  # noqa: SIM905
 _ARTICLES = frozenset("the a an".split())  # noqa: SIM905
+FUNCTION_WORDS = frozenset(
+    """in on at to from of out for with by into onto over under about every all each any some
+    his her their my our your its there as than i we you he she they it""".split()  # noqa: SIM905
+)
 _DETERMINERS = _ARTICLES | frozenset(
     """my our your his her their its this that these those some all every each any in on at
     for from to of with by after before when while during since yesterday today tomorrow
@@ -219,6 +227,8 @@ def _tense(verbs: list[str]) -> Tense:
         return "future"
     first = verbs[0]
     main = verbs[-1]
+    if "being" in verbs[1:] and first in _BE and first not in ("was", "were"):
+        return "progressive"  # "is being shut down"
     if first in ("was", "were", "did", "had") or (first in ("has", "have") and main != first):
         return "past"
     if first in ("used",) and len(verbs) > 1:
@@ -244,11 +254,37 @@ def _finite(word: str, pronoun: bool) -> bool:
     return pronoun and word.isalpha()
 
 
+def _participle(word: str) -> bool:
+    return word.endswith(("ed", "en")) or word in _PAST_VERBS
+
+
+def _verb_group(tokens: list[str]) -> list[str]:
+    """The first verb group of a sentence whose subject was not read ("The team moved ...")."""
+    lowered = [t.casefold() for t in tokens]
+    for i, word in enumerate(lowered):
+        if (i == 0 or _is_name(tokens[i])) and not (word in _AUX or word in _PAST_VERBS):
+            continue  # "Ahmed", or a first word: rarely the verb of such a sentence
+        if word in _AUX or word in _ASPECT or word == "used":
+            group = [word]
+            for after in lowered[i + 1 : i + 4]:
+                if after in _AUX or after.endswith(("ing", "ed")) or after in _PAST_VERBS:
+                    group.append(after)
+                elif after in ("going", "to") or after in _INTENSIFIERS or after in _NEGATIONS:
+                    group.append(after) if after in ("going", "to") else None
+                else:
+                    break
+            return group
+        if (word.endswith("ed") and len(word) > 4) or word in _PAST_VERBS:
+            return [word]
+    return []
+
+
 @dataclass(frozen=True, slots=True)
 class _Sentence:
     subject: str | None
     verbs: list[str]
     rest: list[str]
+    pronoun: bool = False
 
 
 def _split_sentence(tokens: list[str]) -> _Sentence:
@@ -257,7 +293,7 @@ def _split_sentence(tokens: list[str]) -> _Sentence:
     i = 0
     subject: list[str] = []
     while i < len(tokens) and i < 3 and _is_name(tokens[i]):
-        if i == 0 and tokens[i].casefold() in _DETERMINERS:
+        if tokens[i].casefold() in _DETERMINERS or tokens[i].casefold() in _PRONOUN_SUBJECTS:
             break
         subject.append(tokens[i])
         i += 1
@@ -266,12 +302,25 @@ def _split_sentence(tokens: list[str]) -> _Sentence:
         subject, i, pronoun = [tokens[0]], 1, True
     if not subject or i >= len(tokens):
         return _Sentence(None, [], [t.casefold() for t in tokens])
+    # "User uploads are stored": a lower-case word before the auxiliary ends the subject.
+    if (
+        not pronoun
+        and i + 1 < len(tokens)
+        and tokens[i].casefold() not in _AUX
+        and tokens[i + 1].casefold() in _AUX
+        and len(subject) < 3
+    ):
+        subject.append(tokens[i])
+        i += 1
     verbs: list[str] = []
     while i < len(tokens):
         word = tokens[i].casefold()
         aspect = (
             word in _ASPECT and i + 1 < len(tokens) and tokens[i + 1].casefold().endswith("ing")
         )
+        if word == "no" and i + 1 < len(tokens) and tokens[i + 1].casefold() == "longer":
+            i += 2
+            continue
         if word in _AUX or aspect or word in _INTENSIFIERS or word in _NEGATIONS:
             if word not in _INTENSIFIERS and word not in _NEGATIONS:
                 verbs.append(word)
@@ -287,14 +336,16 @@ def _split_sentence(tokens: list[str]) -> _Sentence:
             continue
         break
     word = tokens[i].casefold() if i < len(tokens) else ""
-    if verbs and verbs[-1] in _BE and not _verb_form(word):
-        pass  # a copula: "Lena is Dutch", "Tom is Priya's manager"
+    last = verbs[-1] if verbs else ""
+    if last and last not in _MODALS and not _verb_form(word):
+        pass  # the auxiliary is the verb: "Lena is Dutch", "Maria has a peanut allergy"
     elif word and not _is_name(tokens[i]) and (verbs or _finite(word, pronoun)):
         verbs.append(word)
         i += 1
     else:
         return _Sentence(None, [], [t.casefold() for t in tokens])
-    return _Sentence(" ".join(subject), verbs, [t.casefold() for t in tokens[i:]])
+    rest = [t.casefold() for t in tokens[i:]]
+    return _Sentence(" ".join(subject), verbs, rest, pronoun)
 
 
 def _content_stems(words: list[str]) -> list[str]:
@@ -352,29 +403,34 @@ def read_structure(content: str) -> FactStructure:
     lowered = [t.casefold() for t in tokens]
     negated = any(t in _NEGATIONS for t in lowered) or "no longer" in expanded.casefold()
     names = {_fold(t) for t in tokens[1:] if _is_name(t)}
-    if tokens and _is_name(tokens[0]) and tokens[0].casefold() not in _DETERMINERS:
-        names.add(_fold(tokens[0]))
     words = frozenset(_content_stems([t.replace("-", "") for t in lowered]))
     values = _values(expanded, tokens)
     sentence = _split_sentence(tokens)
-    if sentence.subject is None:
-        return FactStructure(
-            None, None, None, negated, _tense([]), values, frozenset(names), words, "words"
-        )
+    if sentence.subject is not None and not sentence.pronoun:
+        names.update(_fold(t) for t in sentence.subject.split() if _is_name(t))  # first words
     verbs = sentence.verbs
-    tense = _tense(verbs)
     main = verbs[-1] if verbs else ""
+    passive = len(verbs) >= 2 and verbs[0] in _BE and _participle(main)
+    if sentence.subject is None or (passive and "by" not in sentence.rest):
+        # No statement read (or a passive without its agent, "User uploads are stored in S3",
+        # whose subject is what an active sentence has as its object): the words decide.
+        tense = _tense(verbs) if passive else _tense(_verb_group(tokens))
+        return FactStructure(
+            None, None, None, negated, tense, values, frozenset(names), words, "words"
+        )
+    tense = _tense(verbs)
     subject = sentence.subject.casefold()
     rest = sentence.rest
-    # A passive with its agent ("Ramen is liked by Ben") states "Ben likes ramen".
-    if len(verbs) >= 2 and verbs[0] in _BE and main.endswith("ed") and "by" in rest:
-        cut = rest.index("by")
-        agent = " ".join(rest[cut + 1 :])
-        rest, subject = subject.split() + rest[:cut], agent
     obj = " ".join(_content_stems(rest)) or None
     predicate: str | None = None
     source = "sentence"
-    if main and main not in _AUX and not main.endswith("ing"):
+    if passive:
+        # A passive with its agent ("Ramen is liked by Ben") states "Ben likes ramen".
+        cut = rest.index("by")
+        subject = " ".join(rest[cut + 1 :])
+        obj = " ".join(_content_stems(sentence.subject.casefold().split() + rest[:cut])) or None
+        predicate = normalize_predicate(main) or stem(main)
+    elif main and main not in _AUX and not main.endswith("ing"):
         reading = _extracted(sentence.subject, main, " ".join(rest))
         if reading is not None:
             predicate, _, read_negation = reading
