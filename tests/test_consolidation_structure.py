@@ -22,6 +22,7 @@ from sagewai.intelligence.consolidation.structure import (
     read_structure,
     structure_json,
     structure_of,
+    vocabulary_predicate,
 )
 from sagewai.records import ChangeAction, Fact, FactStatus
 
@@ -37,10 +38,15 @@ def profile(content: str, **fields: object) -> DedupProfile:
 def test_a_plain_fact_gets_subject_predicate_and_object_from_the_extractor_vocabulary() -> None:
     likes = read_structure("Ben likes ramen.")
     assert (likes.subject, likes.predicate, likes.object) == ("ben", "likes", "ramen")
-    assert likes.source == "extractor"
+    assert likes.source == "sentence"
     assert read_structure("Ben loves ramen.").predicate == "likes"
     moved = read_structure("Nadia moved to Berlin.")
-    assert (moved.predicate, moved.object, moved.tense) == ("lives_in", "berlin", "past")
+    assert (moved.subject, moved.phrase, moved.tense) == ("nadia", "moved to berlin", "past")
+    assert vocabulary_predicate("moved to berlin") == ("lives_in", False)
+    # Same predicate through the extractor, so only the tense tells them apart.
+    reason = refusal("Nadia moved to Berlin.", "Nadia lives in Berlin.")
+    assert reason is not None
+    assert "tense" in reason
     assert read_structure("Ana is using Rust.").tense == "progressive"
     assert read_structure("Ana doesn't use Rust.").negated
     values = read_structure("Ben paid $40 for 3 books on 2024-03-05 with Python 3.12").values

@@ -39,8 +39,11 @@ from sagewai.context.reconcile import Claim, negation_pair
 from sagewai.intelligence.consolidation.annotations import base_strength, keep_apart
 from sagewai.intelligence.consolidation.equivalence import same_statement, structural_refusal
 from sagewai.intelligence.consolidation.selection import scope_key_of
-from sagewai.intelligence.consolidation.structure import FactStructure, structure_of
-from sagewai.intelligence.extraction.exact_values import find_exact_values
+from sagewai.intelligence.consolidation.structure import (
+    FactStructure,
+    exact_values_of,
+    structure_of,
+)
 from sagewai.records import Fact, FactType
 
 __all__ = [
@@ -88,7 +91,7 @@ class DedupProfile:
         """Profile ``fact``."""
         return cls(
             fact=fact,
-            values=frozenset(fact.exact_values) | frozenset(find_exact_values(fact.content)),
+            values=frozenset(fact.exact_values) | frozenset(exact_values_of(fact.content)),
             claim=Claim.of(fact),
             structure=structure_of(fact),
             kept_apart=keep_apart(fact),

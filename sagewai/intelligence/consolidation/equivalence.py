@@ -22,6 +22,7 @@ from sagewai.intelligence.consolidation.structure import (
     FactStructure,
     stem,
     tenses_compatible,
+    vocabulary_predicate,
 )
 from sagewai.intelligence.extraction.predicates import normalize_predicate
 
@@ -57,6 +58,16 @@ def _predicate_key(predicate: str | None) -> str | None:
     return _SAME_VERB.get(key, key)
 
 
+def _same_predicate(a: FactStructure, b: FactStructure) -> bool:
+    """Same verb, or two verbs the extractor reads as one predicate ("moved to" / "lives in")."""
+    if _predicate_key(a.predicate) == _predicate_key(b.predicate):
+        return True
+    if a.phrase is None or b.phrase is None:
+        return False
+    one, two = vocabulary_predicate(a.phrase), vocabulary_predicate(b.phrase)
+    return one is not None and two is not None and one[0] == two[0]
+
+
 def _listed(values: frozenset[str]) -> str:
     return ", ".join(repr(v) for v in sorted(values)) or "none"
 
@@ -88,7 +99,7 @@ def structural_refusal(
         return f"different tense: {a.tense} vs {b.tense}"
     one, two = a.statement, b.statement
     if one is not None and two is not None:
-        same_verb = _predicate_key(one[1]) == _predicate_key(two[1])
+        same_verb = _same_predicate(a, b)
         if not same_verb and (one[1] in _LIGHT_VERBS or two[1] in _LIGHT_VERBS):
             # "is allergic to peanuts" / "has a peanut allergy": the claim is in the words,
             # but a pure swap of the verb ("is a teacher" / "has a teacher") still refuses.
@@ -105,10 +116,25 @@ def structural_refusal(
             swapped = _substitution(frozenset(one[2].split()), frozenset(two[2].split()))
             if swapped is not None:
                 return f"different objects: {one[2]!r} vs {two[2]!r}"
-        return None
     swapped = _substitution(a.words, b.words)
     if swapped is not None:
         return f"one says {swapped[0]!r} where the other says {swapped[1]!r}"
+    extra = _detail(a, b) or _detail(b, a)
+    if extra is not None:
+        return f"one adds {extra!r}"
+    return None
+
+
+def _detail(a: FactStructure, b: FactStructure) -> str | None:
+    """A content word only ``a`` has ("likes pizza at home" / "likes pizza"), other than the
+    words of its exact values (a fact holding more exact values absorbs the other)."""
+    written = " ".join(a.values).replace("-", "")
+    for word in sorted(a.words - b.words):
+        if word in FUNCTION_WORDS or word in written:
+            continue
+        if any(_variants(word, other) for other in b.words - a.words):
+            continue
+        return word
     return None
 
 
@@ -164,7 +190,7 @@ def same_statement(a: FactStructure, b: FactStructure) -> bool:
         return False
     one, two = a.statement, b.statement
     if one is not None and two is not None:
-        if _predicate_key(one[1]) != _predicate_key(two[1]):
+        if not _same_predicate(a, b):
             return False
         if one[1] == "be" and {one[0], one[2]} == {two[0], two[2]}:
             return True
