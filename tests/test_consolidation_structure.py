@@ -19,6 +19,7 @@ from sagewai.intelligence.consolidation.equivalence import same_statement, struc
 from sagewai.intelligence.consolidation.report import ConsolidationReport
 from sagewai.intelligence.consolidation.structure import (
     STRUCTURE_KEY,
+    has_structure,
     read_structure,
     structure_json,
     structure_of,
@@ -188,3 +189,10 @@ async def test_planted_restatements_merge_and_different_facts_never_do(tmp_path:
             planted_merges += 1
         assert planted_merges >= 95
         assert real.duplicates_removed == planted_merges
+        # The structure read for a merge is kept on the canonical fact for later runs.
+        targets = {a.target_id for a in real.actions if a.target_id is not None}
+        assert targets
+        for target in targets:
+            canonical = await ctx.get(target)
+            assert has_structure(canonical)
+            assert structure_of(canonical) == read_structure(canonical.content)

@@ -77,6 +77,11 @@ def snapshot(fact: Fact, fields: Iterable[str]) -> dict[str, JsonValue]:
     return {name: out[name] for name in names}
 
 
+def _kept(structure: JsonValue | None) -> dict[str, JsonValue]:
+    # Only a structure to add: ``None`` would remove the one the fact already holds.
+    return {} if structure is None else {"structure": structure}
+
+
 @dataclass(frozen=True, slots=True)
 class PlannedStep:
     """One decision made concrete: the new fact versions, their audit rows, and the action."""
@@ -145,12 +150,15 @@ def plan_merge(
     run_id: str,
     at: datetime,
     rules: Mapping[str, str] | None = None,
+    structure: JsonValue | None = None,
 ) -> PlannedStep:
     """Fold ``absorbed`` (facts with their cosine to ``canonical``) into ``canonical``.
 
     ``rules`` names the rule that let each absorbed fact merge (``dedup.cosine`` when missing,
     ``dedup.structure`` for a restatement found below the threshold); the action and the
     canonical's audit row carry ``dedup.structure`` when any member merged under it.
+    ``structure`` (the canonical's read structure, as JSON) is kept in its metadata, so later
+    runs read it instead of reading the words again.
 
     The canonical keeps its content and gains the union of everyone's sources, exact values and
     tags; its base strength is reinforced and its decay clock restarts at the latest time any of
@@ -166,7 +174,7 @@ def plan_merge(
         tags=union(fact.tags for fact in members),
         strength=base,
         last_accessed_at=latest if latest > touched_at(canonical) else canonical.last_accessed_at,
-        metadata=with_annotations(canonical, base_strength=base),
+        metadata=with_annotations(canonical, base_strength=base, **_kept(structure)),
     )
     ids = [fact.id for fact, _ in absorbed]
     similarities = {fact.id: round(score, 4) for fact, score in absorbed}
@@ -301,13 +309,15 @@ def plan_decay(
     protected_value: str | None,
     run_id: str,
     at: datetime,
+    structure: JsonValue | None = None,
 ) -> PlannedStep:
     """Write a decayed (or refreshed) strength, archiving the fact when the decision says so.
 
     ``protected_value`` names the exact value the fact holds the only copy of when an archive
-    was refused for that reason; it is only mentioned in the reason.
+    was refused for that reason; it is only mentioned in the reason. ``structure`` (read this
+    run, as JSON) is kept in the metadata the step writes anyway.
     """
-    metadata = with_annotations(fact, base_strength=decision.base)
+    metadata = with_annotations(fact, base_strength=decision.base, **_kept(structure))
     idle = f"{decision.idle_days:.1f} days without use (half-life {halflife_days:g} days)"
     # model_copy, not evolve: only a status, a non-negative float and JSON metadata change, all
     # valid by construction, and decay touches most facts of a first run.

@@ -20,6 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from pydantic import JsonValue
+
 from sagewai.context.engine import ContextEngine
 from sagewai.embeddings.base import Embedder, Vector
 from sagewai.intelligence.consolidation.config import ConsolidationConfig
@@ -40,6 +42,7 @@ from sagewai.intelligence.consolidation.planning import (
 )
 from sagewai.intelligence.consolidation.report import ActionKind, ConsolidationAction
 from sagewai.intelligence.consolidation.selection import Selection, scope_key_of
+from sagewai.intelligence.consolidation.structure import has_structure, structure_json
 from sagewai.records import Fact, FactChange, FactStatus, utcnow
 from sagewai.stores.metadata import WriteBatch
 from sagewai.stores.vector import VectorFilter, VectorHit, VectorPayload
@@ -141,6 +144,16 @@ class Run:
     def view(self, fact_id: str) -> Fact | None:
         """The fact as this run sees it: its own pending change, else the stored version."""
         return self.overlay.get(fact_id) or self.known.get(fact_id)
+
+    def structure_to_keep(self, fact: Fact) -> JsonValue | None:
+        """The fact's structure as JSON when this batch read it and the fact does not hold it
+        yet (``None``: nothing to add; a fact never compared is not read just to store it)."""
+        cached = self.profiles.get(fact.id)
+        if cached is None or cached.fact.content != fact.content:
+            return None
+        if cached.structure.source == "triple" or has_structure(fact):
+            return None
+        return structure_json(cached.structure, fact.content)
 
     def profile(self, fact: Fact) -> DedupProfile:
         cached = self.profiles.get(fact.id)
@@ -415,6 +428,7 @@ class Run:
                     run_id=self.run_id,
                     at=utcnow(),
                     rules=rules,
+                    structure=self.structure_to_keep(center),
                 )
             )
             await self.decay(center.id)
@@ -536,6 +550,7 @@ class Run:
                 protected_value=protected,
                 run_id=self.run_id,
                 at=utcnow(),
+                structure=self.structure_to_keep(fact),
             )
         )
 

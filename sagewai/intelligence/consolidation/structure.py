@@ -45,6 +45,7 @@ __all__ = [
     "FactStructure",
     "Tense",
     "exact_values_of",
+    "has_structure",
     "read_structure",
     "structure_json",
     "structure_of",
@@ -524,6 +525,14 @@ def _from_json(value: object, content: str) -> FactStructure | None:
         )
     except (KeyError, TypeError):
         return None
+
+
+def has_structure(fact: Fact) -> bool:
+    """True when the fact holds a structure of this reader for its current content."""
+    annotations = fact.metadata.get("consolidation")
+    if not isinstance(annotations, dict):
+        return False
+    return _from_json(annotations.get(STRUCTURE_KEY), fact.content) is not None
 
 
 def structure_of(fact: Fact) -> FactStructure:
