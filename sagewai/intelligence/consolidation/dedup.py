@@ -29,6 +29,7 @@ order) at a lower cosine.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -163,6 +164,11 @@ _OPPOSITES: frozenset[frozenset[str]] = frozenset(
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 
 
+@functools.lru_cache(maxsize=65_536)
+def _words(text: str) -> frozenset[str]:
+    return frozenset(w.casefold() for w in _WORD.findall(text))
+
+
 def opposite_wording(a: str, b: str) -> bool:
     """True when the texts differ by a word and its opposite ("enabled" / "disabled").
 
@@ -170,8 +176,7 @@ def opposite_wording(a: str, b: str) -> bool:
         >>> opposite_wording("Logging is enabled in prod", "Logging is disabled in prod")
         True
     """
-    words_a = {w.casefold() for w in _WORD.findall(a)}
-    words_b = {w.casefold() for w in _WORD.findall(b)}
+    words_a, words_b = _words(a), _words(b)
     only_a, only_b = words_a - words_b, words_b - words_a
     return any(frozenset((x, y)) in _OPPOSITES for x in only_a for y in only_b)
 
