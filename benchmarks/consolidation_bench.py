@@ -286,7 +286,7 @@ def cluster_pairs(clusters: list[list[str]]) -> set[tuple[str, str]]:
     return pairs
 
 
-async def read_outcome(store: SqliteMetadataStore) -> tuple[dict[str, str], dict[str, str]]:
+async def read_outcome(store: Any) -> tuple[dict[str, str], dict[str, str]]:
     merged: dict[str, str] = {}
     superseded: dict[str, str] = {}
     for status, out, link in (
@@ -408,8 +408,16 @@ async def bench_realistic(size: int, args: argparse.Namespace) -> dict[str, Any]
     embed_seconds = time.perf_counter() - embed_started
     dimension = int(rows.shape[1])
     folder = Path(tempfile.mkdtemp(prefix="consolidation-bench-", dir=args.tmp))
+    schema = f"bench_{os.getpid()}_{size}"
+    metadata: Any
     try:
-        metadata = SqliteMetadataStore(folder / "metadata.sqlite3")
+        if args.postgres:
+            from sagewai.stores.postgres import PostgresMetadataStore
+
+            metadata = PostgresMetadataStore(args.postgres, schema=schema)
+            await metadata.migrate()
+        else:
+            metadata = SqliteMetadataStore(folder / "metadata.sqlite3")
         vectors = QdrantEdgeVectorStore(
             folder / "vectors", dimension=dimension, optimize_threshold=None
         )
@@ -451,6 +459,14 @@ async def bench_realistic(size: int, args: argparse.Namespace) -> dict[str, Any]
             merged, superseded = await read_outcome(metadata)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+        if args.postgres:
+            import asyncpg
+
+            connection = await asyncpg.connect(args.postgres)
+            try:
+                await connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+            finally:
+                await connection.close()
     truth = world.truth
     right = sum(1 for absorbed, into in merged.items() if keys[absorbed] == keys[into])
 
@@ -464,6 +480,11 @@ async def bench_realistic(size: int, args: argparse.Namespace) -> dict[str, Any]
     contents = {f.id: f.content for f in facts}
     return {
         "mode": "realistic",
+        "stores": (
+            "PostgresMetadataStore + QdrantEdgeVectorStore"
+            if args.postgres
+            else "SqliteMetadataStore + QdrantEdgeVectorStore (embedded default)"
+        ),
         "size": len(facts),
         "dimension": dimension,
         "embedder": "MiniLMEmbedder (all-MiniLM-L6-v2, int8 ONNX)",
@@ -541,6 +562,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument(
         "--realistic", action="store_true", help="generated chat-like facts, MiniLM vectors"
+    )
+    parser.add_argument(
+        "--postgres",
+        default=None,
+        help="realistic mode: a PostgreSQL DSN for the metadata store (a fresh schema, dropped)",
     )
     parser.add_argument(
         "--vector-cache",
