@@ -46,6 +46,8 @@ _SAME_VERB: dict[str, str] = {
 }
 
 
+_ORDERED = frozenset("over than instead vs versus rather before after to from into".split())  # noqa: SIM905
+"""Words that make the order of an object matter ("tea over coffee" / "coffee over tea")."""
 _LIGHT_VERBS = frozenset({"be", "owns", "ha", "get"})
 """Verbs that carry little of the claim ("is allergic" / "has an allergy"): when one of them
 stands against another verb, the content words decide (a pure swap of the verb still refuses)."""
@@ -65,7 +67,7 @@ def _same_predicate(a: FactStructure, b: FactStructure) -> bool:
     if a.phrase is None or b.phrase is None:
         return False
     one, two = vocabulary_predicate(a.phrase), vocabulary_predicate(b.phrase)
-    return one is not None and two is not None and one[0] == two[0]
+    return one is not None and one == two  # "hates" is "likes" negated: not the same
 
 
 def _listed(values: frozenset[str]) -> str:
@@ -113,9 +115,12 @@ def structural_refusal(
         if not same_verb:
             return f"different predicates: {one[1]!r} vs {two[1]!r}"
         if one[2] != two[2]:
-            swapped = _substitution(frozenset(one[2].split()), frozenset(two[2].split()))
+            words_a, words_b = one[2].split(), two[2].split()
+            swapped = _substitution(frozenset(words_a), frozenset(words_b))
             if swapped is not None:
                 return f"different objects: {one[2]!r} vs {two[2]!r}"
+            if sorted(words_a) == sorted(words_b) and _ORDERED.intersection(words_a):
+                return f"the same words in another order: {one[2]!r} vs {two[2]!r}"
     swapped = _substitution(a.words, b.words)
     if swapped is not None:
         return f"one says {swapped[0]!r} where the other says {swapped[1]!r}"
@@ -151,8 +156,9 @@ def _variants(x: str, y: str) -> bool:
         return True
     if 2 <= len(short) <= 4 and short.isalpha() and short[0] == long[0]:
         letters = iter(long)
-        return all(ch in letters for ch in short)
-    return _predicate_key(x) == _predicate_key(y)
+        if all(ch in letters for ch in short):
+            return True
+    return _SAME_VERB.get(x, x) == _SAME_VERB.get(y, y)
 
 
 def _substitution(a: frozenset[str], b: frozenset[str]) -> tuple[str, str] | None:

@@ -55,7 +55,7 @@ __all__ = [
 
 STRUCTURE_KEY = "structure"
 """Key of the structure inside ``metadata["consolidation"]``."""
-STRUCTURE_VERSION = 2
+STRUCTURE_VERSION = 3
 """Bumped whenever the reading changes, so a stored structure of an older reader is re-read."""
 
 Tense = Literal["past", "present", "progressive", "future"]
@@ -363,7 +363,7 @@ def _content_stems(words: list[str]) -> list[str]:
         if not (w in _ASPECT and i + 1 < len(words) and words[i + 1].endswith("ing"))
     ]
     return [
-        stem(w)
+        _NUMBER_WORDS.get(w) or stem(w)
         for w in words
         if w not in _ARTICLES and w not in _AUX and w not in _INTENSIFIERS and w not in _NEGATIONS
     ]
