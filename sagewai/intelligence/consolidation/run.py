@@ -138,6 +138,7 @@ class Run:
         # states the same thing (dedup.structure) merges.
         self.floor = min(self.threshold, self.config.structure_threshold)
         self.rules: dict[tuple[str, str], str] = {}
+        self.widths: dict[str, tuple[int, bool]] = {}
 
     # ---------------------------------------------------------------- view of the facts
 
@@ -259,6 +260,7 @@ class Run:
         self.hits.clear()
         self.profiles.clear()
         self.rules.clear()
+        self.widths.clear()
 
     # ---------------------------------------------------------------- neighbours
 
@@ -302,14 +304,43 @@ class Run:
         ``max_neighbours``) whatever else the store holds, which is what lets a dry run, whose
         store still has the facts it plans to merge, see the same neighbours as the real run.
         """
-        while len(found) == k + 1 and found[-1].score >= self.floor:
+        while len(found) == k + 1 and found[-1].score >= self.threshold:
             if k >= self.config.max_neighbours:
                 break
             k = min(self.config.max_neighbours, k * 2)
             found = await self.nearest(await self.vector_of(fact), k + 1, where)
+        # Below the threshold only the nearest few are candidates (see ``weak_candidates``);
+        # the search is not widened for them: in a dense corpus hundreds of facts sit between
+        # the floor and the threshold ("<someone> likes tea"), and none of them is a restatement.
         strong = [h for h in found if h.id != fact.id and h.score >= self.floor]
         self.hits[fact.id] = strong
+        self.widths[fact.id] = (k, len(found) == k + 1)
         return strong
+
+    async def weak_candidates(self, fact: Fact, hits: list[VectorHit]) -> list[VectorHit]:
+        """The ``neighbours`` nearest hits below the threshold that this run sees as active.
+
+        Counted among the facts the run's view calls active, not among the index's hits, so a
+        dry run (whose index still holds the facts it merged) and the real run (whose index no
+        longer does) consider the same candidates: the search widens while fewer than
+        ``neighbours`` active ones were found in a full list.
+        """
+        wanted = self.config.neighbours
+        while True:
+            weak = sorted(
+                (h for h in hits if h.score < self.threshold), key=lambda h: (-h.score, h.id)
+            )
+            await self.hydrate([h.id for h in weak], from_index=True)
+            active = [h for h in weak if self._active(self.view(h.id))]
+            k, full = self.widths.get(fact.id, (self.config.neighbours, False))
+            if len(active) >= wanted or not full or k >= self.config.max_neighbours:
+                return active[:wanted]
+            k = min(self.config.max_neighbours, k * 2)
+            where = self.selection.neighbours(fact)
+            found = await self.nearest(await self.vector_of(fact), k + 1, where)
+            hits = [h for h in found if h.id != fact.id and h.score >= self.floor]
+            self.hits[fact.id] = hits
+            self.widths[fact.id] = (k, len(found) == k + 1)
 
     async def search_ahead(self, facts: Sequence[Fact]) -> Lookahead:
         """Search the neighbours of the next page's facts, to overlap with this page's work.
@@ -369,7 +400,11 @@ class Run:
         hits = await self.search(fact)
         if not hits:
             return []
-        await self.hydrate([h.id for h in hits], from_index=True)
+        strong = [h for h in hits if h.score >= self.threshold]
+        await self.hydrate([h.id for h in strong], from_index=True)
+        if self.floor < self.threshold:
+            strong += await self.weak_candidates(fact, self.hits[fact.id])
+        hits = strong
         mine = self.profile(fact)
         out: list[tuple[Fact, float]] = []
         for hit in hits:
