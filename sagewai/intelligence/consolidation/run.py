@@ -314,7 +314,7 @@ class Run:
         # the floor and the threshold ("<someone> likes tea"), and none of them is a restatement.
         strong = [h for h in found if h.id != fact.id and h.score >= self.floor]
         self.hits[fact.id] = strong
-        self.widths[fact.id] = (k, len(found) == k + 1)
+        self.widths[fact.id] = (k, len(found) == k + 1 and found[-1].score >= self.floor)
         return strong
 
     async def weak_candidates(self, fact: Fact, hits: list[VectorHit]) -> list[VectorHit]:
@@ -323,7 +323,7 @@ class Run:
         Counted among the facts the run's view calls active, not among the index's hits, so a
         dry run (whose index still holds the facts it merged) and the real run (whose index no
         longer does) consider the same candidates: the search widens while fewer than
-        ``neighbours`` active ones were found in a full list.
+        ``neighbours`` active ones were found and the list may go on above the floor.
         """
         wanted = self.config.neighbours
         while True:
@@ -340,7 +340,7 @@ class Run:
             found = await self.nearest(await self.vector_of(fact), k + 1, where)
             hits = [h for h in found if h.id != fact.id and h.score >= self.floor]
             self.hits[fact.id] = hits
-            self.widths[fact.id] = (k, len(found) == k + 1)
+            self.widths[fact.id] = (k, len(found) == k + 1 and found[-1].score >= self.floor)
 
     async def search_ahead(self, facts: Sequence[Fact]) -> Lookahead:
         """Search the neighbours of the next page's facts, to overlap with this page's work.
