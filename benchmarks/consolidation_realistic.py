@@ -419,8 +419,8 @@ class RealisticWorld:
         rng = self.rng
         while len(out) < size:
             roll = rng.random()
-            if roll < 0.01:  # a contradiction, with triples
-                who, (first, second) = self._person(), rng.sample(CITIES, 2)
+            if roll < 0.01:  # a contradiction, with triples, about a person of its own
+                who, (first, second) = f"{self._person()} {self.serial}", rng.sample(CITIES, 2)
                 older = self._fact(
                     f"{who} lives in {first}.", project, now - timedelta(days=90),
                     subject=who, predicate="lives_in", object=first,

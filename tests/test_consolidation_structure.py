@@ -80,6 +80,7 @@ def test_a_plain_fact_gets_subject_predicate_and_object_from_the_extractor_vocab
         ("Ben prefers tea over coffee.", "Ben prefers coffee over tea.", "another order"),
         ("Ben likes ramen.", "Ben likes ramen at home.", "one adds"),
         ("Ben used to live in Paris.", "Ben lives in Paris.", "different tense"),
+        ("Ben Ito had lunch with Alma.", "alma ito had lunch with ben", "roles swapped"),
     ],
 )
 def test_a_difference_that_changes_the_claim_refuses_the_merge(a: str, b: str, why: str) -> None:

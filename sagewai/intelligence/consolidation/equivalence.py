@@ -124,10 +124,27 @@ def structural_refusal(
     swapped = _substitution(a.words, b.words)
     if swapped is not None:
         return f"one says {swapped[0]!r} where the other says {swapped[1]!r}"
+    if (one is None) != (two is None) and not _roles_kept(a if one else b, b if one else a):
+        return "the same words with the roles swapped"
     extra = _detail(a, b) or _detail(b, a)
     if extra is not None:
         return f"one adds {extra!r}"
     return None
+
+
+def _roles_kept(read: FactStructure, other: FactStructure) -> bool:
+    """Whether a sentence with no statement read keeps the roles of ``read``'s statement: the
+    subject's first word before the object's first word ("ben nakamura had breakfast with alma"
+    keeps "Ben Nakamura had breakfast with Alma."; "alma nakamura ... with ben" does not)."""
+    assert read.subject is not None
+    sequence = list(other.sequence)
+    subject = next((stem(w) for w in read.subject.split() if w not in FUNCTION_WORDS), None)
+    first_object = next((w for w in (read.object or "").split() if w not in FUNCTION_WORDS), None)
+    if subject is None or first_object is None:
+        return True
+    if subject not in sequence or first_object not in sequence:
+        return True  # the words differ, which the other rules judge
+    return sequence.index(subject) < sequence.index(first_object)
 
 
 def _detail(a: FactStructure, b: FactStructure) -> str | None:

@@ -55,7 +55,7 @@ __all__ = [
 
 STRUCTURE_KEY = "structure"
 """Key of the structure inside ``metadata["consolidation"]``."""
-STRUCTURE_VERSION = 3
+STRUCTURE_VERSION = 4
 """Bumped whenever the reading changes, so a stored structure of an older reader is re-read."""
 
 Tense = Literal["past", "present", "progressive", "future"]
@@ -78,6 +78,8 @@ class FactStructure:
             sentence) or ``words`` (no statement read).
         phrase: The verb phrase in the first person ("like ramen at work"), which the rule
             extractor reads when two verbs differ (:func:`vocabulary_predicate`).
+        sequence: The content words in their order (who did what to whom, when no statement
+            was read: "alma had lunch with ben" is not "Ben had lunch with Alma").
     """
 
     subject: str | None
@@ -90,6 +92,7 @@ class FactStructure:
     words: frozenset[str]
     source: str
     phrase: str | None = None
+    sequence: tuple[str, ...] = ()
 
     @property
     def statement(self) -> tuple[str, str, str] | None:
@@ -422,7 +425,8 @@ def read_structure(content: str) -> FactStructure:
     lowered = [t.casefold() for t in tokens]
     negated = any(t in _NEGATIONS for t in lowered) or "no longer" in expanded.casefold()
     names = {_fold(t) for t in tokens[1:] if _is_name(t)}
-    words = frozenset(_content_stems([t.replace("-", "") for t in lowered]))
+    sequence = tuple(_content_stems([t.replace("-", "") for t in lowered]))
+    words = frozenset(sequence)
     values = _values(expanded, tokens)
     sentence = _split_sentence(tokens)
     if sentence.subject is not None and not sentence.pronoun:
@@ -435,8 +439,9 @@ def read_structure(content: str) -> FactStructure:
         # whose subject is what an active sentence has as its object): the words decide.
         tense = _tense(verbs) if passive else _tense(_verb_group(tokens))
         return FactStructure(
-            None, None, None, negated, tense, values, frozenset(names), words, "words"
-        )
+            None, None, None, negated, tense, values, frozenset(names), words, "words",
+            sequence=sequence,
+        )  # fmt: skip
     tense = _tense(verbs)
     subject = sentence.subject.casefold()
     rest = sentence.rest
@@ -458,8 +463,9 @@ def read_structure(content: str) -> FactStructure:
     if predicate is None:
         predicate = "be" if main in _BE or not main else stem(main)
     return FactStructure(
-        subject, predicate, obj, negated, tense, values, frozenset(names), words, source, phrase
-    )
+        subject, predicate, obj, negated, tense, values, frozenset(names), words, source, phrase,
+        sequence,
+    )  # fmt: skip
 
 
 _COMPATIBLE: dict[Tense, frozenset[Tense]] = {
@@ -499,6 +505,7 @@ def structure_json(structure: FactStructure, content: str) -> dict[str, JsonValu
         "words": list[JsonValue](sorted(structure.words)),
         "source": structure.source,
         "phrase": structure.phrase,
+        "sequence": list[JsonValue](structure.sequence),
     }
 
 
@@ -522,6 +529,7 @@ def _from_json(value: object, content: str) -> FactStructure | None:
             words=frozenset(value["words"]),
             source=str(value["source"]),
             phrase=value.get("phrase"),
+            sequence=tuple(value.get("sequence", ())),
         )
     except (KeyError, TypeError):
         return None
@@ -563,5 +571,6 @@ def structure_of(fact: Fact) -> FactStructure:
             words=read.words,
             source="triple",
             phrase=None,
+            sequence=read.sequence,
         )
     return read
