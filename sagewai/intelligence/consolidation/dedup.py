@@ -161,6 +161,11 @@ _OPPOSITES: frozenset[frozenset[str]] = frozenset(
         ("win", "lose"),
     )
 )
+_OPPOSITE_OF: dict[str, frozenset[str]] = {
+    word: frozenset(other for pair in _OPPOSITES if word in pair for other in pair - {word})
+    for pair in _OPPOSITES
+    for word in pair
+}
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 
 
@@ -178,7 +183,7 @@ def opposite_wording(a: str, b: str) -> bool:
     """
     words_a, words_b = _words(a), _words(b)
     only_a, only_b = words_a - words_b, words_b - words_a
-    return any(frozenset((x, y)) in _OPPOSITES for x in only_a for y in only_b)
+    return any(not _OPPOSITE_OF.get(x, frozenset()).isdisjoint(only_b) for x in only_a)
 
 
 def _loose(text: str) -> str:
