@@ -19,10 +19,10 @@ supersessions read back from the store are scored against the planted truth.
 
 ``--realistic`` builds the project from generated chat-like facts instead, embedded with the
 default MiniLM model (384-d; vectors cached in ``--vector-cache``), as plain facts with no triple
-(see :class:`RealisticWorld`): restatements of earlier facts are planted (10 %), near-distinct
-distractors (20 %: the same sentence with another predicate, object, subject, number, amount,
-date, version, unit, name or place, a negation or another tense) must never merge, and
-contradictions (1 %, with triples) must be superseded. Merge precision counts a merge as right
+(see :class:`RealisticWorld`): restatements of earlier facts are planted (7.5 % of the facts),
+near-distinct distractors (18 %: the same sentence with another predicate, object, subject,
+number, amount, date, version, unit, name or place, a negation or another tense) must never
+merge, and contradictions (1.5 %, with triples) must be superseded. Merge precision counts a merge as right
 when both facts state the same thing (the same generated statement).
 
 Run from the repository root::

@@ -6,11 +6,11 @@ counts, payments, appointments, service versions, distances and durations, meals
 Each generated statement has a key (what it states); a merge is right when both facts have the
 same key. Planted among them, each right after the fact it is about:
 
-* restatements (10 %): the same statement in other words (an intensifier, the progressive,
+* restatements (7.5 % of the facts): the same statement in other words (an intensifier, the progressive,
   "keeps ...ing", "currently", another word order, lower case without punctuation);
-* near-distinct distractors (20 %): the same sentence with another predicate, object or subject,
+* near-distinct distractors (18 %): the same sentence with another predicate, object or subject,
   a negation, another number, amount, date, version, unit, name or place, or another tense;
-* contradictions (1 %): a person said to live in one city, later in another, written with
+* contradictions (1.5 %): a person said to live in one city, later in another, written with
   triples (``lives_in`` holds one value): the older must be superseded.
 
 The vectors are MiniLM's (384-d), embedded once and cached by text in an ``.npz`` file.
