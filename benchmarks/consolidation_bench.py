@@ -22,8 +22,8 @@ default MiniLM model (384-d; vectors cached in ``--vector-cache``), as plain fac
 (see :class:`RealisticWorld`): restatements of earlier facts are planted (7.5 % of the facts),
 near-distinct distractors (18 %: the same sentence with another predicate, object, subject,
 number, amount, date, version, unit, name or place, a negation or another tense) must never
-merge, and contradictions (1.5 %, with triples) must be superseded. Merge precision counts a merge as right
-when both facts state the same thing (the same generated statement).
+merge, and contradictions (1.5 %, with triples) must be superseded. Merge precision counts a
+merge as right when both facts state the same thing (the same generated statement).
 
 Run from the repository root::
 

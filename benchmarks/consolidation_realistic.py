@@ -6,8 +6,8 @@ counts, payments, appointments, service versions, distances and durations, meals
 Each generated statement has a key (what it states); a merge is right when both facts have the
 same key. Planted among them, each right after the fact it is about:
 
-* restatements (7.5 % of the facts): the same statement in other words (an intensifier, the progressive,
-  "keeps ...ing", "currently", another word order, lower case without punctuation);
+* restatements (7.5 % of the facts): the same statement in other words (an intensifier, the
+  progressive, "keeps ...ing", "currently", another word order, lower case, no punctuation);
 * near-distinct distractors (18 %): the same sentence with another predicate, object or subject,
   a negation, another number, amount, date, version, unit, name or place, or another tense;
 * contradictions (1.5 %): a person said to live in one city, later in another, written with
