@@ -17,10 +17,20 @@ then the vector index is built once (``optimize``). The consolidation run is the
 (wall and CPU), the process's resident memory is sampled during the run, and merges and
 supersessions read back from the store are scored against the planted truth.
 
+``--realistic`` builds the project from generated chat-like facts instead, embedded with the
+default MiniLM model (384-d; vectors cached in ``--vector-cache``), as plain facts with no triple
+(see :class:`RealisticWorld`): restatements of earlier facts are planted (7.5 % of the facts),
+near-distinct distractors (18 %: the same sentence with another predicate, object, subject,
+number, amount, date, version, unit, name or place, a negation or another tense) must never
+merge, and contradictions (1.5 %, with triples) must be superseded. Merge precision counts a
+merge as right when both facts state the same thing (the same generated statement).
+
 Run from the repository root::
 
     python benchmarks/consolidation_bench.py --sizes 10000,100000
     python benchmarks/consolidation_bench.py --sizes 1000000 --out /tmp/c1m.json
+    python benchmarks/consolidation_bench.py --realistic --sizes 10000,100000 \
+        --out benchmarks/results/consolidation_bench_realistic.json
 
 Writes JSON (``--out``, default benchmarks/results/consolidation_bench.json) and prints a table.
 """
@@ -57,6 +67,11 @@ from sagewai.stores.qdrant_edge import QdrantEdgeVectorStore
 from sagewai.stores.sqlite import SqliteMetadataStore
 from sagewai.stores.vector import VectorPayload, VectorRecord
 from sagewai.testing import FakeEmbedder
+
+try:
+    from benchmarks.consolidation_realistic import RealisticWorld, embedded_vectors
+except ImportError:  # run as a script from benchmarks/
+    from consolidation_realistic import RealisticWorld, embedded_vectors  # type: ignore[no-redef]
 
 PROJECT = "bench"
 NOW = datetime(2025, 6, 1, tzinfo=UTC)
@@ -271,7 +286,7 @@ def cluster_pairs(clusters: list[list[str]]) -> set[tuple[str, str]]:
     return pairs
 
 
-async def read_outcome(store: SqliteMetadataStore) -> tuple[dict[str, str], dict[str, str]]:
+async def read_outcome(store: Any) -> tuple[dict[str, str], dict[str, str]]:
     merged: dict[str, str] = {}
     superseded: dict[str, str] = {}
     for status, out, link in (
@@ -292,6 +307,8 @@ async def read_outcome(store: SqliteMetadataStore) -> tuple[dict[str, str], dict
 
 
 async def bench_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
+    if args.realistic:
+        return await bench_realistic(size, args)
     folder = Path(tempfile.mkdtemp(prefix="consolidation-bench-", dir=args.tmp))
     try:
         metadata = SqliteMetadataStore(folder / "metadata.sqlite3")
@@ -382,6 +399,142 @@ async def bench_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+async def bench_realistic(size: int, args: argparse.Namespace) -> dict[str, Any]:
+    """One size of the realistic mode: MiniLM vectors of generated facts, planted truth."""
+    world = RealisticWorld(args.seed)
+    facts, keys = world.facts(size, PROJECT, NOW)
+    embed_started = time.perf_counter()
+    rows = await embedded_vectors([f.content for f in facts], Path(args.vector_cache))
+    embed_seconds = time.perf_counter() - embed_started
+    dimension = int(rows.shape[1])
+    folder = Path(tempfile.mkdtemp(prefix="consolidation-bench-", dir=args.tmp))
+    schema = f"bench_{os.getpid()}_{size}"
+    metadata: Any
+    try:
+        if args.postgres:
+            from sagewai.stores.postgres import PostgresMetadataStore
+
+            metadata = PostgresMetadataStore(args.postgres, schema=schema)
+            await metadata.migrate()
+        else:
+            metadata = SqliteMetadataStore(folder / "metadata.sqlite3")
+        vectors = QdrantEdgeVectorStore(
+            folder / "vectors", dimension=dimension, optimize_threshold=None
+        )
+        load_started = time.perf_counter()
+        async with metadata, vectors:
+            for start in range(0, len(facts), CHUNK):
+                chunk = facts[start : start + CHUNK]
+                await metadata.apply(WriteBatch(PROJECT, upserts=chunk))
+                await vectors.upsert(
+                    [
+                        VectorRecord(fact.id, rows[start + i], VectorPayload.of(fact))
+                        for i, fact in enumerate(chunk)
+                    ]
+                )
+            load_seconds = time.perf_counter() - load_started
+            index_started = time.perf_counter()
+            await vectors.optimize()
+            index_seconds = time.perf_counter() - index_started
+            print(
+                f"  {len(facts)} facts loaded in {load_seconds:.0f} s, index built in "
+                f"{index_seconds:.0f} s; consolidating",
+                file=sys.stderr,
+            )
+            engine = ContextEngine(
+                metadata_store=metadata,
+                vector_store=vectors,
+                project_id=PROJECT,
+                embedder=FakeEmbedder(dimension),
+            )
+            consolidator = MemoryConsolidator(
+                engine, batch_size=args.batch_size, max_report_actions=0, search_ef=args.search_ef
+            )
+            load1 = os.getloadavg()[0]
+            rss_before = RssSampler.current()
+            cpu_started = time.process_time()
+            with RssSampler() as sampler:
+                report = await consolidator.consolidate(now=NOW)
+            cpu_seconds = time.process_time() - cpu_started
+            merged, superseded = await read_outcome(metadata)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+        if args.postgres:
+            import asyncpg
+
+            connection = await asyncpg.connect(args.postgres)
+            try:
+                await connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+            finally:
+                await connection.close()
+    truth = world.truth
+    right = sum(1 for absorbed, into in merged.items() if keys[absorbed] == keys[into])
+
+    def root(fact_id: str) -> str:
+        while fact_id in merged:
+            fact_id = merged[fact_id]
+        return fact_id
+
+    planted_found = sum(1 for copy, base in truth.restatements.items() if root(copy) == root(base))
+    wrong = [(absorbed, into) for absorbed, into in merged.items() if keys[absorbed] != keys[into]]
+    contents = {f.id: f.content for f in facts}
+    return {
+        "mode": "realistic",
+        "stores": (
+            "PostgresMetadataStore + QdrantEdgeVectorStore"
+            if args.postgres
+            else "SqliteMetadataStore + QdrantEdgeVectorStore (embedded default)"
+        ),
+        "size": len(facts),
+        "dimension": dimension,
+        "embedder": "MiniLMEmbedder (all-MiniLM-L6-v2, int8 ONNX)",
+        "batch_size": args.batch_size,
+        "search_ef": consolidator.config.search_ef,
+        "embed_seconds_or_cache": round(embed_seconds, 2),
+        "load_seconds": round(load_seconds, 2),
+        "index_build_seconds": round(index_seconds, 2),
+        "consolidation_seconds": round(report.duration_ms / 1000.0, 2),
+        "consolidation_cpu_seconds": round(cpu_seconds, 2),
+        "rss_before_mb": round(rss_before / 2**20, 1),
+        "rss_peak_during_run_mb": round(sampler.peak / 2**20, 1),
+        "rss_growth_during_run_mb": round((sampler.peak - rss_before) / 2**20, 1),
+        "process_max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "load_average_at_start": round(load1, 2),
+        "report": {
+            "duplicates_removed": report.duplicates_removed,
+            "facts_decayed": report.facts_decayed,
+            "facts_archived": report.facts_archived,
+            "contradictions_resolved": report.contradictions_resolved,
+            "total_processed": report.total_processed,
+            "batches": report.batches,
+        },
+        "merges": {
+            "merged": len(merged),
+            "correct": right,
+            "precision": round(right / len(merged), 4) if merged else 1.0,
+            "planted_restatements": len(truth.restatements),
+            "planted_found": planted_found,
+            "recall": round(planted_found / len(truth.restatements), 4)
+            if truth.restatements
+            else 1.0,
+            "wrong_examples": [(contents[a], contents[b]) for a, b in wrong[:10]],
+        },
+        # The shape the table prints (merge precision / planted recall).
+        "duplicates": {
+            "precision": round(right / len(merged), 4) if merged else 1.0,
+            "recall": round(planted_found / len(truth.restatements), 4)
+            if truth.restatements
+            else 1.0,
+        },
+        "contradictions": score(set(superseded.items()), set(truth.contradictions.items())),
+        "planted": {
+            "restatements": len(truth.restatements),
+            "near_distinct_distractors": truth.distractors,
+            "contradiction_pairs": len(truth.contradictions),
+        },
+    }
+
+
 def print_table(results: list[dict[str, Any]]) -> None:
     print(
         f"{'facts':>9} {'dim':>4} {'load s':>8} {'index s':>8} {'run s':>8} {'cpu s':>8} "
@@ -407,6 +560,19 @@ def main() -> None:
         "--search-ef", type=int, default=32, help="HNSW beam of the consolidator's searches"
     )
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--realistic", action="store_true", help="generated chat-like facts, MiniLM vectors"
+    )
+    parser.add_argument(
+        "--postgres",
+        default=None,
+        help="realistic mode: a PostgreSQL DSN for the metadata store (a fresh schema, dropped)",
+    )
+    parser.add_argument(
+        "--vector-cache",
+        default="/tmp/sagewai-consolidation-vectors.npz",
+        help="realistic mode: .npz cache of the MiniLM vectors by text",
+    )
     parser.add_argument("--tmp", default=None, help="folder for the temporary stores")
     parser.add_argument("--out", default=str(RESULTS / "consolidation_bench.json"))
     args = parser.parse_args()
@@ -422,8 +588,9 @@ def main() -> None:
         {
             "benchmark": "consolidation",
             "stores": "SqliteMetadataStore + QdrantEdgeVectorStore (embedded default)",
+            "mode": "realistic (MiniLM vectors)" if args.realistic else "synthetic vectors",
             "settings": {
-                "dimension": args.dim,
+                "dimension": 384 if args.realistic else args.dim,
                 "batch_size": args.batch_size,
                 "search_ef": args.search_ef,
                 "seed": args.seed,

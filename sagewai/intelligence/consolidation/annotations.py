@@ -5,6 +5,10 @@ reference time, never by halving the current strength again; and a merge or a su
 user reverted must not be redone by the next run, so the pair is remembered as *kept apart*.
 Keeping both in the fact (not in a side table) means they travel with it through every store and
 are restored by ``ContextEngine.revert`` like any other field.
+
+The same key holds ``structure``: what the fact states, read from its words when it has no
+triple (:mod:`.structure`), written whenever a run writes the fact's metadata anyway (a merge
+into it, a decay), so a later run reads it instead of reading the words again.
 """
 
 from __future__ import annotations

@@ -45,6 +45,11 @@ class ConsolidationConfig(BaseModel):
     """Days without use or reinforcement after which a fact's strength has halved."""
     similarity_threshold: float = Field(default=0.92, gt=0.0, le=1.0)
     """Cosine similarity at or above which two facts are near-duplicates."""
+    structure_threshold: float = Field(default=0.75, gt=0.0, le=1.0)
+    """Cosine at or above which two facts that state the same subject, predicate and object (or
+    the same words in another order) merge although they are below ``similarity_threshold``
+    ("Eli keeps recommending chess" / "Eli recommends chess"). Set it to the similarity
+    threshold to merge on cosine (and agreeing structure) only."""
     contradiction_strategy: ContradictionStrategy = ContradictionStrategy.KEEP_NEWER
     """How contradictions are resolved (see :class:`ContradictionStrategy`)."""
     batch_size: int = Field(default=100, ge=1, le=10_000)
@@ -79,6 +84,7 @@ class ConsolidationConfig(BaseModel):
             include={
                 "decay_halflife_days",
                 "similarity_threshold",
+                "structure_threshold",
                 "contradiction_strategy",
                 "archive_below",
                 "decay_min_change",

@@ -68,7 +68,8 @@ class MemoryConsolidator:
         contradiction_strategy: ``"keep_newer"``, ``"keep_higher_confidence"`` or ``"flag"``.
         batch_size: Facts per batch: one transaction each, and the bound on a run's memory.
         **settings: Further :class:`ConsolidationConfig` fields (``archive_below``,
-            ``decay_min_change``, ``neighbours``, ``max_neighbours``, ``search_ef``,
+            ``decay_min_change``, ``structure_threshold``, ``neighbours``, ``max_neighbours``,
+            ``search_ef``,
             ``max_report_actions``).
 
     Raises:

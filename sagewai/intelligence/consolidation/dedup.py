@@ -16,11 +16,20 @@ The rules, in order of strictness:
 * Exact values are sacred: two facts merge only when one's exact values (declared in
   ``Fact.exact_values`` or written in the content) include all of the other's, and the survivor is
   the one holding the most. "deploy to 10.0.0.1" and "deploy to 10.0.0.2" never merge.
+* Two facts whose structure (read from their words when their writer gave no triple, see
+  :mod:`.structure`) differs never merge: "Ben likes ramen" and "Ben uses ramen" are two facts
+  at a cosine of 0.93 (:func:`~.equivalence.structural_refusal`).
 * A pair a user kept apart (by reverting its merge) never merges again.
+
+Which rule merged a pair is recorded (:func:`merge_rule`): ``dedup.cosine`` when the vectors
+are at or above the similarity threshold (and nothing above refuses), ``dedup.structure`` when
+the two facts state the same subject, predicate and object (or the same words in another
+order) at a lower cosine.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -29,14 +38,22 @@ from typing import TypeVar
 
 from sagewai.context.reconcile import Claim, negation_pair
 from sagewai.intelligence.consolidation.annotations import base_strength, keep_apart
+from sagewai.intelligence.consolidation.equivalence import same_statement, structural_refusal
 from sagewai.intelligence.consolidation.selection import scope_key_of
-from sagewai.intelligence.extraction.exact_values import find_exact_values
+from sagewai.intelligence.consolidation.structure import (
+    FactStructure,
+    exact_values_of,
+    structure_of,
+)
 from sagewai.records import Fact, FactType
 
 __all__ = [
+    "DEDUP_COSINE_RULE",
+    "DEDUP_STRUCTURE_RULE",
     "DedupProfile",
     "canonical_key",
     "merge_refusal",
+    "merge_rule",
     "opposite_wording",
     "reinforced_strength",
     "touched_at",
@@ -44,6 +61,11 @@ __all__ = [
 ]
 
 _T = TypeVar("_T")
+
+DEDUP_COSINE_RULE = "dedup.cosine"
+"""The audit rule of a merge at or above the similarity threshold, structure agreeing."""
+DEDUP_STRUCTURE_RULE = "dedup.structure"
+"""The audit rule of a merge of two facts stating the same subject, predicate and object."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,12 +77,14 @@ class DedupProfile:
         values: Its exact values: ``Fact.exact_values`` plus those written in its content.
         claim: Its normalised structured statement, when it has one (the same normalisation
             write-time reconciliation uses).
+        structure: What it states (see :func:`~.structure.structure_of`).
         kept_apart: Ids it must not merge with.
     """
 
     fact: Fact
     values: frozenset[str]
     claim: Claim | None
+    structure: FactStructure
     kept_apart: frozenset[str] = field(default=frozenset())
 
     @classmethod
@@ -68,8 +92,9 @@ class DedupProfile:
         """Profile ``fact``."""
         return cls(
             fact=fact,
-            values=frozenset(fact.exact_values) | frozenset(find_exact_values(fact.content)),
+            values=frozenset(fact.exact_values) | frozenset(exact_values_of(fact.content)),
             claim=Claim.of(fact),
+            structure=structure_of(fact),
             kept_apart=keep_apart(fact),
         )
 
@@ -136,7 +161,17 @@ _OPPOSITES: frozenset[frozenset[str]] = frozenset(
         ("win", "lose"),
     )
 )
+_OPPOSITE_OF: dict[str, frozenset[str]] = {
+    word: frozenset(other for pair in _OPPOSITES if word in pair for other in pair - {word})
+    for pair in _OPPOSITES
+    for word in pair
+}
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
+
+
+@functools.lru_cache(maxsize=65_536)
+def _words(text: str) -> frozenset[str]:
+    return frozenset(w.casefold() for w in _WORD.findall(text))
 
 
 def opposite_wording(a: str, b: str) -> bool:
@@ -146,10 +181,9 @@ def opposite_wording(a: str, b: str) -> bool:
         >>> opposite_wording("Logging is enabled in prod", "Logging is disabled in prod")
         True
     """
-    words_a = {w.casefold() for w in _WORD.findall(a)}
-    words_b = {w.casefold() for w in _WORD.findall(b)}
+    words_a, words_b = _words(a), _words(b)
     only_a, only_b = words_a - words_b, words_b - words_a
-    return any(frozenset((x, y)) in _OPPOSITES for x in only_a for y in only_b)
+    return any(not _OPPOSITE_OF.get(x, frozenset()).isdisjoint(only_b) for x in only_a)
 
 
 def _loose(text: str) -> str:
@@ -196,7 +230,32 @@ def merge_refusal(a: DedupProfile, b: DedupProfile) -> str | None:
         only_a = ", ".join(repr(v) for v in sorted(a.values - b.values))
         only_b = ", ".join(repr(v) for v in sorted(b.values - a.values))
         return f"different exact values: {only_a} vs {only_b}"
-    return None
+    writer_triples = a.claim is not None and b.claim is not None
+    return structural_refusal(a.structure, b.structure, writer_triples=writer_triples)
+
+
+def merge_rule(
+    a: DedupProfile, b: DedupProfile, similarity: float, *, threshold: float, floor: float
+) -> str | None:
+    """The rule under which ``a`` and ``b`` merge at ``similarity``, or ``None`` when they do not.
+
+    Nothing may refuse the pair (:func:`merge_refusal`, structure included). Then
+    ``dedup.cosine`` when the cosine reaches ``threshold``, and ``dedup.structure`` when it is
+    below but at least ``floor`` and both state the same thing
+    (:func:`~.equivalence.same_statement`).
+
+    Example:
+        >>> from sagewai.records import Fact
+        >>> one = DedupProfile.of(Fact(project_id="p", content="Ben really likes ramen."))
+        >>> two = DedupProfile.of(Fact(project_id="p", content="Ben likes ramen."))
+        >>> merge_rule(one, two, 0.86, threshold=0.92, floor=0.75)
+        'dedup.structure'
+    """
+    if similarity < floor or merge_refusal(a, b) is not None:
+        return None
+    if similarity >= threshold:
+        return DEDUP_COSINE_RULE
+    return DEDUP_STRUCTURE_RULE if same_statement(a.structure, b.structure) else None
 
 
 def canonical_key(profile: DedupProfile) -> tuple[int, bool, bool, datetime, str]:

@@ -9,7 +9,7 @@ consolidator commits the result; a dry run only reports it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -27,6 +27,7 @@ __all__ = [
     "ACTOR",
     "DECAY_RULE",
     "DEDUP_RULE",
+    "DEDUP_STRUCTURE_RULE",
     "PlannedStep",
     "contradiction_rule",
     "plan_decay",
@@ -38,6 +39,7 @@ __all__ = [
 
 ACTOR = "consolidator"
 DEDUP_RULE = "dedup.cosine"
+DEDUP_STRUCTURE_RULE = "dedup.structure"
 DECAY_RULE = "decay.halflife"
 
 MERGED_FIELDS = ("status", "merged_into")
@@ -73,6 +75,11 @@ def snapshot(fact: Fact, fields: Iterable[str]) -> dict[str, JsonValue]:
     if rest:
         out.update(fact.model_dump(mode="json", include=set(rest)))
     return {name: out[name] for name in names}
+
+
+def _kept(structure: JsonValue | None) -> dict[str, JsonValue]:
+    # Only a structure to add: ``None`` would remove the one the fact already holds.
+    return {} if structure is None else {"structure": structure}
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,8 +149,16 @@ def plan_merge(
     threshold: float,
     run_id: str,
     at: datetime,
+    rules: Mapping[str, str] | None = None,
+    structure: JsonValue | None = None,
 ) -> PlannedStep:
     """Fold ``absorbed`` (facts with their cosine to ``canonical``) into ``canonical``.
+
+    ``rules`` names the rule that let each absorbed fact merge (``dedup.cosine`` when missing,
+    ``dedup.structure`` for a restatement found below the threshold); the action and the
+    canonical's audit row carry ``dedup.structure`` when any member merged under it.
+    ``structure`` (the canonical's read structure, as JSON) is kept in its metadata, so later
+    runs read it instead of reading the words again.
 
     The canonical keeps its content and gains the union of everyone's sources, exact values and
     tags; its base strength is reinforced and its decay clock restarts at the latest time any of
@@ -159,15 +174,20 @@ def plan_merge(
         tags=union(fact.tags for fact in members),
         strength=base,
         last_accessed_at=latest if latest > touched_at(canonical) else canonical.last_accessed_at,
-        metadata=with_annotations(canonical, base_strength=base),
+        metadata=with_annotations(canonical, base_strength=base, **_kept(structure)),
     )
     ids = [fact.id for fact, _ in absorbed]
     similarities = {fact.id: round(score, 4) for fact, score in absorbed}
+    member_rules = {i: (rules or {}).get(i, DEDUP_RULE) for i in ids}
+    structural = [i for i in ids if member_rules[i] == DEDUP_STRUCTURE_RULE]
+    group_rule = DEDUP_STRUCTURE_RULE if structural else DEDUP_RULE
     lowest = min(similarities.values())
     reason = (
         f"{len(ids)} near-duplicate(s) of {canonical.id} (cosine >= {lowest:.3f}, threshold "
         f"{threshold:.2f}); sources and exact values kept in the canonical fact"
     )
+    if structural:
+        reason += f"; {len(structural)} state(s) the same subject, predicate and object"
     updates: list[Fact] = [updated]
     changes = [
         _change(
@@ -175,7 +195,7 @@ def plan_merge(
             updated,
             CANONICAL_FIELDS,
             action=ChangeAction.REINFORCED,
-            rule=DEDUP_RULE,
+            rule=group_rule,
             reason=reason,
             related=ids,
             run_id=run_id,
@@ -185,27 +205,35 @@ def plan_merge(
     for fact, score in absorbed:
         merged = fact.evolve(status=FactStatus.MERGED, merged_into=canonical.id)
         updates.append(merged)
+        rule = member_rules[fact.id]
+        why = (
+            f"states the same as {canonical.id} (same subject, predicate and object; cosine "
+            f"{score:.3f})"
+            if rule == DEDUP_STRUCTURE_RULE
+            else f"near-duplicate of {canonical.id} (cosine {score:.3f} >= {threshold:.2f})"
+        )
         changes.append(
             _change(
                 fact,
                 merged,
                 MERGED_FIELDS,
                 action=ChangeAction.MERGED,
-                rule=DEDUP_RULE,
-                reason=(
-                    f"near-duplicate of {canonical.id} (cosine {score:.3f} >= {threshold:.2f})"
-                ),
+                rule=rule,
+                reason=why,
                 related=[canonical.id],
                 run_id=run_id,
                 at=at,
             )
         )
+    details: dict[str, JsonValue] = {"similarity": dict(similarities), "strength": base}
+    if structural:
+        details["rules"] = dict(member_rules)
     action = _action(
         ActionKind.MERGE,
-        DEDUP_RULE,
+        group_rule,
         tuple(ids),
         reason,
-        {"similarity": dict(similarities), "strength": base},
+        details,
         changes,
         target_id=canonical.id,
     )
@@ -281,13 +309,15 @@ def plan_decay(
     protected_value: str | None,
     run_id: str,
     at: datetime,
+    structure: JsonValue | None = None,
 ) -> PlannedStep:
     """Write a decayed (or refreshed) strength, archiving the fact when the decision says so.
 
     ``protected_value`` names the exact value the fact holds the only copy of when an archive
-    was refused for that reason; it is only mentioned in the reason.
+    was refused for that reason; it is only mentioned in the reason. ``structure`` (read this
+    run, as JSON) is kept in the metadata the step writes anyway.
     """
-    metadata = with_annotations(fact, base_strength=decision.base)
+    metadata = with_annotations(fact, base_strength=decision.base, **_kept(structure))
     idle = f"{decision.idle_days:.1f} days without use (half-life {halflife_days:g} days)"
     # model_copy, not evolve: only a status, a non-negative float and JSON metadata change, all
     # valid by construction, and decay touches most facts of a first run.

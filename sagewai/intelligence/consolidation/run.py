@@ -20,6 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from pydantic import JsonValue
+
 from sagewai.context.engine import ContextEngine
 from sagewai.embeddings.base import Embedder, Vector
 from sagewai.intelligence.consolidation.config import ConsolidationConfig
@@ -30,7 +32,7 @@ from sagewai.intelligence.consolidation.contradictions import (
     resolve_group,
 )
 from sagewai.intelligence.consolidation.decay import DecayDecision, decide_decay
-from sagewai.intelligence.consolidation.dedup import DedupProfile, canonical_key, merge_refusal
+from sagewai.intelligence.consolidation.dedup import DedupProfile, canonical_key, merge_rule
 from sagewai.intelligence.consolidation.planning import (
     PlannedStep,
     plan_decay,
@@ -40,6 +42,7 @@ from sagewai.intelligence.consolidation.planning import (
 )
 from sagewai.intelligence.consolidation.report import ActionKind, ConsolidationAction
 from sagewai.intelligence.consolidation.selection import Selection, scope_key_of
+from sagewai.intelligence.consolidation.structure import has_structure, structure_json
 from sagewai.records import Fact, FactChange, FactStatus, utcnow
 from sagewai.stores.metadata import WriteBatch
 from sagewai.stores.vector import VectorFilter, VectorHit, VectorPayload
@@ -131,12 +134,27 @@ class Run:
         self.group_pages: dict[str, list[Fact]] = {}
         self.changed_ids: set[str] = set()
         self.threshold = self.config.similarity_threshold
+        # Neighbours down to this cosine are candidates; below the threshold only a pair that
+        # states the same thing (dedup.structure) merges.
+        self.floor = min(self.threshold, self.config.structure_threshold)
+        self.rules: dict[tuple[str, str], str] = {}
+        self.widths: dict[str, tuple[int, bool]] = {}
 
     # ---------------------------------------------------------------- view of the facts
 
     def view(self, fact_id: str) -> Fact | None:
         """The fact as this run sees it: its own pending change, else the stored version."""
         return self.overlay.get(fact_id) or self.known.get(fact_id)
+
+    def structure_to_keep(self, fact: Fact) -> JsonValue | None:
+        """The fact's structure as JSON when this batch read it and the fact does not hold it
+        yet (``None``: nothing to add; a fact never compared is not read just to store it)."""
+        cached = self.profiles.get(fact.id)
+        if cached is None or cached.fact.content != fact.content:
+            return None
+        if cached.structure.source == "triple" or has_structure(fact):
+            return None
+        return structure_json(cached.structure, fact.content)
 
     def profile(self, fact: Fact) -> DedupProfile:
         cached = self.profiles.get(fact.id)
@@ -241,6 +259,8 @@ class Run:
         self.vectors.clear()
         self.hits.clear()
         self.profiles.clear()
+        self.rules.clear()
+        self.widths.clear()
 
     # ---------------------------------------------------------------- neighbours
 
@@ -266,7 +286,7 @@ class Run:
         return (await self.nearest_many([vector], top_k, where))[0]
 
     async def search(self, fact: Fact) -> list[VectorHit]:
-        """Every neighbour of ``fact`` at or above the threshold (the store's active ones)."""
+        """Every neighbour of ``fact`` at or above the candidate floor (the store's active ones)."""
         cached = self.hits.get(fact.id)
         if cached is not None:
             return cached
@@ -278,7 +298,7 @@ class Run:
     async def settle(
         self, fact: Fact, where: VectorFilter, found: list[VectorHit], k: int
     ) -> list[VectorHit]:
-        """Keep the hits at or above the threshold, asking for more while all ``k`` were.
+        """Keep the hits at or above the candidate floor, asking for more while all ``k`` were.
 
         Doubling while even the last hit is a duplicate makes the set complete (up to
         ``max_neighbours``) whatever else the store holds, which is what lets a dry run, whose
@@ -289,9 +309,38 @@ class Run:
                 break
             k = min(self.config.max_neighbours, k * 2)
             found = await self.nearest(await self.vector_of(fact), k + 1, where)
-        strong = [h for h in found if h.id != fact.id and h.score >= self.threshold]
+        # Below the threshold only the nearest few are candidates (see ``weak_candidates``);
+        # the search is not widened for them: in a dense corpus hundreds of facts sit between
+        # the floor and the threshold ("<someone> likes tea"), and none of them is a restatement.
+        strong = [h for h in found if h.id != fact.id and h.score >= self.floor]
         self.hits[fact.id] = strong
+        self.widths[fact.id] = (k, len(found) == k + 1 and found[-1].score >= self.floor)
         return strong
+
+    async def weak_candidates(self, fact: Fact, hits: list[VectorHit]) -> list[VectorHit]:
+        """The ``neighbours`` nearest hits below the threshold that this run sees as active.
+
+        Counted among the facts the run's view calls active, not among the index's hits, so a
+        dry run (whose index still holds the facts it merged) and the real run (whose index no
+        longer does) consider the same candidates: the search widens while fewer than
+        ``neighbours`` active ones were found and the list may go on above the floor.
+        """
+        wanted = self.config.neighbours
+        while True:
+            weak = sorted(
+                (h for h in hits if h.score < self.threshold), key=lambda h: (-h.score, h.id)
+            )
+            await self.hydrate([h.id for h in weak], from_index=True)
+            active = [h for h in weak if self._active(self.view(h.id))]
+            k, full = self.widths.get(fact.id, (self.config.neighbours, False))
+            if len(active) >= wanted or not full or k >= self.config.max_neighbours:
+                return active[:wanted]
+            k = min(self.config.max_neighbours, k * 2)
+            where = self.selection.neighbours(fact)
+            found = await self.nearest(await self.vector_of(fact), k + 1, where)
+            hits = [h for h in found if h.id != fact.id and h.score >= self.floor]
+            self.hits[fact.id] = hits
+            self.widths[fact.id] = (k, len(found) == k + 1 and found[-1].score >= self.floor)
 
     async def search_ahead(self, facts: Sequence[Fact]) -> Lookahead:
         """Search the neighbours of the next page's facts, to overlap with this page's work.
@@ -351,14 +400,22 @@ class Run:
         hits = await self.search(fact)
         if not hits:
             return []
-        await self.hydrate([h.id for h in hits], from_index=True)
+        strong = [h for h in hits if h.score >= self.threshold]
+        await self.hydrate([h.id for h in strong], from_index=True)
+        if self.floor < self.threshold:
+            strong += await self.weak_candidates(fact, self.hits[fact.id])
+        hits = strong
         mine = self.profile(fact)
         out: list[tuple[Fact, float]] = []
         for hit in hits:
             other = self.view(hit.id)
             if other is None or not self._active(other):
                 continue
-            if merge_refusal(mine, self.profile(other)) is None:
+            rule = merge_rule(
+                mine, self.profile(other), hit.score, threshold=self.threshold, floor=self.floor
+            )
+            if rule is not None:
+                self.rules[(fact.id, other.id)] = rule
                 out.append((other, hit.score))
         return out
 
@@ -397,6 +454,7 @@ class Run:
             )
             if not absorbed:
                 return
+            rules = {m.id: self.rules.get((center.id, m.id), "dedup.cosine") for m, _ in absorbed}
             self.record(
                 plan_merge(
                     center,
@@ -404,6 +462,8 @@ class Run:
                     threshold=self.threshold,
                     run_id=self.run_id,
                     at=utcnow(),
+                    rules=rules,
+                    structure=self.structure_to_keep(center),
                 )
             )
             await self.decay(center.id)
@@ -525,6 +585,7 @@ class Run:
                 protected_value=protected,
                 run_id=self.run_id,
                 at=utcnow(),
+                structure=self.structure_to_keep(fact),
             )
         )
 
