@@ -528,9 +528,11 @@ class PgVectorStore(VectorStore):
             order = "t.embedding <#> q.v" if exact else "t.embedding <=> q.v"
             d = self._dimension
             sql = (
-                f"SELECT q.n, h.id, h.score FROM (SELECT n, ({batch_param})"
+                # MATERIALIZED: each query vector is built once, not once per scanned row.
+                f"WITH q AS MATERIALIZED (SELECT n, ({batch_param})"
                 f"[(n - 1) * {d} + 1 : n * {d}]::vector AS v"
-                f" FROM generate_series(1, {count_param}) AS n) AS q"
+                f" FROM generate_series(1, {count_param}) AS n)"
+                " SELECT q.n, h.id, h.score FROM q"
                 " CROSS JOIN LATERAL (SELECT t.id, -(t.embedding <#> q.v) AS score,"
                 f" {order} AS distance FROM {self._table} AS t WHERE {conditions}"
                 f" ORDER BY distance LIMIT {limit}) AS h ORDER BY q.n, h.distance, h.score DESC"
