@@ -18,8 +18,6 @@ from sagewai.stores.pgvector import PgVectorStore
 from sagewai.stores.postgres import PostgresMetadataStore
 from sagewai.testing import FakeEmbedder
 
-pytestmark = pytest.mark.postgres
-
 
 @pytest.fixture
 async def engine(pgvector_dsn: str) -> AsyncIterator[ContextEngine]:
@@ -42,6 +40,7 @@ async def engine(pgvector_dsn: str) -> AsyncIterator[ContextEngine]:
         await pool.execute(f'DROP SCHEMA "{schema}" CASCADE')
 
 
+@pytest.mark.postgres
 async def test_engine_adds_searches_and_forgets_on_one_postgresql(engine: ContextEngine) -> None:
     tea = await engine.add("Alice prefers green tea in the morning", subject="alice")
     await engine.add("Bob flies to Lisbon on 12 March", subject="bob")
@@ -55,6 +54,7 @@ async def test_engine_adds_searches_and_forgets_on_one_postgresql(engine: Contex
     assert [result.fact.subject for result in await engine.search("Lisbon", top_k=5)] == ["bob"]
 
 
+@pytest.mark.postgres
 def test_consolidate_command_resolves_pgvector_in_the_store_database(pgvector_dsn: str) -> None:
     engine = open_engine(pgvector_dsn, "demo", vectors="pgvector")
     assert isinstance(engine.vector_store, PgVectorStore)
@@ -62,3 +62,14 @@ def test_consolidate_command_resolves_pgvector_in_the_store_database(pgvector_ds
     assert isinstance(elsewhere.vector_store, PgVectorStore)
     with pytest.raises(ConfigurationError):
         open_engine("redis://localhost", "demo", vectors="pgvector")
+
+
+async def test_missing_asyncpg_names_the_pgvector_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from sagewai.errors import MissingDependencyError
+
+    monkeypatch.setitem(sys.modules, "asyncpg", None)
+    store = PgVectorStore("postgresql://nobody@127.0.0.1/none", dimension=4)
+    with pytest.raises(MissingDependencyError, match=r'pip install "sagewai\[pgvector\]"'):
+        await store.open()

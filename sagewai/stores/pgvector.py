@@ -182,7 +182,7 @@ class PgVectorStore(VectorStore):
         hnsw_m: int = 16,
         ef_construct: int = 100,
         ef_search: int = 100,
-        exact_threshold: int = 10_000,
+        exact_threshold: int = 2_000,
         min_size: int = 1,
         max_size: int = 10,
         pool: Any = None,

@@ -19,7 +19,6 @@ import asyncio
 import contextlib
 import hashlib
 import json
-import math
 import re
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -72,17 +71,6 @@ _FREQUENT_SHARE = 0.05
 """A term in more than this share of the facts is frequent."""
 _CACHED_FREQUENCY_MIN = 1_000
 _CORPUS_TTL = 300.0
-
-
-def bm25_idf(total: float, hits: float) -> float:
-    """FTS5's BM25 idf of a term held by ``hits`` of ``total`` facts (never below 1e-6).
-
-    Example:
-        >>> round(bm25_idf(1000, 10), 2)
-        4.55
-    """
-    idf = math.log((total - hits + 0.5) / (hits + 0.5))
-    return idf if idf > 0 else 1e-6
 
 
 def significant_terms(
@@ -240,7 +228,7 @@ class PostgresMetadataStore(MetadataStore):
         self._close_timeout = close_timeout
         self._checked = False
         self._corpus_cache: tuple[float, float, float] | None = None
-        """(when, facts, average tokens) of a large table, for BM25."""
+        """(when, facts, average tokens when large) of the facts table, for BM25."""
         self._frequent_cache: dict[str, float] | None = None
         self._frequencies: dict[str, tuple[float, float]] = {}
         """Document counts of frequent terms: term -> (count, table size when counted)."""
@@ -522,43 +510,78 @@ class PostgresMetadataStore(MetadataStore):
         the facts are left out when the query has rarer ones, and when every term is frequent a
         fact must hold all of them. Either way the GIN index reads short posting lists only, so
         a query stays fast at a million facts whatever its words.
+
+        One statement: the table's size, average length and the document counts it needs are
+        computed inside it (a small table is counted exactly, so the ranking follows every
+        write; a large one uses the planner's estimates, see :meth:`_frequent_shares`).
         """
         terms = query_terms(text)
         if not terms or top_k <= 0:
             return []
         pool = await self._ready()
         async with self._errors():
-            total, average_length = await self._corpus(pool)
-            frequencies = await self._document_frequencies(pool, terms, total)
-        terms, all_terms = significant_terms(terms, frequencies, total)
+            size, average = await self._table_size(pool)
+            known: dict[str, float] = {}
+            if size >= _COMMON_TERM_MIN_FACTS:
+                known = await self._known_frequencies(pool, terms, size)
+        if size >= _COMMON_TERM_MIN_FACTS:
+            # Words the statistics do not list are rare: they count as "not frequent" here.
+            terms, all_terms = significant_terms(terms, known, size)
+        else:
+            all_terms = False
         binder = _PostgresBinder()
+        if size >= _COMMON_TERM_MIN_FACTS:
+            totals = (
+                f"SELECT {binder.bind(size)}::float8 AS n,"
+                f" {binder.bind(max(average, 1.0))}::float8 AS avg"
+            )
+        else:
+            totals = (
+                "SELECT count(*)::float8 AS n,"
+                f" greatest(coalesce(avg(search_length), 0), 1)::float8 AS avg FROM {self._facts}"
+            )
+        lexemes = [binder.bind(quote_lexeme(term)) for term in terms]
+        weights = []
+        for n, (term, lexeme) in enumerate(zip(terms, lexemes, strict=True)):
+            hits = (
+                f"{binder.bind(known[term])}::float8"
+                if term in known
+                else f"(SELECT count(*) FROM {self._facts} WHERE search @@ {lexeme}::tsquery)"
+            )
+            ratio = f"(t.n - d.h{n} + 0.5) / (d.h{n} + 0.5)"
+            weights.append((hits, f"CASE WHEN {ratio} <= 1 THEN 1e-6 ELSE ln({ratio}) END"))
         joiner = " & " if all_terms else " | "
         match = binder.bind(joiner.join(quote_lexeme(term) for term in terms))
-        lexemes = binder.bind(terms)
-        weights = binder.bind([bm25_idf(total, frequencies[term]) for term in terms])
-        length = binder.bind(max(average_length, 1.0))
+        # Per matching fact, the sum over the query terms it holds of
+        # idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * tokens / average tokens)),
+        # one CASE per term: tf is 1 unless the word is among the fact's repeated ones.
+        norm = "1.2 * (0.25 + 0.75 * f.search_length / s.avg)"
+        parts = []
+        for n, (term, lexeme) in enumerate(zip(terms, lexemes, strict=True)):
+            tf = f"coalesce((f.search_repeats ->> {binder.bind(term)}::text)::float8, 1.0)"
+            parts.append(
+                f"CASE WHEN f.search @@ {lexeme}::tsquery"
+                f" THEN s.w{n} * {tf} * 2.2 / ({tf} + {norm}) ELSE 0 END"
+            )
         where = " AND ".join(fact_conditions(query, binder, paginate=False))
-        # Per matching fact: sum over the query terms it holds of
-        # idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * tokens / average tokens)).
+        hit_columns = ", ".join(f"{hits} AS h{n}" for n, (hits, _) in enumerate(weights))
+        weight_columns = ", ".join(f"{w} AS w{n}" for n, (_, w) in enumerate(weights))
         sql = (
-            "SELECT f.id, (SELECT sum(w.idf * cardinality(u.positions) * 2.2"
-            " / (cardinality(u.positions) + 1.2 * (0.25 + 0.75 * f.search_length"
-            f" / {length}::float8))) FROM unnest(f.search) AS u"
-            f" JOIN unnest({lexemes}::text[], {weights}::float8[]) AS w(term, idf)"
-            " ON u.lexeme = w.term) AS score"
-            f" FROM {self._facts} AS f"
+            f"WITH t AS MATERIALIZED ({totals}),"
+            f" d AS MATERIALIZED (SELECT {hit_columns}),"
+            f" s AS MATERIALIZED (SELECT t.avg, {weight_columns} FROM t, d)"
+            f" SELECT f.id, {' + '.join(parts)} AS score FROM {self._facts} AS f, s"
             f" WHERE f.search @@ {match}::tsquery AND {where}"
             f" ORDER BY score DESC, f.id LIMIT {binder.bind(top_k)}"
         )
         rows = await self._fetch(sql, binder.values)
         return [(row[0], float(row[1])) for row in rows]
 
-    async def _corpus(self, pool: Any) -> tuple[float, float]:
-        """Facts in the table and their average token count, as BM25 needs them.
+    async def _table_size(self, pool: Any) -> tuple[float, float]:
+        """The planner's row count of the facts table and, when large, its average tokens.
 
-        A small table is counted at every query (a millisecond or two, and the ranking then
-        follows each write exactly); a large one is estimated from the planner's row count and
-        a 1 % block sample, refreshed every five minutes.
+        Refreshed every five minutes; it decides whether the frequent-term rule applies (and,
+        for a large table, gives BM25 its totals: the average comes from a 1 % block sample).
         """
         now = time.monotonic()
         if self._corpus_cache is not None and now - self._corpus_cache[0] < _CORPUS_TTL:
@@ -566,56 +589,58 @@ class PostgresMetadataStore(MetadataStore):
         estimate = await pool.fetchval(
             "SELECT reltuples FROM pg_class WHERE oid = to_regclass($1)", self._facts
         )
-        if estimate is None or estimate < _COMMON_TERM_MIN_FACTS:
-            row = await pool.fetchrow(
-                f"SELECT count(*), coalesce(avg(search_length), 0) FROM {self._facts}"
+        if estimate is None or estimate < 0:  # never analysed: count it once
+            estimate = await pool.fetchval(f"SELECT count(*) FROM {self._facts}")
+        estimate = float(estimate or 0.0)
+        average = 0.0
+        if estimate >= _COMMON_TERM_MIN_FACTS:
+            sampled = await pool.fetchval(
+                f"SELECT avg(search_length) FROM {self._facts} TABLESAMPLE SYSTEM (1)"
             )
-            return float(row[0]), float(row[1])
-        average = await pool.fetchval(
-            f"SELECT avg(search_length) FROM {self._facts} TABLESAMPLE SYSTEM (1)"
-        )
-        if average is None:
-            average = await pool.fetchval(f"SELECT avg(search_length) FROM {self._facts}")
-        self._corpus_cache = (now, float(estimate), float(average or 0.0))
+            if sampled is None:
+                sampled = await pool.fetchval(f"SELECT avg(search_length) FROM {self._facts}")
+            average = float(sampled or 0.0)
+        self._corpus_cache = (now, estimate, average)
         self._frequent_cache = None
-        return float(estimate), float(average or 0.0)
+        return estimate, average
 
-    async def _document_frequencies(
-        self, pool: Any, terms: Sequence[str], total: float
+    async def _known_frequencies(
+        self, pool: Any, terms: Sequence[str], size: float
     ) -> dict[str, float]:
-        """How many facts hold each term.
+        """Document counts of a large table's common words, without walking posting lists.
 
-        Counted through the GIN index (cheap for the rare terms a query keeps); in a large
-        table, terms the planner statistics list as common take their share from there instead
-        of walking a long posting list, and large counts are cached until the table has grown
-        or shrunk by a tenth, as the SQLite store does.
+        Words the planner statistics list as common take their share from there; large counts
+        made earlier are cached until the table has grown or shrunk by a tenth, as the SQLite
+        store does. When the table was never analysed, the words are counted (and cached).
         """
+        common = await self._frequent_shares(pool)
         found: dict[str, float] = {}
-        if total >= _COMMON_TERM_MIN_FACTS:
-            common = await self._frequent_shares(pool)
-            for term in terms:
-                cached = self._frequencies.get(term)
-                if term in common:
-                    found[term] = common[term] * total
-                elif cached is not None and 10 * abs(cached[1] - total) < cached[1]:
-                    found[term] = cached[0]
+        for term in terms:
+            cached = self._frequencies.get(term)
+            if term in common:
+                found[term] = common[term] * size
+            elif cached is not None and 10 * abs(cached[1] - size) < cached[1]:
+                found[term] = cached[0]
         missing = [term for term in terms if term not in found]
-        if missing:
-            rows = await pool.fetch(
-                f"SELECT t.term, (SELECT count(*) FROM {self._facts} AS f"
-                " WHERE f.search @@ t.query) FROM unnest($1::text[], $2::tsquery[])"
-                " AS t(term, query)",
-                missing,
-                [quote_lexeme(term) for term in missing],
+        if missing and not common:
+            counts = ", ".join(
+                f"(SELECT count(*) FROM {self._facts} WHERE search @@ ${n}::tsquery)"
+                for n in range(1, len(missing) + 1)
             )
-            for term, count in rows:
+            row = await pool.fetchrow(f"SELECT {counts}", *(quote_lexeme(t) for t in missing))
+            for term, count in zip(missing, row, strict=True):
                 found[term] = float(count)
                 if count >= _CACHED_FREQUENCY_MIN:
-                    self._frequencies[term] = (float(count), total)
+                    self._frequencies[term] = (float(count), size)
         return found
 
     async def _frequent_shares(self, pool: Any) -> dict[str, float]:
-        """The share of facts holding each common word, from ``pg_stats`` (fresh after ANALYZE)."""
+        """The share of facts holding each word ANALYZE found common (``pg_stats``).
+
+        Its sample is the whole table up to 30,000 rows (at the default statistics target) and
+        the list holds the words above a small share (about 0.1 % of the sample); only the
+        words below it are counted through the index, which is cheap because they are rare.
+        """
         if self._frequent_cache is not None:
             return self._frequent_cache
         row = await pool.fetchrow(
@@ -627,9 +652,7 @@ class PostgresMetadataStore(MetadataStore):
         shares: dict[str, float] = {}
         if row is not None and row["words"]:
             shares = {
-                word: float(share)
-                for word, share in zip(row["words"], row["freqs"], strict=False)
-                if share > _FREQUENT_SHARE
+                word: float(share) for word, share in zip(row["words"], row["freqs"], strict=False)
             }
         self._frequent_cache = shares
         return shares
