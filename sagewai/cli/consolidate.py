@@ -89,8 +89,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--vectors",
         default=None,
         help=(
-            "with a postgresql:// store: the vector store, an http(s):// Qdrant URL or a "
-            "Qdrant edge folder (default: $SAGEWAI_VECTORS, else the folder ./sagewai-vectors)"
+            "with a postgresql:// store: the vector store, an http(s):// Qdrant URL, 'pgvector' "
+            "(pgvector in the --store database) or pgvector:postgresql://..., or a Qdrant edge "
+            "folder (default: $SAGEWAI_VECTORS, else the folder ./sagewai-vectors)"
         ),
     )
     parser.add_argument("--dry-run", action="store_true", help="change nothing, report the plan")
@@ -168,6 +169,13 @@ def open_engine(
         from sagewai.stores.qdrant import QdrantVectorStore
 
         vector_store = QdrantVectorStore(url=target, dimension=embedder.dimension)
+    elif target == "pgvector" or target.startswith("pgvector:"):
+        from sagewai.stores.pgvector import PgVectorStore
+
+        # "pgvector" alone: the vectors live in the same PostgreSQL database as the facts.
+        vector_store = PgVectorStore(
+            target.partition(":")[2] or store, dimension=embedder.dimension
+        )
     else:
         from sagewai.stores.qdrant_edge import QdrantEdgeVectorStore
 

@@ -4,12 +4,13 @@ Every batch runs in one transaction on a pooled connection. The schema is create
 migrations that run only when :meth:`PostgresMetadataStore.migrate` is called (a deploy step, not
 a side effect of connecting); a store pointed at an unmigrated schema refuses to work and says so.
 
-Keyword search uses a ``tsvector`` column with a GIN index, ranked by ``ts_rank_cd``. The vector is
-built by the store from the same word split as :func:`~sagewai.stores.metadata.keyword_terms`, and
-lexemes are stored as they are (the ``'simple'`` behaviour: no stemming, no stop words), because
-facts are written in any language and hold exact values (ids, paths, e-mail addresses) that
-stemming or the default parser would mangle; it also makes PostgreSQL match the same words as the
-SQLite and in-memory stores. The query is an OR of quoted terms, passed as a bound parameter.
+Keyword search uses a ``tsvector`` column with a GIN index, ranked by BM25 as SQLite's FTS5
+ranks. The vector is built by the store from the same word split as
+:func:`~sagewai.stores.metadata.keyword_terms`, and lexemes are stored as they are (the
+``'simple'`` behaviour: no stemming, no stop words), because facts are written in any language and
+hold exact values (ids, paths, e-mail addresses) that stemming or the default parser would mangle;
+it also makes PostgreSQL match the same words as the SQLite and in-memory stores. The query is an
+OR (or, for frequent words only, an AND) of quoted terms, passed as a bound parameter.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import hashlib
 import json
 import re
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from types import ModuleType
@@ -54,7 +55,6 @@ from sagewai.stores._sql import (
     query_terms,
     quote_lexeme,
     to_json,
-    tsquery_literal,
     tsvector_literal,
     visible_condition,
 )
@@ -67,7 +67,36 @@ _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _LIST_INDEXES = tuple(i for i, column in enumerate(FACT_COLUMNS) if column in FACT_LIST_COLUMNS)
 _CHANGE_RELATED = CHANGE_COLUMNS.index("related_fact_ids")
 _COMMON_TERM_MIN_FACTS = 10_000
-_COMMON_TERMS_TTL = 300.0
+"""From this many facts on, frequent query terms are bounded (as in the SQLite store)."""
+_FREQUENT_SHARE = 0.05
+"""A term in more than this share of the facts is frequent."""
+_CACHED_FREQUENCY_MIN = 1_000
+_CORPUS_TTL = 300.0
+
+
+def significant_terms(
+    terms: Sequence[str], frequencies: Mapping[str, float], total: float
+) -> tuple[list[str], bool]:
+    """The query terms worth matching, and whether a fact must hold all of them.
+
+    The SQLite store's rule (see ``SqliteMetadataStore._significant_terms``): below 10,000 facts
+    every term counts, OR-ed; above, frequent terms give way to rare ones, and a query of
+    frequent terms only requires them all.
+
+    Example:
+        >>> significant_terms(["the", "kyoto"], {"the": 9000, "kyoto": 3}, 20_000)
+        (['kyoto'], False)
+        >>> significant_terms(["the", "cat"], {"the": 9000, "cat": 5000}, 20_000)
+        (['the', 'cat'], True)
+    """
+    if total < _COMMON_TERM_MIN_FACTS:
+        return list(terms), False
+    rare = [term for term in terms if frequencies.get(term, 0.0) <= _FREQUENT_SHARE * total]
+    if rare:
+        return rare, False
+    return list(terms), len(terms) > 1
+
+
 _FACT_ARRAY_TYPES = {
     "confidence": "float8[]",
     "strength": "float8[]",
@@ -199,7 +228,11 @@ class PostgresMetadataStore(MetadataStore):
         self._connect_timeout = connect_timeout
         self._close_timeout = close_timeout
         self._checked = False
-        self._common: tuple[float, frozenset[str]] | None = None
+        self._corpus_cache: tuple[float, float, float] | None = None
+        """(when, facts, average tokens when large) of the facts table, for BM25."""
+        self._frequent_cache: dict[str, float] | None = None
+        self._frequencies: dict[str, tuple[float, float]] = {}
+        """Document counts of frequent terms: term -> (count, table size when counted)."""
         quoted = f'"{schema}"'
         self._facts = f"{quoted}.facts"
         self._changes = f"{quoted}.changes"
@@ -484,57 +517,161 @@ class PostgresMetadataStore(MetadataStore):
     async def keyword_search(
         self, query: FactQuery, text: str, top_k: int
     ) -> list[tuple[str, float]]:
+        """BM25 over the GIN-indexed ``tsvector``, ranked as SQLite's FTS5 ``bm25()`` ranks.
+
+        The same constants (k1 1.2, b 0.75), the same idf (FTS5's, floored at 1e-6) over the
+        whole table, the same length normalisation (tokens of the fact against the table's
+        average) and the same frequent-term rule as :class:`~sagewai.stores.sqlite.
+        SqliteMetadataStore`: in a table of 10,000 facts or more, terms found in more than 5 % of
+        the facts are left out when the query has rarer ones, and when every term is frequent a
+        fact must hold all of them. Either way the GIN index reads short posting lists only, so
+        a query stays fast at a million facts whatever its words.
+
+        One statement: the table's size, average length and the document counts it needs are
+        computed inside it (a small table is counted exactly, so the ranking follows every
+        write; a large one uses the planner's estimates, see :meth:`_frequent_shares`).
+        """
         terms = query_terms(text)
         if not terms or top_k <= 0:
             return []
         pool = await self._ready()
-        common = await self._common_terms(pool)
-        terms = [term for term in terms if term not in common] or terms
+        async with self._errors():
+            size, average = await self._table_size(pool)
+            known: dict[str, float] = {}
+            if size >= _COMMON_TERM_MIN_FACTS:
+                known = await self._known_frequencies(pool, terms, size)
+        if size >= _COMMON_TERM_MIN_FACTS:
+            # Words the statistics do not list are rare: they count as "not frequent" here.
+            terms, all_terms = significant_terms(terms, known, size)
+        else:
+            all_terms = False
         binder = _PostgresBinder()
-        any_term = binder.bind(tsquery_literal(terms))
-        each_term = binder.bind([quote_lexeme(term) for term in terms])
+        if size >= _COMMON_TERM_MIN_FACTS:
+            totals = (
+                f"SELECT {binder.bind(size)}::float8 AS n,"
+                f" {binder.bind(max(average, 1.0))}::float8 AS avg"
+            )
+        else:
+            totals = (
+                "SELECT count(*)::float8 AS n,"
+                f" greatest(coalesce(avg(search_length), 0), 1)::float8 AS avg FROM {self._facts}"
+            )
+        lexemes = [binder.bind(quote_lexeme(term)) for term in terms]
+        weights = []
+        for n, (term, lexeme) in enumerate(zip(terms, lexemes, strict=True)):
+            hits = (
+                f"{binder.bind(known[term])}::float8"
+                if term in known
+                else f"(SELECT count(*) FROM {self._facts} WHERE search @@ {lexeme}::tsquery)"
+            )
+            ratio = f"(t.n - d.h{n} + 0.5) / (d.h{n} + 0.5)"
+            weights.append((hits, f"CASE WHEN {ratio} <= 1 THEN 1e-6 ELSE ln({ratio}) END"))
+        joiner = " & " if all_terms else " | "
+        match = binder.bind(joiner.join(quote_lexeme(term) for term in terms))
+        # Per matching fact, the sum over the query terms it holds of
+        # idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * tokens / average tokens)),
+        # one CASE per term: tf is 1 unless the word is among the fact's repeated ones.
+        norm = "1.2 * (0.25 + 0.75 * f.search_length / s.avg)"
+        parts = []
+        for n, (term, lexeme) in enumerate(zip(terms, lexemes, strict=True)):
+            tf = f"coalesce((f.search_repeats ->> {binder.bind(term)}::text)::float8, 1.0)"
+            parts.append(
+                f"CASE WHEN f.search @@ {lexeme}::tsquery"
+                f" THEN s.w{n} * {tf} * 2.2 / ({tf} + {norm}) ELSE 0 END"
+            )
         where = " AND ".join(fact_conditions(query, binder, paginate=False))
-        # ts_rank_cd alone prefers one word repeated over several query words present (it has
-        # no idf), so the number of distinct query words matched comes first and ts_rank_cd,
-        # scaled into [0, 1) by normalisation 32, orders facts that match as many words.
+        hit_columns = ", ".join(f"{hits} AS h{n}" for n, (hits, _) in enumerate(weights))
+        weight_columns = ", ".join(f"{w} AS w{n}" for n, (_, w) in enumerate(weights))
         sql = (
-            "SELECT f.id, (SELECT count(*) FROM unnest(q.each_term) AS t(term)"
-            " WHERE f.search @@ t.term) + ts_rank_cd(f.search, q.any_term, 32) AS score"
-            f" FROM {self._facts} AS f, (SELECT {any_term}::tsquery AS any_term,"
-            f" {each_term}::tsquery[] AS each_term) AS q"
-            f" WHERE f.search @@ q.any_term AND {where}"
+            f"WITH t AS MATERIALIZED ({totals}),"
+            f" d AS MATERIALIZED (SELECT {hit_columns}),"
+            f" s AS MATERIALIZED (SELECT t.avg, {weight_columns} FROM t, d)"
+            f" SELECT f.id, {' + '.join(parts)} AS score FROM {self._facts} AS f, s"
+            f" WHERE f.search @@ {match}::tsquery AND {where}"
             f" ORDER BY score DESC, f.id LIMIT {binder.bind(top_k)}"
         )
         rows = await self._fetch(sql, binder.values)
         return [(row[0], float(row[1])) for row in rows]
 
-    async def _common_terms(self, pool: Any) -> frozenset[str]:
-        """Words found in more than half of a large table's facts, from the planner statistics.
+    async def _table_size(self, pool: Any) -> tuple[float, float]:
+        """The planner's row count of the facts table and, when large, its average tokens.
 
-        Such a word carries no information (FTS5's bm25 gives it no weight either) but matching
-        it means ranking most of the table: hundreds of milliseconds at 100k facts. The words
-        come from ``pg_stats`` (kept fresh by autovacuum's ANALYZE) and are cached for a while.
+        Refreshed every five minutes; it decides whether the frequent-term rule applies (and,
+        for a large table, gives BM25 its totals: the average comes from a 1 % block sample).
         """
         now = time.monotonic()
-        if self._common is not None and now - self._common[0] < _COMMON_TERMS_TTL:
-            return self._common[1]
-        async with self._errors():
-            row = await pool.fetchrow(
-                "SELECT c.reltuples, s.most_common_elems::text::text[] AS words,"
-                " s.most_common_elem_freqs AS freqs"
-                " FROM pg_class AS c JOIN pg_namespace AS n ON n.oid = c.relnamespace"
-                " LEFT JOIN pg_stats AS s ON s.schemaname = n.nspname"
-                " AND s.tablename = c.relname AND s.attname = 'search'"
-                " WHERE n.nspname = $1 AND c.relname = 'facts'",
-                self._schema,
+        if self._corpus_cache is not None and now - self._corpus_cache[0] < _CORPUS_TTL:
+            return self._corpus_cache[1], self._corpus_cache[2]
+        estimate = await pool.fetchval(
+            "SELECT reltuples FROM pg_class WHERE oid = to_regclass($1)", self._facts
+        )
+        if estimate is None or estimate < 0:  # never analysed: count it once
+            estimate = await pool.fetchval(f"SELECT count(*) FROM {self._facts}")
+        estimate = float(estimate or 0.0)
+        average = 0.0
+        if estimate >= _COMMON_TERM_MIN_FACTS:
+            sampled = await pool.fetchval(
+                f"SELECT avg(search_length) FROM {self._facts} TABLESAMPLE SYSTEM (1)"
             )
-        common: frozenset[str] = frozenset()
-        if row is not None and row["words"] and row["reltuples"] >= _COMMON_TERM_MIN_FACTS:
-            common = frozenset(
-                word for word, share in zip(row["words"], row["freqs"], strict=False) if share > 0.5
+            if sampled is None:
+                sampled = await pool.fetchval(f"SELECT avg(search_length) FROM {self._facts}")
+            average = float(sampled or 0.0)
+        self._corpus_cache = (now, estimate, average)
+        self._frequent_cache = None
+        return estimate, average
+
+    async def _known_frequencies(
+        self, pool: Any, terms: Sequence[str], size: float
+    ) -> dict[str, float]:
+        """Document counts of a large table's common words, without walking posting lists.
+
+        Words the planner statistics list as common take their share from there; large counts
+        made earlier are cached until the table has grown or shrunk by a tenth, as the SQLite
+        store does. When the table was never analysed, the words are counted (and cached).
+        """
+        common = await self._frequent_shares(pool)
+        found: dict[str, float] = {}
+        for term in terms:
+            cached = self._frequencies.get(term)
+            if term in common:
+                found[term] = common[term] * size
+            elif cached is not None and 10 * abs(cached[1] - size) < cached[1]:
+                found[term] = cached[0]
+        missing = [term for term in terms if term not in found]
+        if missing and not common:
+            counts = ", ".join(
+                f"(SELECT count(*) FROM {self._facts} WHERE search @@ ${n}::tsquery)"
+                for n in range(1, len(missing) + 1)
             )
-        self._common = (now, common)
-        return common
+            row = await pool.fetchrow(f"SELECT {counts}", *(quote_lexeme(t) for t in missing))
+            for term, count in zip(missing, row, strict=True):
+                found[term] = float(count)
+                if count >= _CACHED_FREQUENCY_MIN:
+                    self._frequencies[term] = (float(count), size)
+        return found
+
+    async def _frequent_shares(self, pool: Any) -> dict[str, float]:
+        """The share of facts holding each word ANALYZE found common (``pg_stats``).
+
+        Its sample is the whole table up to 30,000 rows (at the default statistics target) and
+        the list holds the words above a small share (about 0.1 % of the sample); only the
+        words below it are counted through the index, which is cheap because they are rare.
+        """
+        if self._frequent_cache is not None:
+            return self._frequent_cache
+        row = await pool.fetchrow(
+            "SELECT s.most_common_elems::text::text[] AS words,"
+            " s.most_common_elem_freqs AS freqs FROM pg_stats AS s"
+            " WHERE s.schemaname = $1 AND s.tablename = 'facts' AND s.attname = 'search'",
+            self._schema,
+        )
+        shares: dict[str, float] = {}
+        if row is not None and row["words"]:
+            shares = {
+                word: float(share) for word, share in zip(row["words"], row["freqs"], strict=False)
+            }
+        self._frequent_cache = shares
+        return shares
 
     async def changes(self, query: ChangeQuery) -> list[FactChange]:
         binder = _PostgresBinder()

@@ -1069,7 +1069,7 @@ async def test_postgres_migrations_are_versioned_idempotent_and_concurrent(
     stores = [PostgresMetadataStore(postgres_dsn, schema=postgres_schema) for _ in range(3)]
     try:
         results = await asyncio.gather(*(s.migrate() for s in stores))
-        assert sorted(results) == [[], [], ["0001", "0002"]]
+        assert sorted(results) == [[], [], ["0001", "0002", "0003"]]
         assert await stores[0].migrate() == []
     finally:
         for s in stores:
@@ -1084,6 +1084,7 @@ async def test_postgres_migrations_are_versioned_idempotent_and_concurrent(
     assert [(r["version"], r["name"]) for r in rows] == [
         ("0001", "facts_changes_search"),
         ("0002", "project_state"),
+        ("0003", "keyword_length"),
     ]
     assert rows[0]["applied_at"].tzinfo is not None
 

