@@ -64,11 +64,12 @@ EXPECTED: dict[str, list[str]] = {
     ],
     "20_mcp_server": [
         "tools: ['remember', 'recall', 'forget', 'history', 'revert', 'list_facts']",
-        "recall 'Where do I live?' -> The user lives in Oslo.",
-        "dry run would forget: ['The user lives in Oslo.']",
-        "'The user lives in Oslo.' is active again",
+        "recall 'Where do I live?' -> I live in Oslo.",
+        "dry run would forget: ['I live in Oslo.', 'The user lives in Oslo.']",
+        "after forget, recall finds: ['I work at Initech.', 'I prefer green tea.']",
+        "'The user lives in Oslo.' is back",
         "project 'payroll' refused: MCP error -32003",
-        "over stdio, recall 'What do I drink?' -> The user prefers green tea.",
+        "over stdio, recall 'What do I drink?' -> I prefer green tea.",
     ],
     "21_inspect_memory": [
         "superseded  general     user:lea  user     The user lives in Paris.",

@@ -57,9 +57,9 @@ async def test_engine_adds_searches_and_forgets_on_one_postgresql(engine: Contex
 @pytest.mark.postgres
 def test_consolidate_command_resolves_pgvector_in_the_store_database(pgvector_dsn: str) -> None:
     engine = open_engine(pgvector_dsn, "demo", vectors="pgvector")
-    assert isinstance(engine.vector_store, PgVectorStore)
+    assert isinstance(engine.vector_store.store, PgVectorStore)
     elsewhere = open_engine(pgvector_dsn, "demo", vectors=f"pgvector:{pgvector_dsn}")
-    assert isinstance(elsewhere.vector_store, PgVectorStore)
+    assert isinstance(elsewhere.vector_store.store, PgVectorStore)
     with pytest.raises(ConfigurationError):
         open_engine("redis://localhost", "demo", vectors="pgvector")
 

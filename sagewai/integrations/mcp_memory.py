@@ -257,7 +257,12 @@ class ScopedMemory:
             as_of=when,
         )
         return {
-            "results": [fact_view(r.fact) | {"score": round(r.score, 4)} for r in results],
+            # One result per source: a message with the facts drawn from it (``related``).
+            "results": [
+                fact_view(r.fact)
+                | {"score": round(r.score, 4), "related": [fact_view(f) for f in r.related]}
+                for r in results
+            ],
         }
 
     async def forget(
