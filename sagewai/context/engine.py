@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
@@ -180,6 +180,8 @@ class ContextEngine:
         self._open_lock = asyncio.Lock()
         self.before_open: builtins.list[Callable[[], None]] = []
         """Checks run (in a thread) before the stores open, e.g. the embedded folder's manifest."""
+        self.after_open: builtins.list[Callable[[], Awaitable[None]]] = []
+        """Steps run once the stores are open and before any operation, e.g. a folder upgrade."""
         self.folder: Path | None = None
         """The folder of an embedded engine (``ContextEngine.local``), where a
         :class:`~sagewai.context.MemoryBridge` keeps its write-ahead journal; ``None`` otherwise."""
@@ -264,6 +266,8 @@ class ContextEngine:
         await self.vector_store.open()
         if self.graph_store is not None and hasattr(self.graph_store, "open"):
             await self.graph_store.open()
+        for step in self.after_open:
+            await step()
         self._opened = True
 
     async def close(self) -> None:

@@ -2,7 +2,9 @@
 
 ```
 <folder>/
-  sagewai.json        which embedder the vectors were made with (checked on every open)
+  sagewai.json        which embedder the vectors were made with (checked on every open), and
+                      how vector points are keyed ("vector_ids": "project"; older folders are
+                      upgraded on their first open, see sagewai.stores.local_migration)
   metadata.sqlite3    facts and their audit history (SQLite)
   vectors/            the dense index (Qdrant's embedded engine)
   graph.sqlite3       the knowledge graph (SQLite)
@@ -14,6 +16,7 @@ Several projects can share one folder; every store scopes by project.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +27,8 @@ from sagewai.errors import ConfigurationError
 if TYPE_CHECKING:
     from sagewai.context.engine import ContextEngine
     from sagewai.embeddings.base import Embedder
+    from sagewai.stores.sqlite import SqliteMetadataStore
+    from sagewai.stores.vector import VectorStore
 
 __all__ = ["LocalLayout"]
 
@@ -32,6 +37,10 @@ METADATA_FILE = "metadata.sqlite3"
 VECTOR_DIR = "vectors"
 EPISODES_FILE = "episodes.sqlite3"
 FORMAT_VERSION = 1
+VECTOR_IDS = "vector_ids"
+"""Manifest key: how vector point ids are made. ``"project"``: ``project_id + "\x1f" + fact_id``;
+missing in folders of the previous release, whose points are keyed by the fact id alone."""
+PROJECT_VECTOR_IDS = "project"
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +79,7 @@ class LocalLayout:
             "format": FORMAT_VERSION,
             "embedder": embedder.name,
             "dimension": embedder.dimension,
+            VECTOR_IDS: PROJECT_VECTOR_IDS,
         }
         if manifest.exists():
             try:
@@ -85,9 +95,35 @@ class LocalLayout:
                     f"({embedder.dimension}-d). Use the same embedder or a new folder."
                 )
             return
+        self._write_manifest(expected)
+
+    def _write_manifest(self, content: dict[str, Any]) -> None:
+        manifest = self.root / MANIFEST
         tmp = manifest.with_suffix(".tmp")
-        tmp.write_text(json.dumps(expected, indent=2) + "\n", encoding="utf-8")
+        tmp.write_text(json.dumps(content, indent=2) + "\n", encoding="utf-8")
         tmp.replace(manifest)
+
+    def _vector_ids_current(self) -> bool:
+        found = json.loads((self.root / MANIFEST).read_text(encoding="utf-8"))
+        return bool(found.get(VECTOR_IDS) == PROJECT_VECTOR_IDS)
+
+    def _mark_vector_ids(self) -> None:
+        found = json.loads((self.root / MANIFEST).read_text(encoding="utf-8"))
+        self._write_manifest({**found, VECTOR_IDS: PROJECT_VECTOR_IDS})
+
+    async def upgrade(self, metadata_store: SqliteMetadataStore, vector_store: VectorStore) -> None:
+        """Bring an older folder's open stores to this release's layout, once; then mark it.
+
+        A folder of the previous release keys vector points by fact id alone: they are re-keyed
+        (:func:`~sagewai.stores.local_migration.migrate_vector_ids`) before the manifest records
+        ``"vector_ids": "project"``, so an interrupted upgrade runs again on the next open.
+        """
+        if await asyncio.to_thread(self._vector_ids_current):
+            return
+        from sagewai.stores.local_migration import migrate_vector_ids
+
+        await migrate_vector_ids(metadata_store, vector_store)
+        await asyncio.to_thread(self._mark_vector_ids)
 
     def engine(
         self,
@@ -107,9 +143,11 @@ class LocalLayout:
             from sagewai.embeddings.minilm import MiniLMEmbedder
 
             embedder = MiniLMEmbedder()
+        metadata_store = SqliteMetadataStore(self.metadata_path)
+        vector_store = QdrantEdgeVectorStore(self.vector_path, dimension=embedder.dimension)
         engine = engine_class(
-            metadata_store=SqliteMetadataStore(self.metadata_path),
-            vector_store=QdrantEdgeVectorStore(self.vector_path, dimension=embedder.dimension),
+            metadata_store=metadata_store,
+            vector_store=vector_store,
             project_id=project_id,
             embedder=embedder,
             graph_store=SqliteGraphStore(self.graph_path).for_project(project_id),
@@ -118,4 +156,5 @@ class LocalLayout:
         )
         checked_embedder = embedder
         engine.before_open.append(lambda: self.check_manifest(checked_embedder))
+        engine.after_open.append(lambda: self.upgrade(metadata_store, vector_store))
         return engine

@@ -642,6 +642,14 @@ class SqliteMetadataStore(MetadataStore):
     async def delete_project(self, project_id: str) -> int:
         return await self._run(self._delete_project_sync, project_id)
 
+    def _project_ids_sync(self) -> list[str]:
+        rows = self._db().execute("SELECT DISTINCT project_id FROM facts ORDER BY 1").fetchall()
+        return [str(row[0]) for row in rows]
+
+    async def project_ids(self) -> list[str]:
+        """Every project with facts in this database (an embedded folder's upgrade walks them)."""
+        return await self._run(self._project_ids_sync)
+
     def _get_state_sync(self, project_id: str, key: str) -> JsonValue | None:
         row = (
             self._db()
