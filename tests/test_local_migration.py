@@ -22,10 +22,9 @@ from sagewai.stores.metadata import WriteBatch
 from sagewai.stores.qdrant_edge import QdrantEdgeVectorStore
 from sagewai.stores.sqlite import SqliteMetadataStore
 from sagewai.stores.vector import VectorFilter, VectorPayload, VectorRecord
+from sagewai.testing import FakeEmbedder
 
 pytest.importorskip("qdrant_edge")
-
-from sagewai.testing import FakeEmbedder  # noqa: E402
 
 SEP = "\x1f"
 LONG = " ".join(f"Sentence {n} is about the harbour crane number {n}." for n in range(120))
@@ -154,6 +153,7 @@ async def test_an_interrupted_migration_completes_on_the_next_open(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     await make_old_folder(tmp_path)
+    total = (await raw_points(tmp_path))[1]
     # Stopped after two batches of one fact each; and one more fact's point written under its
     # new id but not yet deleted under its old one (a stop between the two writes).
     async with (
@@ -169,8 +169,10 @@ async def test_an_interrupted_migration_completes_on_the_next_open(
     with caplog.at_level(logging.INFO, logger="sagewai.stores.local_migration"):
         async with local(tmp_path, "beta") as beta:
             assert (await beta.search("red truck"))[0].parts.dense is not None
-    [line] = migration_lines(caplog)
-    assert "6 facts" in line and ", 2 already moved," in line and "1 facts without" in line
+    assert migration_lines(caplog) == [
+        "vector ids now carry the project: 2 projects, 6 facts, "
+        f"{total - 2} points moved, 2 already moved, 1 facts without a vector (skipped)"
+    ]
     assert marked(tmp_path)
     found, _ = await raw_points(tmp_path)
     assert found == {i for fact in FACTS for i in new_ids(fact)}
