@@ -14,7 +14,6 @@ iterative scan, which keeps walking until ``top_k`` rows pass the filter.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
@@ -24,7 +23,6 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Final
-from urllib.parse import urlsplit
 
 import numpy as np
 
@@ -37,8 +35,14 @@ from sagewai.errors import (
     InvalidInputError,
     SagewaiError,
 )
+from sagewai.stores._postgres_common import (
+    describe_dsn,
+    driver_errors,
+    is_unreachable,
+    lock_key,
+    redact,
+)
 from sagewai.stores.migrations import load_migrations
-from sagewai.stores.postgres import describe_dsn
 from sagewai.stores.vector import VectorFilter, VectorHit, VectorPayload, VectorRecord, VectorStore
 
 __all__ = ["PgVectorStore"]
@@ -56,21 +60,6 @@ _SIZE_TTL: Final = 30.0
 
 def _asyncpg() -> ModuleType:
     return require("asyncpg", extra="pgvector", feature="PgVectorStore")
-
-
-def _redact(message: str, dsn: str | None) -> str:
-    """``message`` without the password of ``dsn`` (driver errors may quote the DSN)."""
-    try:
-        password = None if dsn is None else urlsplit(dsn).password
-    except ValueError:
-        password = None
-    return message.replace(password, "***") if password else message
-
-
-def _lock_key(*parts: str) -> int:
-    """A stable signed 64-bit advisory lock key (Python's ``hash`` differs per process)."""
-    digest = hashlib.blake2b("\x1f".join(parts).encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big", signed=True)
 
 
 def _key(point_id: str) -> bytes:
@@ -248,7 +237,7 @@ class PgVectorStore(VectorStore):
     def _translate(self, exc: BaseException, action: str) -> SagewaiError:
         asyncpg = _asyncpg()
         where = f"PostgreSQL at {describe_dsn(self._dsn)}"
-        message = _redact(f"{type(exc).__name__}: {exc}", self._dsn)
+        message = redact(f"{type(exc).__name__}: {exc}", self._dsn)
         if isinstance(exc, asyncpg.UndefinedTableError | asyncpg.InvalidSchemaNameError):
             return ConfigurationError(
                 f"the vector table {self._table} on {where} is not migrated ({message}):"
@@ -264,17 +253,7 @@ class PgVectorStore(VectorStore):
         client = asyncpg.exceptions._base
         if isinstance(exc, asyncpg.DataError | client.DataError):
             return InvalidInputError(f"cannot {action}: {where} rejected a value: {message}")
-        if isinstance(
-            exc,
-            OSError
-            | TimeoutError
-            | asyncpg.PostgresConnectionError
-            | asyncpg.CannotConnectNowError
-            | asyncpg.TooManyConnectionsError
-            | asyncpg.InvalidAuthorizationSpecificationError
-            | asyncpg.InvalidCatalogNameError
-            | client.ClientConfigurationError,
-        ):
+        if is_unreachable(asyncpg, exc):
             return BackendUnavailableError(f"cannot {action}: {where} is not reachable: {message}")
         return BackendError(f"cannot {action}: {where} failed: {message}")
 
@@ -285,7 +264,7 @@ class PgVectorStore(VectorStore):
             yield
         except SagewaiError:
             raise
-        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError) as exc:
+        except driver_errors(asyncpg) as exc:
             raise self._translate(exc, action) from exc
 
     async def open(self) -> None:
@@ -384,7 +363,7 @@ class PgVectorStore(VectorStore):
         ):
             await connection.execute(
                 "SELECT pg_advisory_xact_lock($1)",
-                _lock_key("sagewai.pgvector.migrate", self._schema, self._table_name),
+                lock_key("sagewai.pgvector.migrate", self._schema, self._table_name),
             )
             has_extension = await connection.fetchval(
                 "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector')"

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import json
 import re
 import time
@@ -26,7 +25,6 @@ from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from types import ModuleType
 from typing import Any, cast
-from urllib.parse import urlsplit
 
 from pydantic import JsonValue
 
@@ -42,6 +40,13 @@ from sagewai.errors import (
     SagewaiError,
 )
 from sagewai.records import Fact, FactChange, utcnow
+from sagewai.stores._postgres_common import (
+    describe_dsn,
+    driver_errors,
+    is_unreachable,
+    lock_key,
+    redact,
+)
 from sagewai.stores._sql import (
     CHANGE_COLUMNS,
     FACT_COLUMNS,
@@ -114,36 +119,6 @@ _FACT_ARRAY_TYPES = {
 
 def _asyncpg() -> ModuleType:
     return require("asyncpg", extra="postgres", feature="PostgresMetadataStore")
-
-
-def describe_dsn(dsn: str | None) -> str:
-    """``host:port/database`` of ``dsn`` for messages: never the user's password."""
-    if dsn is None:
-        return "the given connection pool"
-    try:
-        parts = urlsplit(dsn)
-        host = parts.hostname or "localhost"
-        port = parts.port or 5432
-    except ValueError:
-        return "an unparsable DSN"
-    database = parts.path.lstrip("/") or "(default database)"
-    return f"{host}:{port}/{database}"
-
-
-def _redact(message: str, dsn: str | None) -> str:
-    password = None
-    if dsn is not None:
-        try:
-            password = urlsplit(dsn).password
-        except ValueError:
-            password = None
-    return message.replace(password, "***") if password else message
-
-
-def _lock_key(*parts: str) -> int:
-    """A stable signed 64-bit advisory lock key (Python's ``hash`` differs per process)."""
-    digest = hashlib.blake2b("\x1f".join(parts).encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big", signed=True)
 
 
 def _aware(value: datetime) -> datetime:
@@ -282,7 +257,7 @@ class PostgresMetadataStore(MetadataStore):
     def _translate(self, exc: BaseException) -> SagewaiError:
         asyncpg = _asyncpg()
         where = f"PostgreSQL at {describe_dsn(self._dsn)}"
-        message = _redact(f"{type(exc).__name__}: {exc}", self._dsn)
+        message = redact(f"{type(exc).__name__}: {exc}", self._dsn)
         if isinstance(exc, asyncpg.UndefinedTableError | asyncpg.InvalidSchemaNameError):
             return ConfigurationError(
                 f'schema "{self._schema}" on {where} is not migrated ({message}):'
@@ -293,17 +268,7 @@ class PostgresMetadataStore(MetadataStore):
         client = asyncpg.exceptions._base  # client-side errors live there
         if isinstance(exc, asyncpg.DataError | client.DataError):
             return InvalidInputError(f"{where} rejected a value: {message}")
-        if isinstance(
-            exc,
-            OSError
-            | TimeoutError
-            | asyncpg.PostgresConnectionError
-            | asyncpg.CannotConnectNowError
-            | asyncpg.TooManyConnectionsError
-            | asyncpg.InvalidAuthorizationSpecificationError
-            | asyncpg.InvalidCatalogNameError
-            | client.ClientConfigurationError,
-        ):
+        if is_unreachable(asyncpg, exc):
             return BackendUnavailableError(f"{where} is not reachable: {message}")
         return BackendError(f"{where} failed: {message}")
 
@@ -313,13 +278,7 @@ class PostgresMetadataStore(MetadataStore):
         asyncpg = _asyncpg()
         try:
             yield
-        except (
-            asyncpg.PostgresError,
-            asyncpg.InterfaceError,
-            asyncpg.InternalClientError,  # e.g. a connection that died mid-call
-            OSError,
-            TimeoutError,
-        ) as exc:
+        except driver_errors(asyncpg) as exc:
             raise self._translate(exc) from exc
 
     async def open(self) -> None:
@@ -334,12 +293,12 @@ class PostgresMetadataStore(MetadataStore):
                 max_size=self._max_size,
                 timeout=self._connect_timeout,
             )
-        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError) as exc:
+        except driver_errors(asyncpg) as exc:
             # A refused connection, a bad DSN, an unknown database or a refused login: the
             # message names host, port and database, never the password.
             raise BackendUnavailableError(
                 f"PostgreSQL at {describe_dsn(self._dsn)} is not reachable: "
-                + _redact(f"{type(exc).__name__}: {exc}", self._dsn)
+                + redact(f"{type(exc).__name__}: {exc}", self._dsn)
             ) from exc
         if not self._adopt(pool):  # another task opened a pool meanwhile
             await pool.close()
@@ -404,7 +363,7 @@ class PostgresMetadataStore(MetadataStore):
         applied: list[str] = []
         async with self._errors(), self._pool.acquire() as connection, connection.transaction():
             await connection.execute(
-                "SELECT pg_advisory_xact_lock($1)", _lock_key("sagewai.migrate", self._schema)
+                "SELECT pg_advisory_xact_lock($1)", lock_key("sagewai.migrate", self._schema)
             )
             await connection.execute(f"CREATE SCHEMA IF NOT EXISTS {self._quoted_schema}")
             await connection.execute(
@@ -759,7 +718,7 @@ class PostgresMetadataStore(MetadataStore):
         """
         async with super().lock(project_id, name):
             pool = await self._ready()
-            key = _lock_key("sagewai.lock", self._schema, project_id, name)
+            key = lock_key("sagewai.lock", self._schema, project_id, name)
             async with self._errors():
                 connection = await pool.acquire()
             try:

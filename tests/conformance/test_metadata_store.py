@@ -41,6 +41,7 @@ from sagewai.records import (
     Provenance,
     utcnow,
 )
+from sagewai.stores._postgres_common import lock_key
 from sagewai.stores._sql import (
     index_terms,
     match_expression,
@@ -50,7 +51,7 @@ from sagewai.stores._sql import (
 )
 from sagewai.stores.memory_metadata import InMemoryMetadataStore
 from sagewai.stores.metadata import ChangeQuery, FactQuery, MetadataStore, WriteBatch, keyword_terms
-from sagewai.stores.postgres import PostgresMetadataStore, _lock_key
+from sagewai.stores.postgres import PostgresMetadataStore
 from sagewai.stores.sqlite import SqliteMetadataStore
 
 T0 = datetime(2024, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)
@@ -913,7 +914,7 @@ async def test_postgres_lock_is_released_when_its_holder_dies(
                     pass
             # The holder's session dies (a crashed process): the server releases its lock.
             # Only the session holding this very key is ended (the database may be shared).
-            key = _lock_key("sagewai.lock", postgres_schema, P1, "consolidation")
+            key = lock_key("sagewai.lock", postgres_schema, P1, "consolidation")
             killed = await admin.fetchval(
                 "SELECT count(pg_terminate_backend(pid)) FROM pg_locks"
                 " WHERE locktype = 'advisory' AND granted AND objsubid = 1"

@@ -1,0 +1,78 @@
+"""PostgreSQL plumbing shared by every asyncpg-backed store, written once.
+
+DSN handling for messages (never the password), advisory lock keys, and the driver's exceptions
+sorted into "not reachable" and the rest: the stores translate errors at their boundary with
+these, so a metadata store and a vector store on one server report a failure the same way.
+
+Example:
+    >>> describe_dsn("postgresql://app:secret@db:6543/memory")
+    'db:6543/memory'
+    >>> redact("auth failed for postgresql://app:secret@db/memory", "postgresql://app:secret@db/memory")
+    'auth failed for postgresql://app:***@db/memory'
+    >>> lock_key("a", "b") == lock_key("a", "b")
+    True
+"""
+
+from __future__ import annotations
+
+import hashlib
+from types import ModuleType
+from urllib.parse import urlsplit
+
+__all__ = ["describe_dsn", "driver_errors", "is_unreachable", "lock_key", "redact"]
+
+
+def describe_dsn(dsn: str | None) -> str:
+    """``host:port/database`` of ``dsn`` for messages: never the user's password."""
+    if dsn is None:
+        return "the given connection pool"
+    try:
+        parts = urlsplit(dsn)
+        host = parts.hostname or "localhost"
+        port = parts.port or 5432
+    except ValueError:
+        return "an unparsable DSN"
+    database = parts.path.lstrip("/") or "(default database)"
+    return f"{host}:{port}/{database}"
+
+
+def redact(message: str, dsn: str | None) -> str:
+    """``message`` without the password of ``dsn`` (driver errors may quote the DSN)."""
+    try:
+        password = None if dsn is None else urlsplit(dsn).password
+    except ValueError:
+        password = None
+    return message.replace(password, "***") if password else message
+
+
+def lock_key(*parts: str) -> int:
+    """A stable signed 64-bit advisory lock key (Python's ``hash`` differs per process)."""
+    digest = hashlib.blake2b("\x1f".join(parts).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+def driver_errors(asyncpg: ModuleType) -> tuple[type[BaseException], ...]:
+    """Every exception the driver raises that a store translates into a ``SagewaiError``."""
+    return (
+        asyncpg.PostgresError,
+        asyncpg.InterfaceError,
+        asyncpg.InternalClientError,  # e.g. a connection that died mid-call
+        OSError,
+        TimeoutError,
+    )
+
+
+def is_unreachable(asyncpg: ModuleType, exc: BaseException) -> bool:
+    """True when ``exc`` means the server cannot be reached or refused the connection."""
+    client = asyncpg.exceptions._base  # client-side errors live there
+    unreachable = (
+        OSError,
+        TimeoutError,
+        asyncpg.PostgresConnectionError,
+        asyncpg.CannotConnectNowError,
+        asyncpg.TooManyConnectionsError,
+        asyncpg.InvalidAuthorizationSpecificationError,
+        asyncpg.InvalidCatalogNameError,
+        client.ClientConfigurationError,
+    )
+    return isinstance(exc, unreachable)
