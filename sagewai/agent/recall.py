@@ -174,11 +174,11 @@ def excerpt(text: str, query: str, limit: int) -> str:
         begin = max(begin, min(anchor - room // 3, end - room))
         while begin > 0 and not body[begin - 1].isspace() and anchor - begin < room // 2:
             begin -= 1
-        end = cut = begin + room
+        end = hard = begin + room
         while end > begin + room // 2 and end < len(body) and not body[end].isspace():
             end -= 1
         if end < len(body) and not body[end].isspace():
-            end = cut  # no space to cut at (a URL, code): cut hard
+            end = hard  # no space to cut at (a URL, code): cut hard
     shown = body[begin:end].strip()
     before = "… " if begin > 0 else ""
     after = " …" if end < len(body) else ""
