@@ -137,6 +137,22 @@ class Tally:
     recalls: dict[tuple[str, str, int], list[float]] = field(default_factory=dict)
     tokens: dict[str, list[int]] = field(default_factory=dict)
     """``estimate`` / ``wordpieces`` -> block size per question (memory blocks only)."""
+    sizes: dict[tuple[str, str, str], list[int]] = field(default_factory=dict)
+    """(dataset, conversation, unit) -> block size per question, for the per-split means."""
+
+    def size(self, dialogue: Dialogue, unit: str, tokens: int) -> None:
+        self.tokens.setdefault(unit, []).append(tokens)
+        self.sizes.setdefault((dialogue.dataset, dialogue.name, unit), []).append(tokens)
+
+    def mean_size(self, dataset: str, names: Iterable[str], unit: str) -> float | None:
+        chosen = set(names)
+        values = [
+            v
+            for (ds, n, u), vs in self.sizes.items()
+            if ds == dataset and n in chosen and u == unit
+            for v in vs
+        ]
+        return round(statistics.fmean(values), 1) if values else None
 
     def add(self, dialogue: Dialogue, question: Asked, sources: Sequence[Sequence[str]]) -> None:
         for k in self.ks:
@@ -169,6 +185,10 @@ class Tally:
         for unit, values in self.tokens.items():
             if values:
                 out[f"tokens_{unit}"] = round(statistics.fmean(values), 1)
+                for split, members in splits.items():
+                    mean = self.mean_size(dataset, members, unit)
+                    if mean is not None:
+                        out["per_split"][split][f"tokens_{unit}"] = mean
         return out
 
 
@@ -302,8 +322,8 @@ async def run_dialogue(
             )
             sources, estimate, pieces = await block_scores(engine, question, count_wordpieces)
             tallies["block_bridge"].add(dialogue, question, sources)
-            tallies["block_bridge"].tokens.setdefault("estimate", []).append(estimate)
-            tallies["block_bridge"].tokens.setdefault("wordpieces", []).append(pieces)
+            tallies["block_bridge"].size(dialogue, "estimate", estimate)
+            tallies["block_bridge"].size(dialogue, "wordpieces", pieces)
         if messages_stored == 0:
             # Simulate the bridge that also keeps every message verbatim (issue 13).
             await engine.add_many([message_record(dialogue, m) for m in dialogue.messages])
@@ -314,8 +334,8 @@ async def run_dialogue(
             )
             sources, estimate, pieces = await block_scores(engine, question, count_wordpieces)
             tallies["block_both"].add(dialogue, question, sources)
-            tallies["block_both"].tokens.setdefault("estimate", []).append(estimate)
-            tallies["block_both"].tokens.setdefault("wordpieces", []).append(pieces)
+            tallies["block_both"].size(dialogue, "estimate", estimate)
+            tallies["block_both"].size(dialogue, "wordpieces", pieces)
         await learner.aclose()
     return stored
 

@@ -120,3 +120,30 @@ async def test_the_offline_stand_in_answers_from_the_block_it_is_shown() -> None
     ]
     assert (await ask("What is my shoe size?")).content == "I don't know that yet."
     assert (await ask("I like jazz.")).content == "Got it."
+
+
+@given(text=st.text(max_size=3000), query=st.text(max_size=200), limit=st.integers(20, 400))
+def test_an_excerpt_is_one_line_within_its_limit(text: str, query: str, limit: int) -> None:
+    from sagewai.agent.recall import excerpt
+
+    shown = excerpt(text, query, limit)
+    assert "\n" not in shown
+    assert len(shown) <= limit
+    if len(clean_text(text)) <= limit:
+        assert shown == clean_text(text)
+
+
+async def test_a_long_message_is_shown_as_its_part_that_matches_the_question() -> None:
+    filler = "We talked about the weather and the traffic on the way to work. " * 40
+    secret = "By the way, the staging database password rotates every Friday."
+    long_turn = f"Alice: {filler}{secret} {filler}"
+    async with ContextEngine.in_memory(embedder=FakeEmbedder()) as ctx:
+        await ctx.add(long_turn, kind="message", user_id="u1")
+        llm = ScriptedLLM([LLMResponse(content="ok")])
+        agent = UniversalAgent(name="t", context=ctx, llm=llm, user_id="u1", learn=False)
+        reply = await agent.respond("When does the staging database password rotate?")
+        (line,) = [x for x in reply.memory.text.splitlines() if "password" in x]
+        assert "rotates every Friday" in line
+        assert "Alice:" in line  # the speaker of a transcript line stays
+        assert len(line) < 200  # not the 5,000 characters of the turn
+        await agent.aclose()

@@ -149,7 +149,7 @@ class UniversalAgent:
         max_steps: int = 5,
         memory_token_budget: int = 1200,
         history_window: int = 20,
-        recall_top_k: int = 8,
+        recall_top_k: int = 10,
         episode_limit: int = 2,
         graph_hops: int = 1,
         graph_depth: int = 2,

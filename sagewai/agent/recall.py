@@ -49,13 +49,24 @@ logger = logging.getLogger("sagewai.agent")
 
 MAX_RECALL_QUERY_CHARS = 4_000
 EPISODE_SUMMARY_CHARS = 400
-QUOTE_CHARS = 120
+QUOTE_CHARS = 80
 """Longest quote of the turn a fact came from."""
-MESSAGE_CHARS = 280
-"""Longest verbatim message shown (a long one is cut; search finds the rest)."""
-FACTS_PER_SOURCE = 2
-"""Most facts of one message shown: the others say the same turn again."""
+FACT_CHARS = 140
+"""Longest fact shown whole (a longer one, a whole sentence stored as a fact, is shown as its
+part that matches the query)."""
+MESSAGE_CHARS = 120
+"""Longest verbatim message shown: a longer one is shown as its part that best matches the
+query (:func:`excerpt`); the rest is one ``search_memory`` call away."""
+FACTS_PER_SOURCE = 1
+"""Most facts of one message shown: the others say the same turn again (its quote shows it)."""
 _WORDS = re.compile(r"[a-z0-9]+")
+_SENTENCE = re.compile(r"(?<=[.!?;:])\s+|\s*\n+\s*|(?<=,)\s+")
+_SPEAKER = re.compile(r"^[A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2}: ")
+_QUESTION_WORDS = """what which where when who whom whose how why do does did done have has had
+can could would should will shall may might must it its this that these those there their them
+they he she his her him in on at for with from by about as into than then so not no yes any
+some all one ever also just very really please tell know"""
+_IGNORED = frozenset(_QUESTION_WORDS.split())
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +109,83 @@ def adds_to(quote: str, content: str) -> bool:
     return not _stems(quote) <= _stems(content)
 
 
-def fact_item(recalled: RecalledFact, ref: str) -> MemoryItem:
+def _key(word: str) -> str:
+    """A crude stem, the first four letters: "moved" and "move", "painting" and "paints"."""
+    return word[:4]
+
+
+def _keys(text: str) -> set[str]:
+    return {_key(w) for w in _WORDS.findall(text.lower())} - _IGNORED - _PLAIN
+
+
+def excerpt(text: str, query: str, limit: int) -> str:
+    """``text`` on one line, or, when longer than ``limit``, its part that best matches ``query``.
+
+    The text is cut into sentences (and clauses); the one sharing the most words with the query
+    (the earlier on a tie) is shown, with its neighbours while they fit.
+    A leading ``Name:`` (a transcript's speaker) is kept; a cut is marked ``…``.
+
+    Example:
+        >>> text = "Hi there. I moved to Porto in May. The weather has been great, thanks."
+        >>> excerpt(text, "Where did I move?", 30)
+        '… I moved to Porto in May. …'
+        >>> excerpt("Short.", "anything", 40)
+        'Short.'
+    """
+    text = clean_text(text)
+    if len(text) <= limit:
+        return text
+    lead_match = _SPEAKER.match(text)
+    lead = lead_match.group(0) if lead_match and len(lead_match.group(0)) <= limit // 3 else ""
+    body = text[len(lead) :]
+    room = max(limit - len(lead) - 4, 8)
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for cut in _SENTENCE.finditer(body):
+        if cut.start() > start:
+            spans.append((start, cut.start()))
+        start = cut.end()
+    if start < len(body):
+        spans.append((start, len(body)))
+    wanted = _keys(query)
+
+    def score(span: tuple[int, int]) -> int:
+        return len(_keys(body[span[0] : span[1]]) & wanted)
+
+    best = max(range(len(spans)), key=lambda i: (score(spans[i]), -i)) if spans else 0
+    first, last = best, best
+    if spans:
+        while True:
+            grown = False
+            if last + 1 < len(spans) and spans[last + 1][1] - spans[first][0] <= room:
+                last += 1
+                grown = True
+            if first > 0 and spans[last][1] - spans[first - 1][0] <= room:
+                first -= 1
+                grown = True
+            if not grown:
+                break
+        begin, end = spans[first][0], spans[last][1]
+    else:
+        begin, end = 0, len(body)
+    if end - begin > room:  # one long sentence: a window around its first matching word
+        words = [m for m in _WORDS.finditer(body[begin:end].lower()) if _key(m.group(0)) in wanted]
+        anchor = begin + (words[0].start() if words else 0)
+        begin = max(begin, min(anchor - room // 3, end - room))
+        while begin > 0 and not body[begin - 1].isspace() and anchor - begin < room // 2:
+            begin -= 1
+        end = hard = begin + room
+        while end > begin + room // 2 and end < len(body) and not body[end].isspace():
+            end -= 1
+        if end < len(body) and not body[end].isspace():
+            end = hard  # no space to cut at (a URL, code): cut hard
+    shown = body[begin:end].strip()
+    before = "… " if begin > 0 else ""
+    after = " …" if end < len(body) else ""
+    return f"{lead}{before}{shown}{after}"
+
+
+def fact_item(recalled: RecalledFact, ref: str, query: str = "") -> MemoryItem:
     """One block line: a fact with its type, date, older value and quote; or a message.
 
     Example:
@@ -112,10 +199,10 @@ def fact_item(recalled: RecalledFact, ref: str) -> MemoryItem:
         source = fact.sources[0] if fact.sources else None
         who = (source.speaker or source.role) if source is not None else None
         when = day(fact.valid_from or fact.created_at)
-        said = clean_text(fact.content, limit=MESSAGE_CHARS)
+        said = excerpt(fact.content, query, MESSAGE_CHARS)
         lead = " ".join(part for part in (when, f"{who}:" if who else "") if part)
         return MemoryItem(MESSAGES, f'[{ref}] {lead} "{said}"'.replace("]  ", "] "), fact.id)
-    notes = [fact.fact_type.value]
+    notes: list[str] = []
     event = fact.metadata.get("event_time")
     if isinstance(event, str) and event and event not in fact.content:
         notes.append(f"on {event}")
@@ -125,8 +212,9 @@ def fact_item(recalled: RecalledFact, ref: str) -> MemoryItem:
     if recalled.previously:
         notes.append(f"previously: {clean_text(recalled.previously, limit=200)}")
     if recalled.quote and adds_to(recalled.quote, fact.content):
-        notes.append(f'said: "{clean_text(recalled.quote, limit=QUOTE_CHARS)}"')
-    return MemoryItem(FACTS, f"[{ref}] {clean_text(fact.content)} ({'; '.join(notes)})", fact.id)
+        notes.append(f'said: "{excerpt(recalled.quote, query, QUOTE_CHARS)}"')
+    said = excerpt(fact.content, query, FACT_CHARS)
+    return MemoryItem(FACTS, f"[{ref}] {said} ({'; '.join(notes)})", fact.id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,10 +224,14 @@ class Recollection:
     facts: list[RecalledFact] = field(default_factory=list)
     relations: list[str] = field(default_factory=list)
     episodes: list[Episode] = field(default_factory=list)
+    query: str = ""
+    """The message recalled for: a long message is shown as its part that matches it."""
 
     def items(self, ref_for: Callable[[str], str]) -> list[MemoryItem]:
         """The block lines, facts labelled with the session's references (``ref_for(id)``)."""
-        out = [fact_item(recalled, ref_for(recalled.fact.id)) for recalled in self.facts]
+        out = [
+            fact_item(recalled, ref_for(recalled.fact.id), self.query) for recalled in self.facts
+        ]
         out.extend(MemoryItem(GRAPH, clean_text(line)) for line in self.relations)
         for episode in self.episodes:
             summary = clean_text(episode.summary, limit=EPISODE_SUMMARY_CHARS)
@@ -168,7 +260,7 @@ class MemoryRecaller:
         *,
         episode_store: EpisodeStoreBase | None = None,
         graph: ProjectGraph | None = None,
-        top_k: int = 8,
+        top_k: int = 10,
         graph_hops: int = 1,
         episode_limit: int = 2,
         max_entities: int = 3,
@@ -193,7 +285,7 @@ class MemoryRecaller:
             self._guard("graph", self._relations(query, user_id), []),
             self._guard("episodes", self._episodes(query, user_id, session_id), []),
         )
-        return Recollection(facts=facts, relations=relations, episodes=episodes)
+        return Recollection(facts=facts, relations=relations, episodes=episodes, query=query)
 
     async def search(
         self, query: str, *, user_id: str | None, session_id: str, top_k: int
@@ -228,13 +320,21 @@ class MemoryRecaller:
             [key for key in wanted if key is not None and key not in shown], results
         )
         previous = await asyncio.gather(*(self._previously(r.fact) for r in chosen))
+        facts_of: dict[tuple[str, str], set[str]] = {}
+        for result in results:
+            for record in (result.fact, *result.related):
+                key = message_key(record)
+                if key is not None and record.kind is not FactKind.MESSAGE:
+                    facts_of.setdefault(key, set()).add(record.id)
         out: list[RecalledFact] = []
         for r, p in zip(chosen, previous, strict=True):
             key = message_key(r.fact)
             said = quotes.get(key) if key is not None else None
             quote = None
             if said is not None and r.fact.kind is not FactKind.MESSAGE:
-                quote = quote_of(r.fact, said)
+                # A short turn that said more than the one fact shown: quote it, not the span.
+                more = key is not None and len(facts_of.get(key, ())) > FACTS_PER_SOURCE
+                quote = said if more and len(said) <= QUOTE_CHARS else quote_of(r.fact, said)
             out.append(RecalledFact(fact=r.fact, score=r.score, previously=p, quote=quote))
         return out
 

@@ -24,8 +24,9 @@ class AgentSettings(BaseModel):
     """Tokens the recalled-memory block may take in the system message (0: recall nothing)."""
     history_window: int = Field(default=20, ge=0, le=10_000)
     """Messages of the session's history shown to the model (whole tool exchanges only)."""
-    recall_top_k: int = Field(default=8, ge=0, le=100)
-    """Facts recalled per turn (before the token budget is applied)."""
+    recall_top_k: int = Field(default=10, ge=0, le=100)
+    """Sources recalled per turn (search results: a message with its facts is one), before the
+    token budget is applied."""
     episode_limit: int = Field(default=2, ge=0, le=50)
     """Past sessions recalled per turn."""
     graph_hops: int = Field(default=1, ge=0, le=2)
