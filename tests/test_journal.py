@@ -111,3 +111,16 @@ async def test_every_fsync_policy_round_trips(tmp_path: Path, policy: str) -> No
     await journal.aclose()
     (entry,) = reopen(path).open().pending
     assert entry.payload == {"text": "hello", "nested": {"ok": True, "n": [1, 2]}}
+
+
+def test_an_id_completed_twice_in_one_call_is_done_once(tmp_path: Path) -> None:
+    """Two messages reusing one id are checkpointed together: no KeyError, nothing left."""
+    path = tmp_path / "bridge.journal"
+    journal = reopen(path)
+    journal.open()
+    journal.append("s1\x1fm", {"n": 1})
+    journal.append("s1\x1fm", {"n": 2})
+    journal.complete(["s1\x1fm", "s1\x1fm"])
+    assert journal.pending_count == 0
+    journal.close()
+    assert reopen(path).open().pending == []

@@ -304,7 +304,8 @@ class WriteAheadJournal:
 
     def complete(self, entry_ids: Iterable[str]) -> None:
         """Checkpoint: these entries are fully stored and need no replay."""
-        ids = [entry_id for entry_id in entry_ids if entry_id in self._pending]
+        # An id may come twice (two messages that reuse one id): it is done once.
+        ids = list(dict.fromkeys(entry_id for entry_id in entry_ids if entry_id in self._pending))
         if not ids:
             return
         listed: list[JsonValue] = list(ids)
