@@ -16,10 +16,19 @@ Example:
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from types import ModuleType
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
-__all__ = ["describe_dsn", "driver_errors", "is_unreachable", "lock_key", "redact"]
+__all__ = [
+    "apply_migrations",
+    "describe_dsn",
+    "driver_errors",
+    "is_unreachable",
+    "lock_key",
+    "redact",
+]
 
 
 def describe_dsn(dsn: str | None) -> str:
@@ -76,3 +85,43 @@ def is_unreachable(asyncpg: ModuleType, exc: BaseException) -> bool:
         client.ClientConfigurationError,
     )
     return isinstance(exc, unreachable)
+
+
+async def apply_migrations(
+    connection: Any,
+    *,
+    table: str,
+    folder: Literal["postgres", "pgvector"],
+    render: Callable[[str], str],
+) -> list[str]:
+    """Apply the pending versioned migrations of ``folder`` on ``connection``; return them.
+
+    The caller holds the transaction and the advisory lock, and has created the schema:
+    ``table`` (quoted, schema-qualified) records what ran, so each version applies once.
+
+    Args:
+        connection: An asyncpg connection inside a transaction.
+        table: The migrations table, e.g. ``"sagewai"."schema_migrations"``.
+        folder: The migrations folder under ``sagewai/stores/migrations`` (``"postgres"``...).
+        render: Fills the placeholders of one migration's SQL (schema, table names).
+    """
+    from sagewai.stores.migrations import load_migrations
+
+    await connection.execute(
+        f"CREATE TABLE IF NOT EXISTS {table} ("
+        " version text PRIMARY KEY, name text NOT NULL,"
+        " applied_at timestamptz NOT NULL DEFAULT now())"
+    )
+    recorded = {row[0] for row in await connection.fetch(f"SELECT version FROM {table}")}
+    applied: list[str] = []
+    for migration in load_migrations(folder):
+        if migration.version in recorded:
+            continue
+        await connection.execute(render(migration.sql))
+        await connection.execute(
+            f"INSERT INTO {table} (version, name) VALUES ($1, $2)",
+            migration.version,
+            migration.name,
+        )
+        applied.append(migration.version)
+    return applied

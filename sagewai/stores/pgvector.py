@@ -36,6 +36,7 @@ from sagewai.errors import (
     SagewaiError,
 )
 from sagewai.stores._postgres_common import (
+    apply_migrations,
     describe_dsn,
     driver_errors,
     is_unreachable,
@@ -355,7 +356,6 @@ class PgVectorStore(VectorStore):
         apply each version once. Creates the ``vector`` extension first when it is missing.
         """
         pool = self._require_pool()
-        applied: list[str] = []
         async with (
             self._errors("migrate the vector table"),
             pool.acquire() as connection,
@@ -371,23 +371,9 @@ class PgVectorStore(VectorStore):
             if not has_extension:
                 await connection.execute("CREATE EXTENSION IF NOT EXISTS vector")
             await connection.execute(f'CREATE SCHEMA IF NOT EXISTS "{self._schema}"')
-            await connection.execute(
-                f"CREATE TABLE IF NOT EXISTS {self._migrations} ("
-                " version text PRIMARY KEY, name text NOT NULL,"
-                " applied_at timestamptz NOT NULL DEFAULT now())"
+            applied = await apply_migrations(
+                connection, table=self._migrations, folder="pgvector", render=self._render
             )
-            rows = await connection.fetch(f"SELECT version FROM {self._migrations}")
-            recorded = {row[0] for row in rows}
-            for migration in load_migrations("pgvector"):
-                if migration.version in recorded:
-                    continue
-                await connection.execute(self._render(migration.sql))
-                await connection.execute(
-                    f"INSERT INTO {self._migrations} (version, name) VALUES ($1, $2)",
-                    migration.version,
-                    migration.name,
-                )
-                applied.append(migration.version)
             await self._check_dimension(connection)
         self._checked = True
         return applied

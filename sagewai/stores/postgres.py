@@ -41,6 +41,7 @@ from sagewai.errors import (
 )
 from sagewai.records import Fact, FactChange, utcnow
 from sagewai.stores._postgres_common import (
+    apply_migrations,
     describe_dsn,
     driver_errors,
     is_unreachable,
@@ -360,29 +361,17 @@ class PostgresMetadataStore(MetadataStore):
             ...     print(await store.migrate())  # ['0001'] the first time, [] afterwards
         """
         await self.open()
-        applied: list[str] = []
         async with self._errors(), self._pool.acquire() as connection, connection.transaction():
             await connection.execute(
                 "SELECT pg_advisory_xact_lock($1)", lock_key("sagewai.migrate", self._schema)
             )
             await connection.execute(f"CREATE SCHEMA IF NOT EXISTS {self._quoted_schema}")
-            await connection.execute(
-                f"CREATE TABLE IF NOT EXISTS {self._migrations} ("
-                " version text PRIMARY KEY, name text NOT NULL,"
-                " applied_at timestamptz NOT NULL DEFAULT now())"
+            applied = await apply_migrations(
+                connection,
+                table=self._migrations,
+                folder="postgres",
+                render=lambda sql: sql.replace("__SCHEMA__", self._quoted_schema),
             )
-            rows = await connection.fetch(f"SELECT version FROM {self._migrations}")
-            recorded = {row[0] for row in rows}
-            for migration in load_migrations("postgres"):
-                if migration.version in recorded:
-                    continue
-                await connection.execute(migration.sql.replace("__SCHEMA__", self._quoted_schema))
-                await connection.execute(
-                    f"INSERT INTO {self._migrations} (version, name) VALUES ($1, $2)",
-                    migration.version,
-                    migration.name,
-                )
-                applied.append(migration.version)
         self._checked = True
         return applied
 
