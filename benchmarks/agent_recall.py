@@ -47,12 +47,11 @@ import beam_recall
 import locomo_recall
 from _common import RESULTS, write_json
 from beam_recall import HashCachingEmbedder, result_sources
-from locomo_recall import BM25Okapi, _descending, recall_at, rrf
+from locomo_recall import baseline_rankings, recall_at
 
 from sagewai.context.engine import ContextEngine
 from sagewai.embeddings.base import Embedder
 from sagewai.records import FactKind, Provenance
-from sagewai.stores.metadata import keyword_terms
 
 DEFAULT_OUT = RESULTS / "agent_recall.json"
 USER = "user-1"
@@ -285,16 +284,11 @@ async def run_dialogue(
     """Every system on one conversation; returns what was stored."""
     top = max(next(iter(tallies.values())).ks)
     texts = [m.content for m in dialogue.messages]
-    bm25 = BM25Okapi([keyword_terms(t, limit=1_000_000) for t in texts])
-    matrix = await embedder.embed_documents(texts)
-    for question in dialogue.questions:
-        by_keyword = _descending(bm25.scores(keyword_terms(question.text, limit=10_000)))
-        by_dense = _descending(matrix @ await embedder.embed_query(question.text))
-        for name, ranking in (
-            ("baseline_bm25", by_keyword),
-            ("baseline_dense", by_dense),
-            ("baseline_rrf", rrf([by_keyword, by_dense])),
-        ):
+    ranked = await baseline_rankings(
+        texts, [q.text for q in dialogue.questions], embedder, term_limit=1_000_000
+    )
+    for question, (rankings, _) in zip(dialogue.questions, ranked, strict=True):
+        for name, ranking in rankings.items():
             tallies[name].add(
                 dialogue, question, [[dialogue.messages[i].message_id] for i in ranking[:top]]
             )

@@ -54,12 +54,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _common import RESULTS, write_json
 from locomo_recall import (
-    BM25Okapi,
-    _descending,
     make_extractor,
     recall_at,
     result_text,
-    rrf,
+    score_baselines,
     wordpiece_counter,
 )
 
@@ -67,7 +65,6 @@ from sagewai.context.engine import ContextEngine
 from sagewai.context.ranking import SearchConfig
 from sagewai.embeddings.base import Embedder, Vector, Vectors
 from sagewai.records import FactKind, Provenance, SearchResult
-from sagewai.stores.metadata import keyword_terms
 
 DEFAULT_OUT = RESULTS / "beam_recall.json"
 TUNING_SPLIT = frozenset(str(n) for n in range(1, 11))
@@ -354,25 +351,16 @@ async def run_baselines(
     count_wordpieces: Callable[[str], int],
 ) -> None:
     """Score the raw-message BM25, dense and RRF baselines on one conversation."""
-    texts = [m.content for m in conversation.messages]
-    bm25 = BM25Okapi([keyword_terms(text, limit=1_000_000) for text in texts])
-    matrix = await embedder.embed_documents(texts)
-    for question in conversation.questions:
-        started = time.perf_counter()
-        by_keyword = _descending(bm25.scores(keyword_terms(question.text, limit=10_000)))
-        query_vector = await embedder.embed_query(question.text)
-        by_dense = _descending(matrix @ query_vector)
-        rankings = {
-            "baseline_bm25": by_keyword,
-            "baseline_dense": by_dense,
-            "baseline_rrf": rrf([by_keyword, by_dense]),
-        }
-        elapsed = (time.perf_counter() - started) / len(rankings)
-        for name, ranking in rankings.items():
-            top = ranking[: max(tallies[name].ks)]
-            retrieved = [([conversation.messages[i].id], texts[i]) for i in top]
-            tallies[name].add(conversation.name, question, retrieved, count_wordpieces)
-            tallies[name].seconds += elapsed
+    await score_baselines(
+        conversation.name,
+        [m.content for m in conversation.messages],
+        [m.id for m in conversation.messages],
+        conversation.questions,
+        embedder,
+        tallies,
+        count_wordpieces,
+        term_limit=1_000_000,
+    )
 
 
 def message_provenance(conversation: Conversation, message: Message) -> Provenance:

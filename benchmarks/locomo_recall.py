@@ -332,6 +332,55 @@ def rrf(rankings: Sequence[Sequence[int]], k: float = 60.0) -> list[int]:
     return sorted(fused, key=lambda item: -fused[item])
 
 
+async def baseline_rankings(
+    texts: Sequence[str], queries: Sequence[str], embedder: Embedder, *, term_limit: int = 10_000
+) -> list[tuple[dict[str, list[int]], float]]:
+    """Per query: the plain BM25, dense and RRF rankings of ``texts``, and seconds per system.
+
+    Shared by the LoCoMo, BEAM and agent benchmarks, so every baseline is the same code.
+    """
+    bm25 = BM25Okapi([keyword_terms(text, limit=term_limit) for text in texts])
+    matrix = await embedder.embed_documents(texts)
+    out: list[tuple[dict[str, list[int]], float]] = []
+    for query in queries:
+        started = time.perf_counter()
+        by_keyword = _descending(bm25.scores(keyword_terms(query, limit=10_000)))
+        by_dense = _descending(matrix @ await embedder.embed_query(query))
+        rankings = {
+            "baseline_bm25": by_keyword,
+            "baseline_dense": by_dense,
+            "baseline_rrf": rrf([by_keyword, by_dense]),
+        }
+        out.append((rankings, (time.perf_counter() - started) / len(rankings)))
+    return out
+
+
+async def score_baselines(
+    name: str,
+    texts: Sequence[str],
+    ids: Sequence[str],
+    questions: Sequence[Any],
+    embedder: Embedder,
+    tallies: Mapping[str, Any],
+    count_wordpieces: Callable[[str], int],
+    *,
+    term_limit: int = 10_000,
+) -> None:
+    """Score the baselines over ``texts`` (one per id) for every question into ``tallies``.
+
+    A question has ``.text``; a tally ``.ks``, ``.seconds`` and
+    ``.add(conversation, question, retrieved, count_wordpieces)``.
+    """
+    ranked = await baseline_rankings(
+        texts, [q.text for q in questions], embedder, term_limit=term_limit
+    )
+    for question, (rankings, elapsed) in zip(questions, ranked, strict=True):
+        for system, ranking in rankings.items():
+            retrieved = [([ids[i]], texts[i]) for i in ranking[: max(tallies[system].ks)]]
+            tallies[system].add(name, question, retrieved, count_wordpieces)
+            tallies[system].seconds += elapsed
+
+
 async def run_baselines(
     conversation: Conversation,
     embedder: Embedder,
@@ -339,26 +388,15 @@ async def run_baselines(
     count_wordpieces: Callable[[str], int],
 ) -> None:
     """Score the raw-turn BM25, dense and RRF baselines on one conversation."""
-    texts = [turn.plain for turn in conversation.turns]
-    bm25 = BM25Okapi([keyword_terms(text, limit=10_000) for text in texts])
-    matrix = await embedder.embed_documents(texts)
-    for question in conversation.questions:
-        started = time.perf_counter()
-        by_keyword = _descending(bm25.scores(keyword_terms(question.text, limit=10_000)))
-        query_vector = await embedder.embed_query(question.text)
-        by_dense = _descending(matrix @ query_vector)
-        rankings = {
-            "baseline_bm25": by_keyword,
-            "baseline_dense": by_dense,
-            "baseline_rrf": rrf([by_keyword, by_dense]),
-        }
-        elapsed = (time.perf_counter() - started) / len(rankings)
-        for name, ranking in rankings.items():
-            retrieved = [
-                ([conversation.turns[i].dia_id], texts[i]) for i in ranking[: max(tallies[name].ks)]
-            ]
-            tallies[name].add(conversation.sample_id, question, retrieved, count_wordpieces)
-            tallies[name].seconds += elapsed
+    await score_baselines(
+        conversation.sample_id,
+        [turn.plain for turn in conversation.turns],
+        [turn.dia_id for turn in conversation.turns],
+        conversation.questions,
+        embedder,
+        tallies,
+        count_wordpieces,
+    )
 
 
 # ---------------------------------------------------------------------------------- sagewai
