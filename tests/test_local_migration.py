@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from sagewai.context.engine import ContextEngine
-from sagewai.context.pieces import piece_ids
+from sagewai.core.pieces import piece_ids
 from sagewai.core.queries import VectorFilter, VectorPayload, VectorRecord, WriteBatch
 from sagewai.core.records import Fact
 from sagewai.stores.local import MANIFEST, LocalLayout

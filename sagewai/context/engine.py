@@ -21,8 +21,6 @@ from typing import TYPE_CHECKING, Any, Self
 
 from pydantic import JsonValue, ValidationError
 
-from sagewai.context.chunking import chunk_text
-from sagewai.context.pieces import piece_ids, piece_texts, record_id
 from sagewai.context.ranking import SearchConfig, fuse
 from sagewai.core import lifecycle
 from sagewai.core.arguments import (
@@ -34,7 +32,9 @@ from sagewai.core.arguments import (
     enum_values,
     string_list,
 )
+from sagewai.core.chunking import chunk_text
 from sagewai.core.embedder import Embedder, Vector, Vectors
+from sagewai.core.pieces import piece_ids, piece_texts, record_id
 from sagewai.core.queries import (
     ChangeQuery,
     FactQuery,
@@ -469,7 +469,8 @@ class ContextEngine:
             for start in range(0, len(facts), _WRITE_BATCH)
         ]
         vectors = parts[0] if len(parts) == 1 else np.concatenate(parts)
-        changes = [lifecycle.created(fact, actor=actor, rule="engine.add") for fact in facts]
+        added = lifecycle.Cause(actor, "engine.add")
+        changes = [lifecycle.created(fact, added) for fact in facts]
         # One metadata batch: it lands whole or not at all (the store refuses, inside the
         # transaction, an id that another project sharing the store already holds).
         await self.commit(
@@ -907,7 +908,7 @@ class ContextEngine:
     ) -> Fact:
         """Change a fact's status (archive, flag, restore) with an audited change."""
         fact = await self.get(fact_id)
-        step = lifecycle.set_status(fact, FactStatus(status), actor=actor, rule=rule, reason=reason)
+        step = lifecycle.set_status(fact, FactStatus(status), lifecycle.Cause(actor, rule, reason))
         await self.commit(WriteBatch(self.project_id, upserts=[step.fact], changes=[step.change]))
         return step.fact
 
@@ -942,12 +943,9 @@ class ContextEngine:
         inherited.setdefault("created_at", at)
         inherited.setdefault("valid_from", at)
         new = self.build_fact(new_content, **inherited)
-        closed = lifecycle.supersede(
-            old, successor_id=new.id, ends=at, at=at, actor=actor, rule=rule, reason=reason
-        )
-        created = lifecycle.created(
-            new, actor=actor, rule=rule, reason=reason, related=(old.id,), at=at
-        )
+        cause = lifecycle.Cause(actor, rule, reason, at=at)
+        closed = lifecycle.supersede(old, cause, successor_id=new.id, ends=at)
+        created = lifecycle.created(new, cause, related=(old.id,))
         await self.commit(
             WriteBatch(
                 self.project_id, upserts=[closed.fact, new], changes=[created, closed.change]
@@ -974,9 +972,7 @@ class ContextEngine:
         step = lifecycle.restore(
             fact,
             change.before,
-            actor="engine",
-            rule="engine.revert",
-            reason=reason,
+            lifecycle.Cause("engine", "engine.revert", reason),
             related=change.related_fact_ids,
         )
         await self.commit(WriteBatch(self.project_id, upserts=[step.fact], changes=[step.change]))
@@ -1001,7 +997,7 @@ class ContextEngine:
 
     def _tombstone(self, fact_id: str, reason: str, rule: str) -> FactChange:
         return lifecycle.tombstone(
-            fact_id, self.project_id, actor="engine", rule=rule, reason=reason
+            fact_id, self.project_id, lifecycle.Cause("engine", rule, reason)
         )
 
     async def forget(

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Protocol, TypedDict, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -710,9 +710,7 @@ class ReconcilingWriter:
                 plan.changes.append(
                     lifecycle.created(
                         record,
-                        actor=self.actor,
-                        rule="bridge.message",
-                        reason="the message, verbatim",
+                        lifecycle.Cause(self.actor, "bridge.message", "the message, verbatim"),
                     )
                 )
             outcome.messages_stored = len(records)
@@ -819,9 +817,6 @@ class ReconcilingWriter:
             if other.status in _LIVE
         ]
 
-    def _why(self, decision: ReconcileDecision) -> _Why:
-        return {"actor": self.actor, "rule": decision.rule, "reason": decision.reason}
-
     def _apply(
         self,
         candidate: Candidate,
@@ -830,27 +825,23 @@ class ReconcilingWriter:
         plan: _Plan,
         outcome: WriteOutcome,
     ) -> None:
-        fact, at = candidate.fact, plan.at
+        fact = candidate.fact
+        why = lifecycle.Cause(self.actor, decision.rule, decision.reason, at=plan.at)
         if decision.action is ReconcileAction.NOOP:
             target = plan.upserts.get(decision.targets[0].id, decision.targets[0])
             # The repeat is kept as a MERGED record (not indexed, never searched by default): the
             # audit trail of what was said, and the marker that makes a replay skip it.
-            merged = lifecycle.merge(
-                fact, into_id=target.id, stored=False, at=at, **self._why(decision)
-            )
+            merged = lifecycle.merge(fact, why, into_id=target.id, stored=False)
             plan.upserts[merged.fact.id] = merged.fact
             plan.changes.append(merged.change)
             if already_sourced(target, candidate.source):
                 return  # the same message said it twice: one reinforcement per message
             stronger = lifecycle.reinforce(
                 target,
-                candidate.source,
+                why.because(f"{decision.reason}; repeated as {fact.content!r}"),
+                source=candidate.source,
                 step=self.reinforce_step,
                 confidence=fact.confidence,
-                at=at,
-                actor=self.actor,
-                rule=decision.rule,
-                reason=f"{decision.reason}; repeated as {fact.content!r}",
                 related=(merged.fact.id,),
             )
             plan.upserts[target.id] = stronger.fact
@@ -868,32 +859,21 @@ class ReconcilingWriter:
         if newer:  # the statement predates what memory holds: keep it as history
             late = lifecycle.supersede(
                 fact,
+                why.because(f"{decision.reason}; a later statement already holds"),
                 successor_id=newer[0].id,
                 ends=newer[0].effective_from,
-                at=at,
-                actor=self.actor,
-                rule=decision.rule,
-                reason=f"{decision.reason}; a later statement already holds",
             )
             stored = late.fact
         plan.upserts[stored.id] = stored
         plan.new_ids.append(stored.id)
         plan.vectors[stored.id] = vector
         plan.keys[stored.id] = stored.scope_key
-        plan.changes.append(
-            lifecycle.created(
-                stored, related=tuple(t.id for t in targets), at=at, **self._why(decision)
-            )
-        )
+        plan.changes.append(lifecycle.created(stored, why, related=tuple(t.id for t in targets)))
         if late is not None:
             plan.changes.append(late.change)
         for target in older:
             closed = lifecycle.supersede(
-                target,
-                successor_id=stored.id,
-                ends=fact.effective_from,
-                at=at,
-                **self._why(decision),
+                target, why, successor_id=stored.id, ends=fact.effective_from
             )
             plan.upserts[target.id] = closed.fact
             plan.changes.append(closed.change)
@@ -901,14 +881,6 @@ class ReconcilingWriter:
             outcome.updated += 1
         else:
             outcome.added += 1
-
-
-class _Why(TypedDict):
-    """Who decided a write-time change, by which rule, and why (every audit row names them)."""
-
-    actor: str
-    rule: str
-    reason: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,8 +15,8 @@ Example:
     >>> from sagewai.core.records import Fact
     >>> old = Fact(project_id="p", content="Alice lives in Paris")
     >>> at = datetime(2030, 1, 1, tzinfo=UTC)
-    >>> step = supersede(old, successor_id="f2", ends=at, at=at,
-    ...                  actor="engine", rule="engine.supersede", reason="moved")
+    >>> why = Cause("engine", "engine.supersede", "moved", at=at)
+    >>> step = supersede(old, why, successor_id="f2", ends=at)
     >>> step.fact.status.value, step.change.action.value, step.change.before
     ('superseded', 'superseded', {'status': 'active', 'valid_to': None, 'superseded_by': None})
 """
@@ -24,7 +24,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -46,6 +46,7 @@ __all__ = [
     "MERGED_FIELDS",
     "REINFORCED_FIELDS",
     "STATUS_ACTIONS",
+    "Cause",
     "Transition",
     "audit",
     "created",
@@ -84,6 +85,27 @@ _ENUM_FIELDS = frozenset({"status", "fact_type", "kind", "scope"})
 
 
 @dataclass(frozen=True, slots=True)
+class Cause:
+    """Who makes a change, by which rule, why and when: what every audit row names.
+
+    ``at`` is when the change is recorded (now, when ``None``). ``trusted`` builds the rows
+    without re-validation, for a caller that writes thousands of rows from validated facts and
+    vouches for its own ``actor``, ``rule``, ``reason`` and an aware ``at`` (the consolidator).
+    """
+
+    actor: str
+    rule: str
+    reason: str = ""
+    at: datetime | None = None
+    run_id: str | None = None
+    trusted: bool = False
+
+    def because(self, reason: str) -> Cause:
+        """The same cause with another reason."""
+        return replace(self, reason=reason)
+
+
+@dataclass(frozen=True, slots=True)
 class Transition:
     """A fact's next version and the audit row that records the step."""
 
@@ -116,40 +138,33 @@ def snapshot(fact: Fact, fields: Iterable[str]) -> dict[str, JsonValue]:
 def audit(
     fact: Fact,
     action: ChangeAction,
+    cause: Cause,
     *,
-    actor: str,
-    rule: str,
-    reason: str = "",
     related: Sequence[str] = (),
-    at: datetime | None = None,
-    run_id: str | None = None,
     before: Mapping[str, JsonValue] | None = None,
     after: Mapping[str, JsonValue] | None = None,
-    validate: bool = True,
 ) -> FactChange:
     """The audit row of ``action`` on ``fact``: who, when, why, by which rule, what it touched.
 
     ``before``/``after`` are the touched fields' values (see :func:`snapshot`); a row without
-    ``before`` cannot be reverted (a creation). ``validate=False`` builds the row without
-    re-validation, for a caller that makes thousands of rows from validated facts and vouches
-    for ``actor``, ``rule``, ``reason`` and an aware ``at`` (the consolidator).
+    ``before`` cannot be reverted (a creation).
     """
     fields: dict[str, Any] = {
         "fact_id": fact.id,
         "project_id": fact.project_id,
         "action": action,
-        "at": at if at is not None else utcnow(),
-        "actor": actor,
-        "rule": rule,
-        "reason": reason,
+        "at": cause.at if cause.at is not None else utcnow(),
+        "actor": cause.actor,
+        "rule": cause.rule,
+        "reason": cause.reason,
         "related_fact_ids": tuple(related),
         "before": None if before is None else dict(before),
         "after": None if after is None else dict(after),
-        "run_id": run_id,
+        "run_id": cause.run_id,
     }
-    if validate:
-        return FactChange.model_validate(fields)
-    return FactChange.model_construct(id=new_id(), **fields)
+    if cause.trusted:
+        return FactChange.model_construct(id=new_id(), **fields)
+    return FactChange.model_validate(fields)
 
 
 def revise(
@@ -157,64 +172,28 @@ def revise(
     after: Fact,
     fields: Sequence[str],
     action: ChangeAction,
+    cause: Cause,
     *,
-    actor: str,
-    rule: str,
-    reason: str = "",
     related: Sequence[str] = (),
-    at: datetime | None = None,
-    run_id: str | None = None,
-    validate: bool = True,
 ) -> FactChange:
     """The audit row of a change from ``before`` to ``after`` touching exactly ``fields``."""
     return audit(
         before,
         action,
-        actor=actor,
-        rule=rule,
-        reason=reason,
+        cause,
         related=related,
-        at=at,
-        run_id=run_id,
         before=snapshot(before, fields),
         after=snapshot(after, fields),
-        validate=validate,
     )
 
 
-def created(
-    fact: Fact,
-    *,
-    actor: str,
-    rule: str,
-    reason: str = "",
-    related: Sequence[str] = (),
-    at: datetime | None = None,
-) -> FactChange:
-    """The audit row of a new fact (``at`` defaults to when the fact was recorded)."""
-    return audit(
-        fact,
-        ChangeAction.CREATED,
-        actor=actor,
-        rule=rule,
-        reason=reason,
-        related=related,
-        at=fact.created_at if at is None else at,
-    )
+def created(fact: Fact, cause: Cause, *, related: Sequence[str] = ()) -> FactChange:
+    """The audit row of a new fact (recorded when the fact was, unless ``cause.at`` says)."""
+    when = cause if cause.at is not None else replace(cause, at=fact.created_at)
+    return audit(fact, ChangeAction.CREATED, when, related=related)
 
 
-def supersede(
-    fact: Fact,
-    *,
-    successor_id: str,
-    ends: datetime,
-    actor: str,
-    rule: str,
-    reason: str = "",
-    at: datetime | None = None,
-    run_id: str | None = None,
-    validate: bool = True,
-) -> Transition:
+def supersede(fact: Fact, cause: Cause, *, successor_id: str, ends: datetime) -> Transition:
     """``fact`` replaced by ``successor_id``: SUPERSEDED, its validity closed at ``ends``.
 
     The validity never ends before it began (``ends`` earlier than the fact's ``effective_from``
@@ -226,69 +205,37 @@ def supersede(
         superseded_by=successor_id,
     )
     change = revise(
-        fact,
-        closed,
-        CLOSED_FIELDS,
-        ChangeAction.SUPERSEDED,
-        actor=actor,
-        rule=rule,
-        reason=reason,
-        related=(successor_id,),
-        at=at,
-        run_id=run_id,
-        validate=validate,
+        fact, closed, CLOSED_FIELDS, ChangeAction.SUPERSEDED, cause, related=(successor_id,)
     )
     return Transition(closed, change)
 
 
-def merge(
-    fact: Fact,
-    *,
-    into_id: str,
-    actor: str,
-    rule: str,
-    reason: str = "",
-    at: datetime | None = None,
-    run_id: str | None = None,
-    stored: bool = True,
-    validate: bool = True,
-) -> Transition:
+def merge(fact: Fact, cause: Cause, *, into_id: str, stored: bool = True) -> Transition:
     """``fact`` folded into ``into_id``: MERGED, kept with its own history, never searched.
 
     ``stored=False`` is a fact that arrives already merged (a repeat the bridge keeps as the
     record of what was said): it had no earlier state, so its row has no ``before``/``after``.
     """
     merged = fact.evolve(status=FactStatus.MERGED, merged_into=into_id)
-    change = audit(
-        merged,
-        ChangeAction.MERGED,
-        actor=actor,
-        rule=rule,
-        reason=reason,
-        related=(into_id,),
-        at=at,
-        run_id=run_id,
-        before=snapshot(fact, MERGED_FIELDS) if stored else None,
-        after=snapshot(merged, MERGED_FIELDS) if stored else None,
-        validate=validate,
-    )
+    if stored:
+        change = revise(fact, merged, MERGED_FIELDS, ChangeAction.MERGED, cause, related=(into_id,))
+    else:
+        change = audit(merged, ChangeAction.MERGED, cause, related=(into_id,))
     return Transition(merged, change)
 
 
 def reinforce(
     fact: Fact,
-    source: Provenance,
+    cause: Cause,
     *,
+    source: Provenance,
     step: float,
     confidence: float,
-    at: datetime,
-    actor: str,
-    rule: str,
-    reason: str = "",
     related: Sequence[str] = (),
 ) -> Transition:
-    """``fact`` said again: stronger (capped at :data:`MAX_STRENGTH`), just used, one more
-    source, and at least as confident as the repeat."""
+    """``fact`` said again (at ``cause.at``): stronger, capped at :data:`MAX_STRENGTH`, just
+    used, one more source, and at least as confident as the repeat."""
+    at = cause.at if cause.at is not None else utcnow()
     stronger = fact.evolve(
         strength=min(MAX_STRENGTH, fact.strength + step),
         last_accessed_at=at,
@@ -296,66 +243,29 @@ def reinforce(
         confidence=max(fact.confidence, confidence),
     )
     change = revise(
-        fact,
-        stronger,
-        REINFORCED_FIELDS,
-        ChangeAction.REINFORCED,
-        actor=actor,
-        rule=rule,
-        reason=reason,
-        related=related,
-        at=at,
+        fact, stronger, REINFORCED_FIELDS, ChangeAction.REINFORCED, cause, related=related
     )
     return Transition(stronger, change)
 
 
 def set_status(
-    fact: Fact,
-    status: FactStatus,
-    *,
-    actor: str,
-    rule: str,
-    reason: str = "",
-    related: Sequence[str] = (),
-    at: datetime | None = None,
-    run_id: str | None = None,
-    validate: bool = True,
+    fact: Fact, status: FactStatus, cause: Cause, *, related: Sequence[str] = ()
 ) -> Transition:
     """``fact`` moved to ``status`` (archived, flagged, restored, ...), audited as such."""
     updated = fact.evolve(status=status)
-    change = revise(
-        fact,
-        updated,
-        ("status",),
-        STATUS_ACTIONS[status],
-        actor=actor,
-        rule=rule,
-        reason=reason,
-        related=related,
-        at=at,
-        run_id=run_id,
-        validate=validate,
-    )
+    change = revise(fact, updated, ("status",), STATUS_ACTIONS[status], cause, related=related)
     return Transition(updated, change)
 
 
 def restore(
-    fact: Fact,
-    values: Mapping[str, JsonValue],
-    *,
-    actor: str,
-    rule: str,
-    reason: str = "",
-    related: Sequence[str] = (),
+    fact: Fact, values: Mapping[str, JsonValue], cause: Cause, *, related: Sequence[str] = ()
 ) -> Transition:
     """``fact`` with ``values`` (an audit row's ``before``) put back: the undo of that change."""
     restored = fact.evolve(**values)
     change = audit(
         fact,
         ChangeAction.RESTORED,
-        actor=actor,
-        rule=rule,
-        reason=reason,
+        cause,
         related=related,
         before=snapshot(fact, values.keys()),
         after=values,
@@ -363,13 +273,14 @@ def restore(
     return Transition(restored, change)
 
 
-def tombstone(fact_id: str, project_id: str, *, actor: str, rule: str, reason: str) -> FactChange:
+def tombstone(fact_id: str, project_id: str, cause: Cause) -> FactChange:
     """The content-free row a deleted fact leaves in the audit log in place of its history."""
     return FactChange(
         fact_id=fact_id,
         project_id=project_id,
         action=ChangeAction.DELETED,
-        actor=actor,
-        rule=rule,
-        reason=reason,
+        actor=cause.actor,
+        rule=cause.rule,
+        reason=cause.reason,
+        at=cause.at if cause.at is not None else utcnow(),
     )

@@ -27,7 +27,7 @@ def _invalid(spec: object, reason: str) -> InvalidInputError:
 
 
 def _fake(spec: str, argument: str | None) -> Embedder:
-    from sagewai.testing.embeddings import FakeEmbedder
+    from sagewai.embeddings.fake import FakeEmbedder
 
     if argument is None:
         return FakeEmbedder()

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from sagewai.context.pieces import piece_ids
+from sagewai.core.pieces import piece_ids
 from sagewai.core.queries import FactQuery, VectorPayload, VectorRecord
 from sagewai.core.records import Fact
 from sagewai.stores.sqlite import SqliteMetadataStore

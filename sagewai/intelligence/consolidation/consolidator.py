@@ -395,9 +395,7 @@ class MemoryConsolidator:
                     back,
                     fields,
                     ChangeAction.RESTORED,
-                    actor="consolidator",
-                    rule="consolidation.revert",
-                    reason=reason,
+                    lifecycle.Cause("consolidator", "consolidation.revert", reason),
                     related=change.related_fact_ids,
                 )
             )

@@ -66,33 +66,10 @@ class PlannedStep:
     action: ConsolidationAction
 
 
-def _change(
-    before: Fact,
-    after: Fact,
-    fields: Sequence[str],
-    *,
-    action: ChangeAction,
-    rule: str,
-    reason: str,
-    related: Sequence[str],
-    run_id: str,
-    at: datetime,
-) -> FactChange:
-    # Built without re-validation: every field is made here from validated facts, and a run
-    # writes one row per changed fact, so validation would be a large share of a run's time.
-    return lifecycle.revise(
-        before,
-        after,
-        fields,
-        action,
-        actor=ACTOR,
-        rule=rule,
-        reason=reason,
-        related=related,
-        at=at,
-        run_id=run_id,
-        validate=False,
-    )
+def _cause(rule: str, reason: str, *, run_id: str, at: datetime) -> lifecycle.Cause:
+    # Rows built without re-validation: every field is made here from validated facts, and a
+    # run writes one row per changed fact, so validation would be a large share of its time.
+    return lifecycle.Cause(ACTOR, rule, reason, at=at, run_id=run_id, trusted=True)
 
 
 def _action(
@@ -164,16 +141,13 @@ def plan_merge(
         reason += f"; {len(structural)} state(s) the same subject, predicate and object"
     updates: list[Fact] = [updated]
     changes = [
-        _change(
+        lifecycle.revise(
             canonical,
             updated,
             CANONICAL_FIELDS,
-            action=ChangeAction.REINFORCED,
-            rule=group_rule,
-            reason=reason,
+            ChangeAction.REINFORCED,
+            _cause(group_rule, reason, run_id=run_id, at=at),
             related=ids,
-            run_id=run_id,
-            at=at,
         )
     ]
     for fact, score in absorbed:
@@ -185,14 +159,7 @@ def plan_merge(
             else f"near-duplicate of {canonical.id} (cosine {score:.3f} >= {threshold:.2f})"
         )
         merged = lifecycle.merge(
-            fact,
-            into_id=canonical.id,
-            actor=ACTOR,
-            rule=rule,
-            reason=why,
-            at=at,
-            run_id=run_id,
-            validate=False,
+            fact, _cause(rule, why, run_id=run_id, at=at), into_id=canonical.id
         )
         updates.append(merged.fact)
         changes.append(merged.change)
@@ -219,14 +186,9 @@ def plan_supersession(
     loser = decision.loser
     closed = lifecycle.supersede(
         loser,
+        _cause(rule, decision.reason, run_id=run_id, at=at),
         successor_id=decision.winner.id,
         ends=decision.valid_to,
-        actor=ACTOR,
-        rule=rule,
-        reason=decision.reason,
-        at=at,
-        run_id=run_id,
-        validate=False,
     )
     action = _action(
         ActionKind.SUPERSEDE,
@@ -246,13 +208,8 @@ def plan_flagging(decision: Flagging, *, run_id: str, at: datetime) -> PlannedSt
     flagged = lifecycle.set_status(
         decision.fact,
         FactStatus.FLAGGED,
-        actor=ACTOR,
-        rule=rule,
-        reason=decision.reason,
+        _cause(rule, decision.reason, run_id=run_id, at=at),
         related=decision.against,
-        at=at,
-        run_id=run_id,
-        validate=False,
     )
     action = _action(
         ActionKind.FLAG,
@@ -308,16 +265,12 @@ def plan_decay(
         kind, change_action = ActionKind.REFRESH, ChangeAction.REINFORCED
         updated = fact.model_copy(update={"strength": decision.strength, "metadata": metadata})
         reason = f"strength {fact.strength:.3f} -> {decision.strength:.3f}: used again, {idle}"
-    change = _change(
+    change = lifecycle.revise(
         fact,
         updated,
         DECAY_FIELDS,
-        action=change_action,
-        rule=DECAY_RULE,
-        reason=reason,
-        related=(),
-        run_id=run_id,
-        at=at,
+        change_action,
+        _cause(DECAY_RULE, reason, run_id=run_id, at=at),
     )
     action = _action(
         kind,
