@@ -1,6 +1,7 @@
 """The core layer: the records, scopes, query types, text rules and decisions all else stands on.
 
-Nothing here imports another part of sagewai (only :mod:`sagewai.errors`, the exception tree):
+Nothing here imports another part of sagewai but the exception tree (:mod:`sagewai.errors`) and
+the lazy-export helper:
 
 * records: facts and their audit rows (:class:`Fact`, :class:`FactChange`), conversation
   messages, episodes, graph entities and relations;

@@ -1,4 +1,4 @@
-"""Text as it enters sagewai: one rule for lone surrogates, one for JSON values.
+"""Text as it enters sagewai: one rule for lone surrogates, one for JSON values, one tokeniser.
 
 A Python ``str`` may hold surrogate code points (``"\\ud800"``) that no UTF-8 store, index or
 file can hold: SQLite, the vector index, the journal and nGQL would each fail on them, at write
@@ -14,6 +14,9 @@ The rule, decided once:
   :class:`~sagewai.errors.InvalidInputError` (see
   :func:`~sagewai.core.scope.validate_identifier`): repairing two different ids could make
   them one.
+
+Keyword search, ranking, query analysis, episodes and the test doubles split text into terms with
+:func:`keyword_terms`, so a term means the same thing in every one of them.
 """
 
 from __future__ import annotations
