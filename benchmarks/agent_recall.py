@@ -50,8 +50,8 @@ from beam_recall import HashCachingEmbedder, result_sources
 from locomo_recall import baseline_rankings, recall_at
 
 from sagewai.context.engine import ContextEngine
-from sagewai.embeddings.base import Embedder
-from sagewai.records import FactKind, Provenance
+from sagewai.core.embedder import Embedder
+from sagewai.core.records import FactKind, Provenance
 
 DEFAULT_OUT = RESULTS / "agent_recall.json"
 USER = "user-1"
@@ -335,7 +335,7 @@ async def run_dialogue(
 
 
 def _query(engine: ContextEngine, kinds: tuple[FactKind, ...]) -> Any:
-    from sagewai.stores.metadata import FactQuery
+    from sagewai.core.queries import FactQuery
 
     return FactQuery(project_id=engine.project_id, kinds=kinds)
 

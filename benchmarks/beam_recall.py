@@ -63,8 +63,8 @@ from locomo_recall import (
 
 from sagewai.context.engine import ContextEngine
 from sagewai.context.ranking import SearchConfig
-from sagewai.embeddings.base import Embedder, Vector, Vectors
-from sagewai.records import FactKind, Provenance, SearchResult
+from sagewai.core.embedder import Embedder, Vector, Vectors
+from sagewai.core.records import FactKind, Provenance, SearchResult
 
 DEFAULT_OUT = RESULTS / "beam_recall.json"
 TUNING_SPLIT = frozenset(str(n) for n in range(1, 11))
@@ -401,7 +401,7 @@ def batch_messages(conversation: Conversation, batch: int) -> list[dict[str, Any
 async def ingest_facts(engine: ContextEngine, conversation: Conversation, extractor: str) -> int:
     """Store what ``MemoryBridge`` makes of every batch; returns how many records it stored."""
     from sagewai.context.bridge import MemoryBridge
-    from sagewai.context.conversation import Conversation as ChatConversation
+    from sagewai.core.conversation import Conversation as ChatConversation
 
     bridge = MemoryBridge(
         context_engine=engine, fact_extractor=make_extractor(extractor), save_episodes=False

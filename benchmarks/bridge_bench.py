@@ -50,10 +50,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from _common import RESULTS, percentiles, synthetic_sentences, write_json
 
 from sagewai.context.bridge import MemoryBridge
-from sagewai.context.conversation import Conversation
 from sagewai.context.engine import ContextEngine
 from sagewai.context.episodes import SqliteEpisodeStore
-from sagewai.embeddings.base import Embedder
+from sagewai.core.conversation import Conversation
+from sagewai.core.embedder import Embedder
 from sagewai.intelligence.extraction.rules import RuleBasedFactExtractor
 
 DEFAULT_LOCOMO = (

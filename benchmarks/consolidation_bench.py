@@ -60,12 +60,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks._common import RESULTS, write_json
 from sagewai.context.engine import ContextEngine
+from sagewai.core.queries import FactQuery, VectorPayload, VectorRecord, WriteBatch
+from sagewai.core.records import Fact, FactStatus
 from sagewai.intelligence.consolidation import MemoryConsolidator
-from sagewai.records import Fact, FactStatus
-from sagewai.stores.metadata import FactQuery, WriteBatch
 from sagewai.stores.qdrant_edge import QdrantEdgeVectorStore
 from sagewai.stores.sqlite import SqliteMetadataStore
-from sagewai.stores.vector import VectorPayload, VectorRecord
 from sagewai.testing import FakeEmbedder
 
 try:

@@ -39,9 +39,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks._common import RESULTS, write_json
 from sagewai.context.engine import ContextEngine
-from sagewai.embeddings.base import Vector, Vectors
+from sagewai.core.embedder import Vector, Vectors
+from sagewai.core.records import FactStatus
 from sagewai.intelligence.consolidation import MemoryConsolidator
-from sagewai.records import FactStatus
 from sagewai.stores.memory_metadata import InMemoryMetadataStore
 from sagewai.stores.memory_vector import InMemoryVectorStore
 

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from sagewai.records import Fact
+from sagewai.core.records import Fact
 
 FIRST = [
     "Ben",

@@ -73,7 +73,7 @@ async def run(
 ) -> dict[str, Any]:
     embedder = None
     if embedder_name == "fake":
-        from sagewai.testing.embeddings import FakeEmbedder
+        from sagewai.embeddings.fake import FakeEmbedder
 
         embedder = FakeEmbedder()
     rows = []

@@ -56,9 +56,9 @@ from _common import RESULTS, write_json
 
 from sagewai.context.engine import ContextEngine
 from sagewai.context.ranking import SearchConfig
-from sagewai.embeddings.base import Embedder, Vector, Vectors
-from sagewai.records import Provenance, SearchResult
-from sagewai.stores.metadata import keyword_terms
+from sagewai.core.embedder import Embedder, Vector, Vectors
+from sagewai.core.records import Provenance, SearchResult
+from sagewai.core.text import keyword_terms
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 DEFAULT_OUT = RESULTS / "locomo_recall.json"
@@ -532,7 +532,7 @@ async def ingest_facts(engine: ContextEngine, conversation: Conversation, extrac
     """
     try:
         from sagewai.context.bridge import MemoryBridge
-        from sagewai.context.conversation import Conversation as ChatConversation
+        from sagewai.core.conversation import Conversation as ChatConversation
     except ImportError as exc:  # pragma: no cover - depends on the checkout
         raise RuntimeError(f"facts mode needs sagewai.context.bridge: {exc}") from exc
     bridge = MemoryBridge(

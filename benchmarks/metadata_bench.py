@@ -30,10 +30,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from sagewai.context.scope import ContextScope
+from sagewai.core.queries import FactQuery, WriteBatch
+from sagewai.core.records import Fact, FactStatus, FactType
+from sagewai.core.scope import ContextScope
 from sagewai.errors import BackendUnavailableError
-from sagewai.records import Fact, FactStatus, FactType
-from sagewai.stores.metadata import FactQuery, MetadataStore, WriteBatch
+from sagewai.stores.metadata import MetadataStore
 from sagewai.stores.sqlite import SqliteMetadataStore
 
 PROJECT = "bench"

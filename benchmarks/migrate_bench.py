@@ -66,7 +66,7 @@ async def compare_searches(source: ContextEngine, target: ContextEngine) -> dict
     The dense hits compare the vectors moved; the hybrid ranking also depends on each
     backend's keyword scoring (SQLite FTS5 BM25 vs PostgreSQL ts_rank), which differ by design.
     """
-    from sagewai.stores.vector import VectorFilter
+    from sagewai.core.queries import VectorFilter
 
     where = VectorFilter(scope_keys=(source.address().key,))
     target_where = VectorFilter(scope_keys=(target.address().key,))

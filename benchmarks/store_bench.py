@@ -49,7 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _common import RESULTS, percentiles, synthetic_sentences, write_json
 
 from sagewai.context.engine import ContextEngine
-from sagewai.embeddings.base import Vector, Vectors
+from sagewai.core.embedder import Vector, Vectors
 from sagewai.embeddings.minilm import MiniLMEmbedder
 from sagewai.errors import BackendUnavailableError
 from sagewai.stores.memory_metadata import InMemoryMetadataStore

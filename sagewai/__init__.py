@@ -14,14 +14,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from sagewai._lazy import lazy_exports
-from sagewai.context.scope import ContextScope
+from sagewai.core.scope import ContextScope
 from sagewai.errors import SagewaiError
 
 if TYPE_CHECKING:
     from sagewai.agent import UniversalAgent
     from sagewai.context.engine import ContextEngine
     from sagewai.context.ranking import SearchConfig
-    from sagewai.records import (
+    from sagewai.core.records import (
         ChangeAction,
         Fact,
         FactChange,
@@ -54,15 +54,15 @@ __version__ = "0.1.0"
 _LAZY = {
     "ContextEngine": "sagewai.context.engine",
     "SearchConfig": "sagewai.context.ranking",
-    "ChangeAction": "sagewai.records",
-    "Fact": "sagewai.records",
-    "FactChange": "sagewai.records",
-    "FactKind": "sagewai.records",
-    "FactStatus": "sagewai.records",
-    "FactType": "sagewai.records",
-    "Provenance": "sagewai.records",
-    "ScoreParts": "sagewai.records",
-    "SearchResult": "sagewai.records",
+    "ChangeAction": "sagewai.core.records",
+    "Fact": "sagewai.core.records",
+    "FactChange": "sagewai.core.records",
+    "FactKind": "sagewai.core.records",
+    "FactStatus": "sagewai.core.records",
+    "FactType": "sagewai.core.records",
+    "Provenance": "sagewai.core.records",
+    "ScoreParts": "sagewai.core.records",
+    "SearchResult": "sagewai.core.records",
     "UniversalAgent": "sagewai.agent",
 }
 

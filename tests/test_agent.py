@@ -18,6 +18,7 @@ from sagewai.agent import UniversalAgent, tool_pairing_problems
 from sagewai.context.bridge import MemoryBridge
 from sagewai.context.engine import ContextEngine
 from sagewai.context.episodes import EpisodeStore
+from sagewai.core.records import FactStatus
 from sagewai.errors import ConfigurationError, InvalidInputError, ScopeError
 from sagewai.intelligence.extraction import RuleBasedFactExtractor
 from sagewai.intelligence.graph_builder import ConversationGraphBuilder
@@ -29,7 +30,6 @@ from sagewai.llm import (
     ToolCall,
     allow_model_requests,
 )
-from sagewai.records import FactStatus
 from sagewai.testing import FakeEmbedder
 from sagewai.testing.agent import memory_lines
 from sagewai.testing.llm import ScriptedLLM

@@ -89,7 +89,7 @@ def test_a_conversation_loads_with_dates_and_answerable_questions(tmp_path: Path
 
 
 def test_recall_counts_the_sources_of_related_records() -> None:
-    from sagewai.records import Fact, Provenance, SearchResult
+    from sagewai.core.records import Fact, Provenance, SearchResult
 
     message = Fact(project_id="p", content="m", sources=(Provenance(message_id="5"),))
     fact = Fact(project_id="p", content="f", sources=(Provenance(message_id="6"),))

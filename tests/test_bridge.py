@@ -9,9 +9,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from sagewai.context.bridge import MemoryBridge, fact_id_for
-from sagewai.context.conversation import ChatMessage, Conversation
 from sagewai.context.episodes import EpisodeStore
-from sagewai.context.scope import ContextScope
+from sagewai.core.conversation import ChatMessage, Conversation
+from sagewai.core.records import FactStatus, FactType
+from sagewai.core.scope import ContextScope
 from sagewai.errors import ExtractionError, InvalidInputError
 from sagewai.intelligence.extraction.base import ExtractedFact, ExtractionContext
 from sagewai.intelligence.extraction.exact_values import find_exact_values
@@ -19,7 +20,6 @@ from sagewai.intelligence.extraction.hybrid import HybridFactExtractor
 from sagewai.intelligence.extraction.llm import LLMFactExtractor
 from sagewai.intelligence.extraction.rules import RuleBasedFactExtractor
 from sagewai.llm import allow_model_requests
-from sagewai.records import FactStatus, FactType
 from sagewai.testing import FakeEmbedder
 from tests.helpers import memory_engine
 

@@ -21,12 +21,12 @@ import pytest
 from sagewai.context.bridge import MemoryBridge
 from sagewai.context.engine import ContextEngine
 from sagewai.context.journal import WriteAheadJournal
+from sagewai.core.queries import WriteBatch
+from sagewai.core.records import Fact, FactStatus, FactType
 from sagewai.errors import BackendError, ConfigurationError, SagewaiTimeoutError
 from sagewai.intelligence.extraction.base import ExtractedFact, ExtractionContext
 from sagewai.intelligence.extraction.exact_values import find_exact_values
-from sagewai.records import Fact, FactStatus, FactType
 from sagewai.stores.memory_metadata import InMemoryMetadataStore
-from sagewai.stores.metadata import WriteBatch
 from sagewai.testing import FakeEmbedder
 from tests.helpers import memory_engine
 

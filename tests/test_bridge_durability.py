@@ -23,13 +23,13 @@ import pytest
 from sagewai import ContextEngine, UniversalAgent
 from sagewai.context import MemoryBridge
 from sagewai.context.bridge import message_record_id
+from sagewai.core.records import FactKind, FactStatus
 from sagewai.intelligence import (
     HybridFactExtractor,
     LLMFactExtractor,
     MemoryConsolidator,
     RuleBasedFactExtractor,
 )
-from sagewai.records import FactKind, FactStatus
 from sagewai.testing import FakeEmbedder
 from sagewai.testing.llm import ScriptedLLM
 

@@ -19,10 +19,10 @@ from sagewai.context.reconcile import (
     decide,
     negation_pair,
 )
+from sagewai.core.records import ChangeAction, Fact, FactStatus, FactType, Provenance
 from sagewai.intelligence.extraction.base import ExtractedFact, ExtractionContext
 from sagewai.intelligence.extraction.rules import RuleBasedFactExtractor
 from sagewai.llm.errors import ModelUnreachableError
-from sagewai.records import ChangeAction, Fact, FactStatus, FactType, Provenance
 from sagewai.testing.llm import ScriptedLLM
 from tests.helpers import memory_engine
 

@@ -14,7 +14,7 @@ import pytest
 
 from sagewai.cli.main import main
 from sagewai.context.engine import ContextEngine
-from sagewai.records import FactStatus
+from sagewai.core.records import FactStatus
 
 ROOT = Path(__file__).resolve().parents[1]
 

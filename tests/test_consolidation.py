@@ -18,19 +18,20 @@ import numpy as np
 import pytest
 
 from sagewai.context.engine import ContextEngine
-from sagewai.embeddings.base import Vector
+from sagewai.core.embedder import Vector
+from sagewai.core.queries import FactQuery, VectorFilter, VectorHit, WriteBatch
+from sagewai.core.records import ChangeAction, Fact, FactStatus, Provenance
 from sagewai.errors import BackendError, InvalidInputError, ScopeError
 from sagewai.intelligence.consolidation import (
     ActionKind,
     ConsolidationReport,
     MemoryConsolidator,
 )
-from sagewai.records import ChangeAction, Fact, FactStatus, Provenance
 from sagewai.stores.memory_metadata import InMemoryMetadataStore
 from sagewai.stores.memory_vector import InMemoryVectorStore
-from sagewai.stores.metadata import FactQuery, MetadataStore, WriteBatch
+from sagewai.stores.metadata import MetadataStore
 from sagewai.stores.sqlite import SqliteMetadataStore
-from sagewai.stores.vector import VectorFilter, VectorHit, VectorStore
+from sagewai.stores.vector import VectorStore
 from sagewai.testing import FakeEmbedder
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)

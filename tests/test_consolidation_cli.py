@@ -13,8 +13,8 @@ import pytest
 from sagewai.cli.consolidate import EXIT_LOCKED, ProgressBar, run_consolidate
 from sagewai.cli.main import build_parser, main
 from sagewai.context.engine import ContextEngine
+from sagewai.core.records import FactStatus
 from sagewai.intelligence.consolidation import ConsolidationProgress
-from sagewai.records import FactStatus
 from sagewai.stores.qdrant_edge import QdrantEdgeVectorStore
 from sagewai.stores.sqlite import SqliteMetadataStore
 

@@ -19,10 +19,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sagewai.context.engine import ContextEngine
+from sagewai.core.records import Fact, FactStatus
 from sagewai.errors import BackendError
 from sagewai.intelligence.consolidation import MemoryConsolidator
 from sagewai.intelligence.extraction.exact_values import find_exact_values
-from sagewai.records import Fact, FactStatus
 from tests.test_consolidation import (
     DAY,
     NOW,

@@ -6,6 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from sagewai.core.lifecycle import snapshot
+from sagewai.core.records import Fact, FactKind, FactStatus, FactType, Provenance
 from sagewai.intelligence.consolidation.annotations import (
     base_strength,
     keep_apart,
@@ -25,10 +27,9 @@ from sagewai.intelligence.consolidation.dedup import (
     merge_refusal,
     reinforced_strength,
 )
-from sagewai.intelligence.consolidation.planning import plan_merge, snapshot
+from sagewai.intelligence.consolidation.planning import plan_merge
 from sagewai.intelligence.consolidation.selection import Selection
 from sagewai.intelligence.consolidation.state import ConsolidationState, RunCheckpoint
-from sagewai.records import Fact, FactKind, FactStatus, FactType, Provenance
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
 DAY = timedelta(days=1)

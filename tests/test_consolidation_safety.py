@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from sagewai.context.engine import ContextEngine
+from sagewai.core.queries import WriteBatch
+from sagewai.core.records import ChangeAction, FactStatus
 from sagewai.errors import BackendError, InvalidInputError, LockedError
 from sagewai.intelligence.consolidation import ActionKind, MemoryConsolidator
-from sagewai.records import ChangeAction, FactStatus
 from sagewai.stores.memory_vector import InMemoryVectorStore
-from sagewai.stores.metadata import WriteBatch
 from sagewai.stores.sqlite import SqliteMetadataStore
 from sagewai.stores.vector import ProjectVectorStore
 from sagewai.testing import FakeEmbedder

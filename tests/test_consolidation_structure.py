@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from sagewai.context.engine import ContextEngine
+from sagewai.core.records import ChangeAction, Fact, FactStatus
 from sagewai.intelligence.consolidation import MemoryConsolidator
 from sagewai.intelligence.consolidation.dedup import DedupProfile, merge_refusal, merge_rule
 from sagewai.intelligence.consolidation.equivalence import same_statement, structural_refusal
@@ -25,7 +26,6 @@ from sagewai.intelligence.consolidation.structure import (
     structure_of,
     vocabulary_predicate,
 )
-from sagewai.records import ChangeAction, Fact, FactStatus
 
 
 def refusal(a: str, b: str) -> str | None:

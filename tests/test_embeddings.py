@@ -26,6 +26,7 @@ import numpy as np
 import pytest
 
 from sagewai.embeddings import Embedder, MiniLMEmbedder, resolve_embedder
+from sagewai.embeddings.fake import FakeEmbedder
 from sagewai.embeddings.litellm import LiteLLMEmbedder
 from sagewai.embeddings.minilm import MINILM_MODEL_SHA256
 from sagewai.embeddings.sentence_transformers import SentenceTransformerEmbedder
@@ -39,7 +40,6 @@ from sagewai.errors import (
     SagewaiTimeoutError,
 )
 from sagewai.llm import allow_model_requests
-from sagewai.testing.embeddings import FakeEmbedder
 
 TOKENIZER_FILE = Path(__file__).parents[1] / "sagewai" / "embeddings" / "data" / "tokenizer.json"
 

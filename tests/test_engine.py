@@ -7,8 +7,7 @@ from datetime import timedelta
 import pytest
 
 from sagewai import ContextScope
-from sagewai.errors import FactNotFoundError, InvalidInputError, ScopeError
-from sagewai.records import (
+from sagewai.core.records import (
     MAX_CONTENT_CHARS,
     ChangeAction,
     FactKind,
@@ -17,6 +16,7 @@ from sagewai.records import (
     Provenance,
     utcnow,
 )
+from sagewai.errors import FactNotFoundError, InvalidInputError, ScopeError
 from sagewai.stores.memory_metadata import InMemoryMetadataStore
 from sagewai.stores.memory_vector import InMemoryVectorStore
 from tests.helpers import memory_engine

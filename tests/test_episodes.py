@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from sagewai.context.conversation import ChatMessage
 from sagewai.context.episodes import (
     EpisodeStore,
     EpisodeStoreBase,
@@ -17,6 +16,7 @@ from sagewai.context.episodes import (
     SqliteEpisodeStore,
     extractive_summary,
 )
+from sagewai.core.conversation import ChatMessage
 from sagewai.errors import ConfigurationError, InvalidInputError
 from sagewai.llm.errors import ModelTimeoutError
 from sagewai.testing import FakeEmbedder

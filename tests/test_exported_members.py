@@ -152,7 +152,72 @@ def test_context_package_exports_are_curated() -> None:
 
     assert context.__all__ == sorted(context.__all__)
     for name in context.__all__:
-        assert getattr(context, name).__module__.startswith("sagewai.context")
+        # ChatMessage and Conversation are records of the core layer, re-exported here.
+        assert getattr(context, name).__module__.startswith(("sagewai.context", "sagewai.core"))
+
+
+CORE = [
+    "ChangeAction",
+    "ChangeQuery",
+    "ChatMessage",
+    "ContextScope",
+    "Conversation",
+    "Embedder",
+    "Entity",
+    "Episode",
+    "EpisodeFilter",
+    "Fact",
+    "FactChange",
+    "FactKind",
+    "FactQuery",
+    "FactStatus",
+    "FactType",
+    "GraphCounts",
+    "GraphDeletion",
+    "GraphPath",
+    "MessageLike",
+    "Neighbourhood",
+    "Predicate",
+    "Provenance",
+    "Relation",
+    "ScopeAddress",
+    "ScoreParts",
+    "SearchResult",
+    "Transition",
+    "Vector",
+    "VectorFilter",
+    "VectorHit",
+    "VectorPayload",
+    "VectorRecord",
+    "Vectors",
+    "WriteBatch",
+    "clean_json",
+    "clean_text",
+    "is_single_valued",
+    "keyword_terms",
+    "name_key",
+    "new_id",
+    "normalize_predicate",
+    "relation_predicate",
+    "utcnow",
+    "validate_identifier",
+]
+
+
+def test_core_exports_are_curated_and_light() -> None:
+    """A backend of your own needs the records and query types: one import path, cheap."""
+    import sagewai.core as core
+
+    assert core.__all__ == CORE
+    for name in core.__all__:
+        value = getattr(core, name)
+        if isinstance(value, type) or (callable(value) and hasattr(value, "__code__")):
+            assert value.__module__.startswith("sagewai.core"), name  # not a type alias
+    code = (
+        "import sys\nimport sagewai.core\nprint(sorted({'numpy', 'pydantic'} & set(sys.modules)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 # The public import paths examples and docs may use (STYLE.md rule 15).
@@ -162,6 +227,7 @@ _PUBLIC = (
     "sagewai.context",
     "sagewai.context.archive",
     "sagewai.context.episodes",
+    "sagewai.core",
     "sagewai.embeddings",
     "sagewai.errors",
     "sagewai.graph",

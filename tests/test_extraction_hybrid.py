@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from sagewai.core.records import FactType
 from sagewai.intelligence.extraction import (
     ExtractedFact,
     ExtractionContext,
@@ -19,7 +20,6 @@ from sagewai.intelligence.extraction import (
 from sagewai.intelligence.extraction.hybrid import merge_facts, needs_llm
 from sagewai.intelligence.extraction.rules import RuleAnalysis
 from sagewai.llm import allow_model_requests
-from sagewai.records import FactType
 from sagewai.testing.llm import ScriptedLLM
 
 CONTEXT = ExtractionContext(speaker="Alice")

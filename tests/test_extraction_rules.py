@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from sagewai.core.records import FactType
 from sagewai.errors import InvalidInputError
 from sagewai.intelligence.extraction import (
     ExtractedFact,
@@ -13,7 +14,6 @@ from sagewai.intelligence.extraction import (
     FactExtractor,
     RuleBasedFactExtractor,
 )
-from sagewai.records import FactType
 
 WEDNESDAY = datetime(2024, 3, 13, 15, 0, tzinfo=UTC)
 MONDAY = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from sagewai.embeddings.fake import FakeEmbedder
 from sagewai.errors import ConfigurationError, ExtractionError
 from sagewai.graph import Entity, InMemoryGraphStore, ProjectGraph, SqliteGraphStore
 from sagewai.intelligence.entities import ExtractedEntity, GLiNEREntityExtractor
 from sagewai.intelligence.graph_builder import ConversationGraphBuilder, GraphUpdateResult
 from sagewai.intelligence.relations import ExtractedRelation, HeuristicRelationExtractor
-from sagewai.testing.embeddings import FakeEmbedder
 
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sagewai.context.engine import ContextEngine
 from sagewai.context.ranking import SearchConfig
-from sagewai.graph.records import Entity, Relation
+from sagewai.core.graph_records import Entity, Relation
 from sagewai.testing import FakeEmbedder
 
 

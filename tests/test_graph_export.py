@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from sagewai.cli.main import EXIT_OK, EXIT_USAGE, main
+from sagewai.core.records import Provenance
 from sagewai.errors import InvalidInputError
 from sagewai.graph import (
     Entity,
@@ -28,7 +29,6 @@ from sagewai.graph import (
     graph_to_html,
     graph_to_json,
 )
-from sagewai.records import Provenance
 
 T0 = datetime(2024, 3, 1, tzinfo=UTC)
 XSS = '</script><script>alert("pwned")</script><img src=x onerror=alert(1)>'

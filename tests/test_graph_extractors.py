@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 import sagewai
+from sagewai.core.predicates import PREDICATES, is_single_valued, relation_predicate
 from sagewai.errors import ExtractionError, ModelNotAvailableError
 from sagewai.intelligence.entities import (
     EntityExtractor,
@@ -19,7 +20,6 @@ from sagewai.intelligence.entities import (
     RuleBasedEntityExtractor,
     parse_llm_entities,
 )
-from sagewai.intelligence.predicates import PREDICATES, is_single_valued, normalise_predicate
 from sagewai.intelligence.relations import SPEAKER, HeuristicRelationExtractor, RelationExtractor
 
 # --------------------------------------------------------------------------- rule-based entities
@@ -268,11 +268,11 @@ async def test_first_person_without_speaker_is_marked() -> None:
 
 
 def test_predicate_vocabulary() -> None:
-    assert normalise_predicate("Moved to") == "lives_in"
-    assert normalise_predicate("works for") == "works_at"
-    assert normalise_predicate("sister") == "sibling_of"
-    assert normalise_predicate("plays chess with") == "plays_chess_with"
-    assert normalise_predicate("!!!") == "related_to"
+    assert relation_predicate("Moved to") == "lives_in"
+    assert relation_predicate("works for") == "works_at"
+    assert relation_predicate("sister") == "sibling_of"
+    assert relation_predicate("plays chess with") == "plays_chess_with"
+    assert relation_predicate("!!!") == "related_to"
     single = {name for name, p in PREDICATES.items() if p.single_valued}
     assert single == {
         "works_at",

@@ -351,7 +351,7 @@ async def test_subject_limit_is_the_same_at_add_and_forget(tmp_path: Path) -> No
 
 
 async def test_punctuation_only_entity_names_are_refused_at_write() -> None:
-    from sagewai.graph.records import Entity
+    from sagewai.core.graph_records import Entity
 
     for name in ("?", "(", "...", "!!"):
         with pytest.raises(ValueError):
@@ -438,8 +438,8 @@ async def test_asyncpg_client_errors_are_translated(
 
 async def test_bridge_conversation_checks_its_episode_before_writing_facts() -> None:
     from sagewai.context import MemoryBridge
-    from sagewai.context.conversation import Conversation
     from sagewai.context.episodes import EpisodeStore
+    from sagewai.core.conversation import Conversation
 
     embedder = FakeEmbedder()
     episodes = EpisodeStore(embedder=embedder)

@@ -18,10 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sagewai.context.engine import ContextEngine
+from sagewai.core.queries import FactQuery
+from sagewai.core.records import Fact, FactKind, FactStatus, FactType
 from sagewai.errors import SagewaiError
-from sagewai.records import Fact, FactKind, FactStatus, FactType
 from sagewai.stores.memory_vector import InMemoryVectorStore
-from sagewai.stores.metadata import FactQuery
 from sagewai.testing import FakeEmbedder
 from tests.hostile_values import (
     hostile_id,

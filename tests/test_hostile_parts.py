@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from sagewai.context import MemoryBridge
 from sagewai.context.engine import ContextEngine
+from sagewai.core.queries import FactQuery
 from sagewai.errors import SagewaiError
 from sagewai.graph.memory import InMemoryGraphStore
 from sagewai.graph.sqlite import SqliteGraphStore
@@ -31,7 +32,6 @@ from sagewai.intelligence import (
     MemoryConsolidator,
     RuleBasedFactExtractor,
 )
-from sagewai.stores.metadata import FactQuery
 from sagewai.testing import FakeEmbedder
 from sagewai.testing.llm import ScriptedLLM
 from tests.hostile_values import (

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sagewai.context.engine import ContextEngine
-from sagewai.context.scope import ContextScope
+from sagewai.core.scope import ContextScope
 from sagewai.errors import FactConflictError, FactNotFoundError
 from sagewai.stores.memory_metadata import InMemoryMetadataStore
 from sagewai.stores.memory_vector import InMemoryVectorStore

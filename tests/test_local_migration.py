@@ -14,14 +14,13 @@ from pathlib import Path
 import pytest
 
 from sagewai.context.engine import ContextEngine
-from sagewai.context.pieces import piece_ids
-from sagewai.records import Fact
+from sagewai.core.pieces import piece_ids
+from sagewai.core.queries import VectorFilter, VectorPayload, VectorRecord, WriteBatch
+from sagewai.core.records import Fact
 from sagewai.stores.local import MANIFEST, LocalLayout
 from sagewai.stores.local_migration import migrate_vector_ids
-from sagewai.stores.metadata import WriteBatch
 from sagewai.stores.qdrant_edge import QdrantEdgeVectorStore
 from sagewai.stores.sqlite import SqliteMetadataStore
-from sagewai.stores.vector import VectorFilter, VectorPayload, VectorRecord
 from sagewai.testing import FakeEmbedder
 
 pytest.importorskip("qdrant_edge")

@@ -9,10 +9,10 @@ import pytest
 
 from sagewai.context.engine import ContextEngine
 from sagewai.context.ranking import SearchConfig
+from sagewai.core.queries import VectorFilter
+from sagewai.core.records import MAX_CONTENT_CHARS, FactKind, Provenance
 from sagewai.embeddings.minilm import MiniLMEmbedder, _windows
 from sagewai.errors import InvalidInputError
-from sagewai.records import MAX_CONTENT_CHARS, FactKind, Provenance
-from sagewai.stores.vector import VectorFilter
 from sagewai.testing import FakeEmbedder
 
 FILLER = (

@@ -22,8 +22,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, TextResourceContents
 
 from sagewai.context.engine import ContextEngine
+from sagewai.core.records import utcnow
 from sagewai.integrations.mcp import SCOPE_REFUSED, build_mcp_server
-from sagewai.records import utcnow
 from sagewai.testing import FakeEmbedder
 
 ROOT = Path(__file__).resolve().parents[1]

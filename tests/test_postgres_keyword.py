@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from sagewai.records import Fact
-from sagewai.stores.metadata import FactQuery, WriteBatch
+from sagewai.core.queries import FactQuery, WriteBatch
+from sagewai.core.records import Fact
 from sagewai.stores.postgres import PostgresMetadataStore, significant_terms
 from sagewai.stores.sqlite import SqliteMetadataStore
 

@@ -22,7 +22,7 @@ from sagewai.context.ranking import (
     standardised,
     time_matches,
 )
-from sagewai.records import Fact, FactType, Provenance, SearchResult
+from sagewai.core.records import Fact, FactType, Provenance, SearchResult
 from tests.helpers import memory_engine
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

@@ -49,12 +49,12 @@ from sagewai.agent.replies import EMPTY_ANSWER, AgentReply, describe_error, fail
 from sagewai.agent.session import AgentSession
 from sagewai.agent.settings import AgentSettings
 from sagewai.agent.tools import Tool, ToolBox
-from sagewai.context.conversation import MAX_MESSAGE_CHARS
-from sagewai.context.scope import validate_identifier
+from sagewai.core.conversation import MAX_MESSAGE_CHARS
+from sagewai.core.records import new_id, utcnow
+from sagewai.core.scope import validate_identifier
 from sagewai.errors import ConfigurationError, InvalidInputError, SagewaiError, ScopeError
 from sagewai.llm.base import LLMClient
 from sagewai.llm.errors import is_model_unreachable
-from sagewai.records import new_id, utcnow
 
 if TYPE_CHECKING:
     from sagewai.context.bridge import MemoryBridge

@@ -23,19 +23,19 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from sagewai.context.episodes.records import subject_pattern
 from sagewai.context.episodes.summary import extractive_summary
+from sagewai.core.episode_records import subject_pattern
+from sagewai.core.queries import FactQuery
+from sagewai.core.records import Fact, FactKind
 from sagewai.errors import FactNotFoundError, InvalidInputError
 from sagewai.graph.base import GraphWrite
-from sagewai.records import Fact, FactKind
-from sagewai.stores.metadata import FactQuery
 
 if TYPE_CHECKING:
     from sagewai.agent.session import AgentSession
     from sagewai.context.engine import ContextEngine
     from sagewai.context.episodes import EpisodeStoreBase
+    from sagewai.core.graph_records import Relation
     from sagewai.graph.base import ProjectGraph
-    from sagewai.graph.records import Relation
 
 __all__ = [
     "AgentForgetReport",

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal
 from sagewai.agent.session import AgentSession
 from sagewai.agent.tools import Tool
 from sagewai.context.reconcile import Candidate, ReconcileAction
-from sagewai.records import Provenance, utcnow
+from sagewai.core.records import Provenance, utcnow
 
 if TYPE_CHECKING:
     from sagewai.context.bridge import MemoryBridge

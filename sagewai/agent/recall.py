@@ -34,14 +34,14 @@ from sagewai.agent.memory_block import (
     clean_text,
     day,
 )
+from sagewai.core.records import ChangeAction, Fact, FactKind, FactStatus, SearchResult
 from sagewai.errors import SagewaiRuntimeError
-from sagewai.records import ChangeAction, Fact, FactKind, FactStatus, SearchResult
 
 if TYPE_CHECKING:
     from sagewai.context.engine import ContextEngine
     from sagewai.context.episodes import Episode, EpisodeStoreBase
+    from sagewai.core.graph_records import Relation
     from sagewai.graph.base import ProjectGraph
-    from sagewai.graph.records import Relation
 
 __all__ = ["MemoryRecaller", "RecalledFact", "Recollection"]
 
@@ -189,7 +189,7 @@ def fact_item(recalled: RecalledFact, ref: str, query: str = "") -> MemoryItem:
     """One block line: a fact with its type, date, older value and quote; or a message.
 
     Example:
-        >>> from sagewai.records import Fact
+        >>> from sagewai.core.records import Fact
         >>> fact = Fact(project_id="p", content="The user prefers tea.")
         >>> fact_item(RecalledFact(fact, 1.0, quote="I prefer tea!"), "m1").text[:26]
         '[m1] The user prefers tea.'
@@ -413,7 +413,7 @@ def quote_of(fact: Fact, message: str) -> str:
     """The part of ``message`` the fact was read from (its source span), else the message.
 
     Example:
-        >>> from sagewai.records import Fact
+        >>> from sagewai.core.records import Fact
         >>> fact = Fact(project_id="p", content="The user lives in Porto.",
         ...             metadata={"source_span": [0, 15]})
         >>> quote_of(fact, "I live in Porto and I work at Initech.")

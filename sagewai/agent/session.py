@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sagewai.agent.history import ConversationHistory, HistoryBlock
-from sagewai.context.conversation import ChatMessage
-from sagewai.records import utcnow
+from sagewai.core.conversation import ChatMessage
+from sagewai.core.records import utcnow
 
 __all__ = ["REMOVED", "AgentSession"]
 

@@ -24,12 +24,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from sagewai.context.scope import ContextScope
+from sagewai.core.scope import ContextScope
 from sagewai.errors import ConfigurationError, LockedError, SagewaiError
 
 if TYPE_CHECKING:
     from sagewai.context.engine import ContextEngine
-    from sagewai.embeddings.base import Embedder
+    from sagewai.core.embedder import Embedder
     from sagewai.intelligence.consolidation import ConsolidationProgress, ConsolidationReport
 
 __all__ = [

@@ -96,7 +96,7 @@ def _extractor(args: argparse.Namespace) -> Any:
 
 def _embedder(name: str) -> Callable[[Sequence[str]], Any]:
     if name == "fake":
-        from sagewai.testing.embeddings import FakeEmbedder
+        from sagewai.embeddings.fake import FakeEmbedder
 
         return FakeEmbedder(dimension=128).embed_sync
     from sagewai.embeddings.minilm import MiniLMEmbedder

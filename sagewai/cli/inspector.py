@@ -31,13 +31,13 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from sagewai.cli.consolidate import DEFAULT_STORE, open_engine
-from sagewai.context.scope import ContextScope
+from sagewai.core.records import FactChange, FactStatus, FactType
+from sagewai.core.scope import ContextScope
 from sagewai.errors import InvalidInputError
-from sagewai.records import FactChange, FactStatus, FactType
 
 if TYPE_CHECKING:
     from sagewai.context.engine import ContextEngine
-    from sagewai.records import Fact
+    from sagewai.core.records import Fact
 
 __all__ = ["format_table", "parse_time", "register"]
 
@@ -251,7 +251,7 @@ def _json_line(data: Any) -> None:
 
 
 async def _facts(engine: ContextEngine, args: argparse.Namespace) -> int:
-    from sagewai.stores.metadata import FactQuery
+    from sagewai.core.queries import FactQuery
 
     if args.limit < 1:
         raise InvalidInputError("--limit must be at least 1")

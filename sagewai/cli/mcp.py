@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from sagewai.cli.consolidate import DEFAULT_STORE, open_engine
-from sagewai.context.scope import validate_identifier
+from sagewai.core.scope import validate_identifier
 from sagewai.errors import ConfigurationError
 
 __all__ = ["parse_http", "register", "run_mcp"]

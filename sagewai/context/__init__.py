@@ -11,13 +11,13 @@ from sagewai._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from sagewai.context.bridge import MemoryBridge
-    from sagewai.context.conversation import ChatMessage, Conversation
+    from sagewai.core.conversation import ChatMessage, Conversation
 
 __all__ = ["ChatMessage", "Conversation", "MemoryBridge"]
 
 _LAZY = {
-    "ChatMessage": "sagewai.context.conversation",
-    "Conversation": "sagewai.context.conversation",
+    "ChatMessage": "sagewai.core.conversation",
+    "Conversation": "sagewai.core.conversation",
     "MemoryBridge": "sagewai.context.bridge",
 }
 

@@ -4,9 +4,9 @@ The bridge is where an agent's conversation becomes memory. Each accepted messag
 two stages:
 
 1. **Record** (at once, for every message): the message is stored verbatim as a record of kind
-   ``message`` (:data:`~sagewai.records.FactKind.MESSAGE`, id :func:`message_record_id`, with its
-   provenance), and the cheap rule extractor's facts of it are reconciled and stored. Both are
-   searchable from the next turn on.
+   ``message`` (:data:`~sagewai.core.records.FactKind.MESSAGE`, id :func:`message_record_id`,
+   with its provenance), and the cheap rule extractor's facts of it are reconciled and stored.
+   Both are searchable from the next turn on.
 2. **Extract** (``extract_every_n_turns`` turns at a time): the expensive part of the extractor
    (the model of a :class:`~sagewai.intelligence.HybridFactExtractor`, or a whole
    LLM/custom extractor) reads the buffered turns, each with the turns before it as context.
@@ -59,11 +59,18 @@ from typing import TYPE_CHECKING, Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from sagewai.context.arguments import string_list
-from sagewai.context.conversation import ChatMessage, Conversation, MessageLike
 from sagewai.context.journal import FsyncPolicy, JournalEntry, JournalState, WriteAheadJournal
 from sagewai.context.reconcile import Candidate, Reconciler, ReconcilingWriter, WriteOutcome
-from sagewai.context.scope import ContextScope, validate_identifier
+from sagewai.core.arguments import string_list
+from sagewai.core.conversation import ChatMessage, Conversation, MessageLike
+from sagewai.core.records import (
+    Fact,
+    FactKind,
+    Provenance,
+    new_id,
+    utcnow,
+)
+from sagewai.core.scope import ContextScope, validate_identifier
 from sagewai.errors import (
     BackendError,
     ConfigurationError,
@@ -71,13 +78,6 @@ from sagewai.errors import (
     LockedError,
     SagewaiRuntimeError,
     SagewaiTimeoutError,
-)
-from sagewai.records import (
-    Fact,
-    FactKind,
-    Provenance,
-    new_id,
-    utcnow,
 )
 
 if TYPE_CHECKING:
@@ -556,7 +556,7 @@ class MemoryBridge:
 
     def _message_records(self, turn: BridgeTurn) -> list[Fact]:
         """The verbatim record of a message (in parts when it is longer than a record holds)."""
-        from sagewai import records
+        from sagewai.core import records
 
         engine = self.engine
         text = turn.message.content

@@ -21,7 +21,9 @@ from typing import TYPE_CHECKING, Any, Self
 
 from pydantic import JsonValue, ValidationError
 
-from sagewai.context.arguments import (
+from sagewai.context.ranking import SearchConfig, fuse
+from sagewai.core import lifecycle
+from sagewai.core.arguments import (
     aware_time,
     check_flag,
     check_int,
@@ -30,15 +32,19 @@ from sagewai.context.arguments import (
     enum_values,
     string_list,
 )
-from sagewai.context.chunking import chunk_text
-from sagewai.context.pieces import piece_ids, piece_texts, record_id
-from sagewai.context.ranking import SearchConfig, fuse
-from sagewai.context.scope import ContextScope, ScopeAddress, validate_identifier
-from sagewai.context.text import clean_text
-from sagewai.embeddings.base import Embedder, Vector, Vectors
-from sagewai.errors import FactConflictError, FactNotFoundError, InvalidInputError
-from sagewai.records import (
-    ChangeAction,
+from sagewai.core.chunking import chunk_text
+from sagewai.core.embedder import Embedder, Vector, Vectors
+from sagewai.core.pieces import piece_ids, piece_texts, record_id
+from sagewai.core.queries import (
+    ChangeQuery,
+    FactQuery,
+    VectorFilter,
+    VectorHit,
+    VectorPayload,
+    VectorRecord,
+    WriteBatch,
+)
+from sagewai.core.records import (
     Fact,
     FactChange,
     FactKind,
@@ -49,15 +55,11 @@ from sagewai.records import (
     new_id,
     utcnow,
 )
-from sagewai.stores.metadata import ChangeQuery, FactQuery, MetadataStore, WriteBatch
-from sagewai.stores.vector import (
-    ProjectVectorStore,
-    VectorFilter,
-    VectorHit,
-    VectorPayload,
-    VectorRecord,
-    VectorStore,
-)
+from sagewai.core.scope import ContextScope, ScopeAddress, validate_identifier
+from sagewai.core.text import clean_text
+from sagewai.errors import FactConflictError, FactNotFoundError, InvalidInputError
+from sagewai.stores.metadata import MetadataStore
+from sagewai.stores.vector import ProjectVectorStore, VectorStore
 
 if TYPE_CHECKING:
     from sagewai.context.forgetting import ForgetReport
@@ -89,11 +91,6 @@ def _sequence(value: Any, what: str) -> Sequence[Any]:
     if isinstance(value, str | bytes | Mapping) or not isinstance(value, Sequence):
         raise InvalidInputError(f"{what} must be a list, got {type(value).__name__}")
     return value
-
-
-def _snapshot(fact: Fact, fields: Iterable[str]) -> dict[str, JsonValue]:
-    data = fact.model_dump(mode="json")
-    return {name: data[name] for name in fields}
 
 
 def _record_hits(hits: Sequence[VectorHit], piece_weight: float) -> builtins.list[VectorHit]:
@@ -472,17 +469,8 @@ class ContextEngine:
             for start in range(0, len(facts), _WRITE_BATCH)
         ]
         vectors = parts[0] if len(parts) == 1 else np.concatenate(parts)
-        changes = [
-            FactChange(
-                fact_id=fact.id,
-                project_id=self.project_id,
-                action=ChangeAction.CREATED,
-                at=fact.created_at,
-                actor=actor,
-                rule="engine.add",
-            )
-            for fact in facts
-        ]
+        added = lifecycle.Cause(actor, "engine.add")
+        changes = [lifecycle.created(fact, added) for fact in facts]
         # One metadata batch: it lands whole or not at all (the store refuses, inside the
         # transaction, an id that another project sharing the store already holds).
         await self.commit(
@@ -920,27 +908,9 @@ class ContextEngine:
     ) -> Fact:
         """Change a fact's status (archive, flag, restore) with an audited change."""
         fact = await self.get(fact_id)
-        status = FactStatus(status)
-        action = {
-            FactStatus.ARCHIVED: ChangeAction.ARCHIVED,
-            FactStatus.FLAGGED: ChangeAction.FLAGGED,
-            FactStatus.ACTIVE: ChangeAction.RESTORED,
-            FactStatus.SUPERSEDED: ChangeAction.SUPERSEDED,
-            FactStatus.MERGED: ChangeAction.MERGED,
-        }[status]
-        updated = fact.evolve(status=status)
-        change = FactChange(
-            fact_id=fact.id,
-            project_id=self.project_id,
-            action=action,
-            actor=actor,
-            rule=rule,
-            reason=reason,
-            before=_snapshot(fact, ["status"]),
-            after=_snapshot(updated, ["status"]),
-        )
-        await self.commit(WriteBatch(self.project_id, upserts=[updated], changes=[change]))
-        return updated
+        step = lifecycle.set_status(fact, FactStatus(status), lifecycle.Cause(actor, rule, reason))
+        await self.commit(WriteBatch(self.project_id, upserts=[step.fact], changes=[step.change]))
+        return step.fact
 
     async def supersede(
         self,
@@ -973,35 +943,14 @@ class ContextEngine:
         inherited.setdefault("created_at", at)
         inherited.setdefault("valid_from", at)
         new = self.build_fact(new_content, **inherited)
-        closed = old.evolve(
-            status=FactStatus.SUPERSEDED, valid_to=max(at, old.effective_from), superseded_by=new.id
-        )
-        changes = [
-            FactChange(
-                fact_id=new.id,
-                project_id=self.project_id,
-                action=ChangeAction.CREATED,
-                at=at,
-                actor=actor,
-                rule=rule,
-                reason=reason,
-                related_fact_ids=(old.id,),
-            ),
-            FactChange(
-                fact_id=old.id,
-                project_id=self.project_id,
-                action=ChangeAction.SUPERSEDED,
-                at=at,
-                actor=actor,
-                rule=rule,
-                reason=reason,
-                related_fact_ids=(new.id,),
-                before=_snapshot(old, ["status", "valid_to", "superseded_by"]),
-                after=_snapshot(closed, ["status", "valid_to", "superseded_by"]),
-            ),
-        ]
+        cause = lifecycle.Cause(actor, rule, reason, at=at)
+        closed = lifecycle.supersede(old, cause, successor_id=new.id, ends=at)
+        created = lifecycle.created(new, cause, related=(old.id,))
         await self.commit(
-            WriteBatch(self.project_id, upserts=[closed, new], changes=changes), new=[new]
+            WriteBatch(
+                self.project_id, upserts=[closed.fact, new], changes=[created, closed.change]
+            ),
+            new=[new],
         )
         return new
 
@@ -1020,20 +969,14 @@ class ContextEngine:
         if change.before is None:
             raise InvalidInputError(f"change {change_id} ({change.action}) cannot be reverted")
         fact = await self.get(change.fact_id)
-        restored = fact.evolve(**change.before)
-        undo = FactChange(
-            fact_id=fact.id,
-            project_id=self.project_id,
-            action=ChangeAction.RESTORED,
-            actor="engine",
-            rule="engine.revert",
-            reason=reason,
-            related_fact_ids=change.related_fact_ids,
-            before=_snapshot(fact, change.before.keys()),
-            after=dict(change.before),
+        step = lifecycle.restore(
+            fact,
+            change.before,
+            lifecycle.Cause("engine", "engine.revert", reason),
+            related=change.related_fact_ids,
         )
-        await self.commit(WriteBatch(self.project_id, upserts=[restored], changes=[undo]))
-        return restored
+        await self.commit(WriteBatch(self.project_id, upserts=[step.fact], changes=[step.change]))
+        return step.fact
 
     async def delete(self, fact_id: str, *, reason: str = "deleted by user") -> None:
         """Delete one fact from every store; its history is replaced by a tombstone.
@@ -1053,13 +996,8 @@ class ContextEngine:
         )
 
     def _tombstone(self, fact_id: str, reason: str, rule: str) -> FactChange:
-        return FactChange(
-            fact_id=fact_id,
-            project_id=self.project_id,
-            action=ChangeAction.DELETED,
-            actor="engine",
-            rule=rule,
-            reason=reason,
+        return lifecycle.tombstone(
+            fact_id, self.project_id, lifecycle.Cause("engine", rule, reason)
         )
 
     async def forget(

@@ -7,12 +7,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from sagewai.context.episodes.records import subject_pattern
-from sagewai.context.scope import ContextScope, scope_key, validate_identifier
-from sagewai.context.text import clean_text
+from sagewai.core.episode_records import subject_pattern
+from sagewai.core.queries import FactQuery, WriteBatch
+from sagewai.core.records import Fact, FactKind
+from sagewai.core.scope import ContextScope, scope_key, validate_identifier
+from sagewai.core.text import clean_text
 from sagewai.errors import InvalidInputError
-from sagewai.records import Fact, FactKind
-from sagewai.stores.metadata import FactQuery, WriteBatch
 
 if TYPE_CHECKING:
     from sagewai.context.engine import ContextEngine

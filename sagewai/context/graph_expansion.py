@@ -12,8 +12,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from sagewai.core.queries import FactQuery
 from sagewai.errors import SagewaiError
-from sagewai.stores.metadata import FactQuery
 
 if TYPE_CHECKING:
     from sagewai.context.engine import ContextEngine

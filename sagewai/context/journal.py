@@ -46,7 +46,7 @@ from typing import Any, Literal
 
 from pydantic import JsonValue
 
-from sagewai.context.text import clean_json
+from sagewai.core.text import clean_json
 from sagewai.errors import BackendUnavailableError, ConfigurationError, LockedError
 
 __all__ = ["FsyncPolicy", "JournalEntry", "JournalState", "WriteAheadJournal"]

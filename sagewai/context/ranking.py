@@ -33,8 +33,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from sagewai.context.query import QueryAnalysis, mentions_time
-from sagewai.records import Fact, FactType, ScoreParts
-from sagewai.stores.metadata import keyword_terms
+from sagewai.core.records import Fact, FactType, ScoreParts
+from sagewai.core.text import keyword_terms
 
 __all__ = [
     "NeighbourKey",
@@ -271,7 +271,7 @@ def speaker_matches(fact: Fact, names: Iterable[str]) -> bool:
     """True when a name the query mentions is a word of the fact's speaker or subject.
 
     Example:
-        >>> from sagewai.records import Provenance
+        >>> from sagewai.core.records import Provenance
         >>> fact = Fact(project_id="p", content="I paint", sources=(Provenance(speaker="Mel"),))
         >>> speaker_matches(fact, ["mel"]), speaker_matches(fact, ["caroline"])
         (True, False)
@@ -469,7 +469,7 @@ def source_key(fact: Fact) -> SourceKey | None:
     A message record and the facts drawn from it share this key (the records' contract).
 
     Example:
-        >>> from sagewai.records import Provenance
+        >>> from sagewai.core.records import Provenance
         >>> fact = Fact(project_id="p", content="x",
         ...             sources=(Provenance(session_id="s1", message_id="m7"),))
         >>> source_key(fact)
@@ -500,7 +500,7 @@ def group_by_source(
     than one matched by a single record, and scores stay in [0, 1].
 
     Example:
-        >>> from sagewai.records import Provenance
+        >>> from sagewai.core.records import Provenance
         >>> def c(i: str, m: str | None, score: float) -> RankedCandidate:
         ...     src = (Provenance(session_id="s", message_id=m),) if m else ()
         ...     return RankedCandidate(Fact(id=i, project_id="p", content=i, sources=src),

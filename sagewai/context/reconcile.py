@@ -34,16 +34,16 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
-from pydantic import JsonValue
 
-from sagewai.embeddings.base import Vector, Vectors
-from sagewai.intelligence.extraction.predicates import (
+from sagewai.core import lifecycle
+from sagewai.core.embedder import Vector, Vectors
+from sagewai.core.predicates import (
     canonical_polarity,
     is_single_valued,
     normalize_predicate,
 )
-from sagewai.records import (
-    ChangeAction,
+from sagewai.core.queries import FactQuery, VectorFilter, WriteBatch
+from sagewai.core.records import (
     Fact,
     FactChange,
     FactKind,
@@ -51,8 +51,6 @@ from sagewai.records import (
     Provenance,
     utcnow,
 )
-from sagewai.stores.metadata import FactQuery, WriteBatch
-from sagewai.stores.vector import VectorFilter
 
 if TYPE_CHECKING:
     from sagewai.context.engine import ContextEngine
@@ -74,8 +72,6 @@ __all__ = [
     "decide",
     "is_echo",
     "negation_pair",
-    "reinforce",
-    "superseded",
 ]
 
 logger = logging.getLogger("sagewai.context.reconcile")
@@ -473,9 +469,6 @@ class LLMReconciler:
 
 _LIVE = (FactStatus.ACTIVE, FactStatus.FLAGGED)
 _NOT_MESSAGES = (FactKind.FACT.value, FactKind.DOCUMENT.value)
-_REINFORCED_FIELDS = ("strength", "last_accessed_at", "sources", "confidence")
-_CLOSED_FIELDS = ("status", "valid_to", "superseded_by")
-MAX_STRENGTH = 10.0
 
 
 def already_sourced(fact: Fact, source: Provenance) -> bool:
@@ -489,32 +482,6 @@ def already_sourced(fact: Fact, source: Provenance) -> bool:
         s.session_id == source.session_id and s.message_id == source.message_id
         for s in fact.sources
     )
-
-
-def reinforce(
-    fact: Fact, source: Provenance, *, at: datetime, step: float, confidence: float
-) -> Fact:
-    """``fact`` said again: stronger (capped), just used, one more source, at least as confident."""
-    return fact.evolve(
-        strength=min(MAX_STRENGTH, fact.strength + step),
-        last_accessed_at=at,
-        sources=(*fact.sources, source),
-        confidence=max(fact.confidence, confidence),
-    )
-
-
-def superseded(fact: Fact, *, successor: Fact, at: datetime) -> Fact:
-    """``fact`` superseded by ``successor``: its validity ends when the successor's began."""
-    return fact.evolve(
-        status=FactStatus.SUPERSEDED,
-        valid_to=max(at, fact.effective_from),
-        superseded_by=successor.id,
-    )
-
-
-def _snapshot(fact: Fact, fields: Sequence[str]) -> dict[str, JsonValue]:
-    data = fact.model_dump(mode="json")
-    return {name: data[name] for name in fields}
 
 
 @dataclass(frozen=True, slots=True)
@@ -648,7 +615,7 @@ class ReconcilingWriter:
     The I/O edge of reconciliation: it finds each candidate's neighbours in its own scope (nearest
     vectors plus every live fact of the same subject that it repeats or contradicts, so a
     contradiction is found however far apart the wordings are), asks the reconciler, and turns
-    the decisions into one :class:`~sagewai.stores.metadata.WriteBatch` with an audited change
+    the decisions into one :class:`~sagewai.core.queries.WriteBatch` with an audited change
     per decision. The reads of a batch are gathered up front (vector searches run concurrently,
     facts are read in one call), so a batch costs a handful of store round trips, not a few per
     fact.
@@ -741,14 +708,9 @@ class ReconcilingWriter:
                 plan.new_ids.append(record.id)
                 plan.vectors[record.id] = vector
                 plan.changes.append(
-                    FactChange(
-                        fact_id=record.id,
-                        project_id=engine.project_id,
-                        action=ChangeAction.CREATED,
-                        at=record.created_at,
-                        actor=self.actor,
-                        rule="bridge.message",
-                        reason="the message, verbatim",
+                    lifecycle.created(
+                        record,
+                        lifecycle.Cause(self.actor, "bridge.message", "the message, verbatim"),
                     )
                 )
             outcome.messages_stored = len(records)
@@ -863,50 +825,27 @@ class ReconcilingWriter:
         plan: _Plan,
         outcome: WriteOutcome,
     ) -> None:
-        fact, at = candidate.fact, plan.at
-        project = self.engine.project_id
+        fact = candidate.fact
+        why = lifecycle.Cause(self.actor, decision.rule, decision.reason, at=plan.at)
         if decision.action is ReconcileAction.NOOP:
             target = plan.upserts.get(decision.targets[0].id, decision.targets[0])
             # The repeat is kept as a MERGED record (not indexed, never searched by default): the
             # audit trail of what was said, and the marker that makes a replay skip it.
-            merged = fact.evolve(status=FactStatus.MERGED, merged_into=target.id)
-            plan.upserts[merged.id] = merged
-            plan.changes.append(
-                FactChange(
-                    fact_id=merged.id,
-                    project_id=project,
-                    action=ChangeAction.MERGED,
-                    at=at,
-                    actor=self.actor,
-                    rule=decision.rule,
-                    reason=decision.reason,
-                    related_fact_ids=(target.id,),
-                )
-            )
+            merged = lifecycle.merge(fact, why, into_id=target.id, stored=False)
+            plan.upserts[merged.fact.id] = merged.fact
+            plan.changes.append(merged.change)
             if already_sourced(target, candidate.source):
                 return  # the same message said it twice: one reinforcement per message
-            stronger = reinforce(
+            stronger = lifecycle.reinforce(
                 target,
-                candidate.source,
-                at=at,
+                why.because(f"{decision.reason}; repeated as {fact.content!r}"),
+                source=candidate.source,
                 step=self.reinforce_step,
                 confidence=fact.confidence,
+                related=(merged.fact.id,),
             )
-            plan.upserts[target.id] = stronger
-            plan.changes.append(
-                FactChange(
-                    fact_id=target.id,
-                    project_id=project,
-                    action=ChangeAction.REINFORCED,
-                    at=at,
-                    actor=self.actor,
-                    rule=decision.rule,
-                    reason=f"{decision.reason}; repeated as {fact.content!r}",
-                    related_fact_ids=(merged.id,),
-                    before=_snapshot(target, _REINFORCED_FIELDS),
-                    after=_snapshot(stronger, _REINFORCED_FIELDS),
-                )
-            )
+            plan.upserts[target.id] = stronger.fact
+            plan.changes.append(stronger.change)
             outcome.reinforced += 1
             return
         targets = [plan.upserts.get(t.id, t) for t in decision.targets]
@@ -916,56 +855,28 @@ class ReconcilingWriter:
         )
         older = [t for t in targets if t.effective_from <= fact.effective_from]
         stored = fact
+        late: lifecycle.Transition | None = None
         if newer:  # the statement predates what memory holds: keep it as history
-            stored = superseded(fact, successor=newer[0], at=newer[0].effective_from)
+            late = lifecycle.supersede(
+                fact,
+                why.because(f"{decision.reason}; a later statement already holds"),
+                successor_id=newer[0].id,
+                ends=newer[0].effective_from,
+            )
+            stored = late.fact
         plan.upserts[stored.id] = stored
         plan.new_ids.append(stored.id)
         plan.vectors[stored.id] = vector
         plan.keys[stored.id] = stored.scope_key
-        plan.changes.append(
-            FactChange(
-                fact_id=stored.id,
-                project_id=project,
-                action=ChangeAction.CREATED,
-                at=at,
-                actor=self.actor,
-                rule=decision.rule,
-                reason=decision.reason,
-                related_fact_ids=tuple(t.id for t in targets),
-            )
-        )
-        if newer:
-            plan.changes.append(
-                FactChange(
-                    fact_id=stored.id,
-                    project_id=project,
-                    action=ChangeAction.SUPERSEDED,
-                    at=at,
-                    actor=self.actor,
-                    rule=decision.rule,
-                    reason=f"{decision.reason}; a later statement already holds",
-                    related_fact_ids=(newer[0].id,),
-                    before=_snapshot(fact, _CLOSED_FIELDS),
-                    after=_snapshot(stored, _CLOSED_FIELDS),
-                )
-            )
+        plan.changes.append(lifecycle.created(stored, why, related=tuple(t.id for t in targets)))
+        if late is not None:
+            plan.changes.append(late.change)
         for target in older:
-            closed = superseded(target, successor=stored, at=fact.effective_from)
-            plan.upserts[target.id] = closed
-            plan.changes.append(
-                FactChange(
-                    fact_id=target.id,
-                    project_id=project,
-                    action=ChangeAction.SUPERSEDED,
-                    at=at,
-                    actor=self.actor,
-                    rule=decision.rule,
-                    reason=decision.reason,
-                    related_fact_ids=(stored.id,),
-                    before=_snapshot(target, _CLOSED_FIELDS),
-                    after=_snapshot(closed, _CLOSED_FIELDS),
-                )
+            closed = lifecycle.supersede(
+                target, why, successor_id=stored.id, ends=fact.effective_from
             )
+            plan.upserts[target.id] = closed.fact
+            plan.changes.append(closed.change)
         if decision.action is ReconcileAction.UPDATE:
             outcome.updated += 1
         else:

@@ -9,7 +9,7 @@ Example:
     384
 """
 
-from sagewai.embeddings.base import Embedder, Vector, Vectors, normalize_rows
+from sagewai.core.embedder import Embedder, Vector, Vectors, normalize_rows
 from sagewai.embeddings.litellm import LiteLLMEmbedder
 from sagewai.embeddings.minilm import MiniLMEmbedder
 from sagewai.embeddings.resolve import resolve_embedder

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from sagewai._optional import require
-from sagewai.embeddings.base import Vector, Vectors, normalize_rows
+from sagewai.core.embedder import Vector, Vectors, normalize_rows
 from sagewai.errors import BackendError, ConfigurationError, InvalidInputError
 from sagewai.llm.guard import ensure_model_requests_allowed
 from sagewai.llm.litellm_client import translate_litellm_error

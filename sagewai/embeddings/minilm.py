@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from sagewai._optional import require
-from sagewai.embeddings.base import Vector, Vectors, normalize_rows
+from sagewai.core.embedder import Vector, Vectors, normalize_rows
 from sagewai.errors import BackendError, InvalidInputError, ModelNotAvailableError
 
 __all__ = ["MINILM_MODEL_SHA256", "MiniLMEmbedder"]

@@ -7,7 +7,7 @@ backend is imported only when its form is asked for, so ``"fake"`` never loads o
 
 from __future__ import annotations
 
-from sagewai.embeddings.base import Embedder
+from sagewai.core.embedder import Embedder
 from sagewai.errors import InvalidInputError
 
 __all__ = ["ACCEPTED_EMBEDDER_SPECS", "resolve_embedder"]
@@ -27,7 +27,7 @@ def _invalid(spec: object, reason: str) -> InvalidInputError:
 
 
 def _fake(spec: str, argument: str | None) -> Embedder:
-    from sagewai.testing.embeddings import FakeEmbedder
+    from sagewai.embeddings.fake import FakeEmbedder
 
     if argument is None:
         return FakeEmbedder()

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from sagewai._optional import require
-from sagewai.embeddings.base import Vector, Vectors, normalize_rows
+from sagewai.core.embedder import Vector, Vectors, normalize_rows
 from sagewai.errors import (
     BackendError,
     ConfigurationError,

@@ -15,12 +15,8 @@ Example:
 
 from __future__ import annotations
 
-from sagewai.graph.base import GraphMemory, GraphWrite, ProjectGraph
-from sagewai.graph.export import export_graph, graph_to_graphml, graph_to_html, graph_to_json
-from sagewai.graph.matching import name_key
-from sagewai.graph.memory import InMemoryGraphStore
-from sagewai.graph.nebula import NebulaGraphStore
-from sagewai.graph.records import (
+from sagewai.core.graph_matching import name_key
+from sagewai.core.graph_records import (
     Entity,
     GraphCounts,
     GraphDeletion,
@@ -28,6 +24,10 @@ from sagewai.graph.records import (
     Neighbourhood,
     Relation,
 )
+from sagewai.graph.base import GraphMemory, GraphWrite, ProjectGraph
+from sagewai.graph.export import export_graph, graph_to_graphml, graph_to_html, graph_to_json
+from sagewai.graph.memory import InMemoryGraphStore
+from sagewai.graph.nebula import NebulaGraphStore
 from sagewai.graph.sqlite import GRAPH_FILENAME, SqliteGraphStore, graph_file
 
 __all__ = [

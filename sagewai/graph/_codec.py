@@ -11,9 +11,9 @@ import json
 from datetime import datetime
 from typing import Any
 
+from sagewai.core.graph_records import Entity, Relation
+from sagewai.core.records import Provenance
 from sagewai.errors import BackendError
-from sagewai.graph.records import Entity, Relation
-from sagewai.records import Provenance
 
 __all__ = [
     "ENTITY_COLUMNS",

@@ -17,9 +17,7 @@ from typing import Self, TypeVar
 
 from pydantic import ValidationError
 
-from sagewai.context.scope import validate_identifier
-from sagewai.errors import IntegrityError, InvalidInputError
-from sagewai.graph.matching import (
+from sagewai.core.graph_matching import (
     adjacency_of,
     entity_keys,
     mention_keys,
@@ -27,7 +25,7 @@ from sagewai.graph.matching import (
     plan_session_forget,
     simple_paths,
 )
-from sagewai.graph.records import (
+from sagewai.core.graph_records import (
     Entity,
     GraphCounts,
     GraphDeletion,
@@ -35,6 +33,8 @@ from sagewai.graph.records import (
     Neighbourhood,
     Relation,
 )
+from sagewai.core.scope import validate_identifier
+from sagewai.errors import IntegrityError, InvalidInputError
 
 __all__ = ["MAX_DEPTH", "GraphMemory", "GraphWrite", "ProjectGraph"]
 
@@ -470,7 +470,7 @@ class GraphMemory(ABC):
     async def delete_session(
         self, project_id: str, session_id: str, *, subject: str | None = None
     ) -> GraphDeletion:
-        """Forget a session: see :func:`~sagewai.graph.matching.plan_session_forget`.
+        """Forget a session: see :func:`~sagewai.core.graph_matching.plan_session_forget`.
 
         With ``subject``, only what the session said about that subject (AND): the session is
         forgotten from the entities named ``subject`` and from the edges that touch them; every

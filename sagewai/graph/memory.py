@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Collection, Sequence
 
+from sagewai.core.graph_matching import entity_keys
+from sagewai.core.graph_records import Entity, Relation
 from sagewai.graph.base import GraphMemory, GraphWrite
-from sagewai.graph.matching import entity_keys
-from sagewai.graph.records import Entity, Relation
 
 __all__ = ["InMemoryGraphStore"]
 

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol, TypeVar
 
 from sagewai._optional import require
+from sagewai.core.graph_records import Entity, Relation
 from sagewai.errors import BackendError, BackendUnavailableError, InvalidInputError
 from sagewai.graph import ngql
 from sagewai.graph._codec import (
@@ -31,7 +32,6 @@ from sagewai.graph._codec import (
     relation_to_row,
 )
 from sagewai.graph.base import GraphMemory, GraphWrite
-from sagewai.graph.records import Entity, Relation
 
 __all__ = ["NebulaExecutor", "NebulaGraphStore"]
 

@@ -15,6 +15,8 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from sagewai.core.graph_matching import entity_keys
+from sagewai.core.graph_records import Entity, Relation
 from sagewai.errors import BackendError, BackendUnavailableError
 from sagewai.graph._codec import (
     ENTITY_COLUMNS,
@@ -25,8 +27,6 @@ from sagewai.graph._codec import (
     relation_to_row,
 )
 from sagewai.graph.base import GraphMemory, GraphWrite
-from sagewai.graph.matching import entity_keys
-from sagewai.graph.records import Entity, Relation
 
 __all__ = ["GRAPH_FILENAME", "SqliteGraphStore", "graph_file"]
 

@@ -11,9 +11,9 @@ from collections.abc import Collection
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from sagewai.context.scope import validate_identifier
+from sagewai.core.records import ChangeAction, Fact, FactChange, FactStatus, new_id
+from sagewai.core.scope import validate_identifier
 from sagewai.errors import FactNotFoundError, InvalidInputError
-from sagewai.records import ChangeAction, Fact, FactChange, FactStatus, new_id
 
 if TYPE_CHECKING:
     from sagewai.context.bridge import MemoryBridge

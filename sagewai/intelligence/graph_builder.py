@@ -22,10 +22,14 @@ from typing import Any, TypeVar
 import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from sagewai.context.arguments import aware_time
-from sagewai.context.scope import validate_identifier
-from sagewai.context.text import clean_text
-from sagewai.embeddings.base import Embedder, Vector
+from sagewai.core.arguments import aware_time
+from sagewai.core.embedder import Embedder, Vector
+from sagewai.core.graph_matching import entity_keys, name_key
+from sagewai.core.graph_records import MAX_NAME_CHARS, Entity, Relation
+from sagewai.core.predicates import is_single_valued, relation_predicate
+from sagewai.core.records import Provenance, utcnow
+from sagewai.core.scope import validate_identifier
+from sagewai.core.text import clean_text
 from sagewai.errors import (
     ConfigurationError,
     ExtractionError,
@@ -34,20 +38,16 @@ from sagewai.errors import (
     ModelNotAvailableError,
 )
 from sagewai.graph.base import GraphMemory, GraphWrite, ProjectGraph
-from sagewai.graph.matching import entity_keys, name_key
-from sagewai.graph.records import MAX_NAME_CHARS, Entity, Relation
 from sagewai.intelligence.entities import (
     EntityExtractor,
     ExtractedEntity,
     RuleBasedEntityExtractor,
 )
-from sagewai.intelligence.predicates import is_single_valued, normalise_predicate
 from sagewai.intelligence.relations import (
     ExtractedRelation,
     HeuristicRelationExtractor,
     RelationExtractor,
 )
-from sagewai.records import Provenance, utcnow
 
 __all__ = ["ConversationGraphBuilder", "GraphUpdateResult"]
 
@@ -116,7 +116,7 @@ class _Turn:
 
 
 def _clean(text: str) -> str:
-    # Lone surrogates become U+FFFD (the rule of sagewai.context.text); controls are dropped.
+    # Lone surrogates become U+FFFD (the rule of sagewai.core.text); controls are dropped.
     text = clean_text(text[:MAX_MESSAGE_CHARS])
     return "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch) != "Cc")
 
@@ -382,7 +382,7 @@ class ConversationGraphBuilder:
             await self._relate(
                 turn,
                 subject,
-                normalise_predicate(extracted.predicate),
+                relation_predicate(extracted.predicate),
                 obj,
                 extracted.confidence,
                 source,

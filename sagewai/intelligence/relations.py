@@ -3,7 +3,7 @@
 :class:`HeuristicRelationExtractor` is the offline default: sentence-level patterns for the
 relations people state about themselves and others in conversation (works at, lives in, moved
 to, uses, prefers X over Y, family and social ties, owns, studies, ...). Predicates are normalised
-to the vocabulary of :mod:`sagewai.intelligence.predicates`, which also says which predicates are
+to the vocabulary of :mod:`sagewai.core.predicates`, which also says which predicates are
 single-valued (a new value supersedes the old one). "I", "me" and "my" resolve to the speaker.
 """
 
@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from sagewai.core.predicates import job_pattern, relation_predicate
 from sagewai.intelligence.entities import ExtractedEntity
-from sagewai.intelligence.predicates import normalise_predicate
 
 __all__ = [
     "SPEAKER",
@@ -99,15 +99,7 @@ _NOT_OBJECTS = _word_set(
     "trying thinking for to with in on at from by of into last next weeks days months years "
     "ago yesterday today tonight tomorrow week weekend month year time times"
 )
-_JOBS = (
-    "teacher|nurse|doctor|engineer|software engineer|developer|programmer|designer|artist|"
-    "writer|student|lawyer|chef|cook|baker|accountant|manager|consultant|scientist|researcher|"
-    "photographer|musician|painter|counselor|counsellor|therapist|social worker|pharmacist|"
-    "dentist|architect|pilot|firefighter|police officer|mechanic|electrician|carpenter|"
-    "plumber|farmer|journalist|editor|professor|librarian|veterinarian|vet|data scientist|"
-    "analyst|entrepreneur|barista|waiter|waitress|cashier|volunteer|intern|coach|dancer|actor|"
-    "singer|mentor|paramedic|surgeon|psychologist|product manager|founder|ceo|cto"
-)
+_JOBS = job_pattern()
 _POSSESSIONS = (
     "dog|dogs|cat|cats|pet|pets|puppy|kitten|bird|parrot|hamster|rabbit|fish|turtle|horse|snake|"
     "car|truck|motorcycle|bike|bicycle|boat|house|home|apartment|flat|condo|cabin|garden|farm|"
@@ -488,7 +480,7 @@ class HeuristicRelationExtractor:
                 obj = match.group("obj")
                 if obj.split()[0] in _NAME_STOP or subject in _NAME_STOP:
                     continue
-                predicate = normalise_predicate(match.group("tie").split()[-1])
+                predicate = relation_predicate(match.group("tie").split()[-1])
                 emit(subject, predicate, obj, 0.75, "person", "person")
         for match in _HOME.finditer(sentence):
             owner = match.group("owner")

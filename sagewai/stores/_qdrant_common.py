@@ -16,8 +16,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
+from sagewai.core.queries import VectorFilter, VectorHit, VectorPayload
 from sagewai.errors import BackendError, InvalidInputError
-from sagewai.stores.vector import VectorFilter, VectorHit, VectorPayload
 
 __all__ = [
     "FLOAT_FIELDS",

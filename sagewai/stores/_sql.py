@@ -17,10 +17,11 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from sagewai.context.scope import ContextScope, scope_key
+from sagewai.core.queries import FactQuery
+from sagewai.core.records import Fact, FactChange, Provenance
+from sagewai.core.scope import ContextScope, scope_key
+from sagewai.core.text import keyword_terms
 from sagewai.errors import InvalidInputError
-from sagewai.records import Fact, FactChange, Provenance
-from sagewai.stores.metadata import FactQuery, keyword_terms
 
 __all__ = [
     "CHANGE_COLUMNS",

@@ -26,7 +26,7 @@ from sagewai.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from sagewai.context.engine import ContextEngine
-    from sagewai.embeddings.base import Embedder
+    from sagewai.core.embedder import Embedder
     from sagewai.stores.sqlite import SqliteMetadataStore
     from sagewai.stores.vector import VectorStore
 

@@ -20,11 +20,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from sagewai.context.pieces import piece_ids
-from sagewai.records import Fact
-from sagewai.stores.metadata import FactQuery
+from sagewai.core.pieces import piece_ids
+from sagewai.core.queries import FactQuery, VectorPayload, VectorRecord
+from sagewai.core.records import Fact
 from sagewai.stores.sqlite import SqliteMetadataStore
-from sagewai.stores.vector import ProjectVectorStore, VectorPayload, VectorRecord, VectorStore
+from sagewai.stores.vector import ProjectVectorStore, VectorStore
 
 __all__ = ["VectorIdMigration", "migrate_vector_ids"]
 

@@ -11,10 +11,12 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from datetime import datetime
 
-from sagewai.context.scope import ContextScope
+from sagewai.core.queries import ChangeQuery, FactQuery, WriteBatch
+from sagewai.core.records import Fact, FactChange, utcnow
+from sagewai.core.scope import ContextScope
+from sagewai.core.text import keyword_terms
 from sagewai.errors import FactConflictError
-from sagewai.records import Fact, FactChange, utcnow
-from sagewai.stores.metadata import ChangeQuery, FactQuery, MetadataStore, WriteBatch, keyword_terms
+from sagewai.stores.metadata import MetadataStore
 
 __all__ = ["InMemoryMetadataStore"]
 

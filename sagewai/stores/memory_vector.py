@@ -6,8 +6,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from sagewai.embeddings.base import Vector
-from sagewai.stores.vector import VectorFilter, VectorHit, VectorPayload, VectorRecord, VectorStore
+from sagewai.core.embedder import Vector
+from sagewai.core.queries import VectorFilter, VectorHit, VectorPayload, VectorRecord
+from sagewai.stores.vector import VectorStore
 
 __all__ = ["InMemoryVectorStore"]
 

@@ -8,143 +8,19 @@ validation and every scoping rule lives once above them, in the engine.
 from __future__ import annotations
 
 import asyncio
-import re
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from datetime import datetime
 from types import TracebackType
 from typing import Self
 
 from pydantic import JsonValue
 
-from sagewai.context.scope import validate_identifier
-from sagewai.errors import InvalidInputError
-from sagewai.records import Fact, FactChange, FactKind, FactStatus, FactType
+from sagewai.core.queries import ChangeQuery, FactQuery, WriteBatch
+from sagewai.core.records import Fact, FactChange
 
-__all__ = ["ChangeQuery", "FactQuery", "MetadataStore", "WriteBatch", "keyword_terms"]
-
-_TERM = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
-MAX_QUERY_LIMIT = 100_000
-
-
-def keyword_terms(text: str, *, limit: int = 64) -> list[str]:
-    """Lower-cased word terms of ``text``: the one tokenisation all keyword backends share.
-
-    Only letters and digits survive, so no query syntax (FTS5 operators, tsquery symbols) ever
-    reaches a backend from user text.
-    """
-    terms = [match.group(0).lower().replace("’", "'") for match in _TERM.finditer(text)]
-    out: list[str] = []
-    for term in terms:
-        for part in term.split("'"):
-            if part and part not in out:
-                out.append(part)
-    return out[:limit]
-
-
-@dataclass(frozen=True, slots=True)
-class FactQuery:
-    """A filter over one project's facts; ``None`` means "no restriction".
-
-    With ``scope_keys`` the query reads exactly those scopes (ORG keys reach across the org's
-    projects); without, it reads every fact whose ``project_id`` is ``project_id``.
-    Results are ordered by ``(created_at, id)``; ``after`` continues after that position.
-    """
-
-    project_id: str
-    scope_keys: tuple[str, ...] | None = None
-    ids: tuple[str, ...] | None = None
-    subject: str | None = None
-    subjects: tuple[str, ...] | None = None
-    """Any of these subjects (an empty tuple matches nothing)."""
-    user_id: str | None = None
-    session_id: str | None = None
-    statuses: tuple[FactStatus, ...] | None = None
-    kinds: tuple[FactKind, ...] | None = None
-    fact_types: tuple[FactType, ...] | None = None
-    tags_any: tuple[str, ...] | None = None
-    valid_at: datetime | None = None
-    updated_since: datetime | None = None
-    """Facts written (inserted or changed) at or after this time; used by incremental runs."""
-    after: tuple[datetime, str] | None = None
-    limit: int | None = None
-
-    def __post_init__(self) -> None:
-        validate_identifier(self.project_id, "project_id")
-        if self.scope_keys is not None and not self.scope_keys:
-            raise InvalidInputError("scope_keys must not be empty when given")
-        if self.limit is not None and not 0 < self.limit <= MAX_QUERY_LIMIT:
-            raise InvalidInputError(f"limit must be between 1 and {MAX_QUERY_LIMIT}")
-
-    def matches(self, fact: Fact) -> bool:
-        """The reference semantics of every field but ``updated_since``/``after``/``limit``."""
-        if self.scope_keys is not None:
-            if fact.scope_key not in self.scope_keys:
-                return False
-        elif fact.project_id != self.project_id:
-            return False
-        if self.ids is not None and fact.id not in self.ids:
-            return False
-        if self.subject is not None and fact.subject != self.subject:
-            return False
-        if self.subjects is not None and fact.subject not in self.subjects:
-            return False
-        if self.user_id is not None and fact.user_id != self.user_id:
-            return False
-        if self.session_id is not None and fact.session_id != self.session_id:
-            return False
-        if self.statuses is not None and fact.status not in self.statuses:
-            return False
-        if self.kinds is not None and fact.kind not in self.kinds:
-            return False
-        if self.fact_types is not None and fact.fact_type not in self.fact_types:
-            return False
-        if self.tags_any is not None and not set(self.tags_any).intersection(fact.tags):
-            return False
-        return self.valid_at is None or fact.valid_at(self.valid_at)
-
-
-@dataclass(frozen=True, slots=True)
-class ChangeQuery:
-    """A filter over one project's audit log, oldest first."""
-
-    project_id: str
-    fact_id: str | None = None
-    run_id: str | None = None
-    since: datetime | None = None
-    limit: int | None = None
-
-
-@dataclass(slots=True)
-class WriteBatch:
-    """One atomic unit of writes to a project: all of it lands, or none of it.
-
-    Applied in this order: ``deletes`` (the facts and their history), then ``upserts``, then
-    ``changes`` (audit rows, including the tombstones of deletions). A batch may only touch facts
-    of ``project_id``.
-    """
-
-    project_id: str
-    upserts: list[Fact] = field(default_factory=list)
-    deletes: list[str] = field(default_factory=list)
-    changes: list[FactChange] = field(default_factory=list)
-
-    def __bool__(self) -> bool:
-        return bool(self.upserts or self.deletes or self.changes)
-
-    def validate(self) -> None:
-        """Refuse a batch that reaches into another project."""
-        for fact in self.upserts:
-            if fact.project_id != self.project_id:
-                raise InvalidInputError(
-                    f"fact {fact.id} belongs to project {fact.project_id!r}, "
-                    f"not {self.project_id!r}"
-                )
-        for change in self.changes:
-            if change.project_id != self.project_id:
-                raise InvalidInputError(f"change {change.id} belongs to another project")
+__all__ = ["MetadataStore"]
 
 
 class MetadataStore(ABC):

@@ -3,7 +3,7 @@
 A deployment that already runs PostgreSQL for facts (:class:`~sagewai.stores.postgres.
 PostgresMetadataStore`) and episodes can keep its vectors there too, with no vector server to
 run. Vectors live in one table with the payload as plain columns, so every filter of a
-:class:`~sagewai.stores.vector.VectorFilter` becomes a ``WHERE`` clause that PostgreSQL plans with
+:class:`~sagewai.core.queries.VectorFilter` becomes a ``WHERE`` clause that PostgreSQL plans with
 its indexes; nearest neighbours come from an HNSW index (cosine).
 
 Exactness: HNSW is approximate, and a filter applied while walking the graph can leave fewer than
@@ -27,7 +27,8 @@ from typing import Any, Final
 import numpy as np
 
 from sagewai._optional import require
-from sagewai.embeddings.base import Vector
+from sagewai.core.embedder import Vector
+from sagewai.core.queries import VectorFilter, VectorHit, VectorPayload, VectorRecord
 from sagewai.errors import (
     BackendError,
     BackendUnavailableError,
@@ -44,7 +45,7 @@ from sagewai.stores._postgres_common import (
     redact,
 )
 from sagewai.stores.migrations import load_migrations
-from sagewai.stores.vector import VectorFilter, VectorHit, VectorPayload, VectorRecord, VectorStore
+from sagewai.stores.vector import VectorStore
 
 __all__ = ["PgVectorStore"]
 

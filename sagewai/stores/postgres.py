@@ -6,7 +6,7 @@ a side effect of connecting); a store pointed at an unmigrated schema refuses to
 
 Keyword search uses a ``tsvector`` column with a GIN index, ranked by BM25 as SQLite's FTS5
 ranks. The vector is built by the store from the same word split as
-:func:`~sagewai.stores.metadata.keyword_terms`, and lexemes are stored as they are (the
+:func:`~sagewai.core.text.keyword_terms`, and lexemes are stored as they are (the
 ``'simple'`` behaviour: no stemming, no stop words), because facts are written in any language and
 hold exact values (ids, paths, e-mail addresses) that stemming or the default parser would mangle;
 it also makes PostgreSQL match the same words as the SQLite and in-memory stores. The query is an
@@ -29,6 +29,8 @@ from typing import Any, cast
 from pydantic import JsonValue
 
 from sagewai._optional import require
+from sagewai.core.queries import ChangeQuery, FactQuery, WriteBatch
+from sagewai.core.records import Fact, FactChange, utcnow
 from sagewai.errors import (
     BackendError,
     BackendUnavailableError,
@@ -39,7 +41,6 @@ from sagewai.errors import (
     LockedError,
     SagewaiError,
 )
-from sagewai.records import Fact, FactChange, utcnow
 from sagewai.stores._postgres_common import (
     apply_migrations,
     describe_dsn,
@@ -64,7 +65,7 @@ from sagewai.stores._sql import (
     tsvector_literal,
     visible_condition,
 )
-from sagewai.stores.metadata import ChangeQuery, FactQuery, MetadataStore, WriteBatch
+from sagewai.stores.metadata import MetadataStore
 from sagewai.stores.migrations import load_migrations
 
 __all__ = ["PostgresMetadataStore"]
@@ -162,7 +163,7 @@ class PostgresMetadataStore(MetadataStore):
 
     Example:
         >>> import asyncio
-        >>> from sagewai.records import Fact
+        >>> from sagewai.core.records import Fact
         >>> from sagewai.stores.metadata import FactQuery, WriteBatch
         >>> async def demo() -> int:
         ...     async with PostgresMetadataStore("postgresql://postgres@127.0.0.1/test") as store:

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 import numpy as np
 
 from sagewai._optional import require
-from sagewai.embeddings.base import Vector
+from sagewai.core.embedder import Vector
+from sagewai.core.queries import VectorFilter, VectorHit, VectorPayload, VectorRecord
 from sagewai.errors import (
     BackendError,
     BackendUnavailableError,
@@ -39,7 +40,7 @@ from sagewai.stores._qdrant_common import (
     split_by_scope,
     wants_acorn,
 )
-from sagewai.stores.vector import VectorFilter, VectorHit, VectorPayload, VectorRecord, VectorStore
+from sagewai.stores.vector import VectorStore
 
 if TYPE_CHECKING:
     import qdrant_edge

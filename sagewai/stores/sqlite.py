@@ -8,7 +8,7 @@ mode so other processes can read while this one writes; a write from another pro
 the lock up to ``busy_timeout`` seconds.
 
 Keyword search uses an FTS5 index ranked with ``bm25()``. The match expression is built only from
-:func:`~sagewai.stores.metadata.keyword_terms` output, each term quoted and OR-joined, so no text a
+:func:`~sagewai.core.text.keyword_terms` output, each term quoted and OR-joined, so no text a
 user types can reach FTS5's query syntax.
 """
 
@@ -29,6 +29,9 @@ from typing import Any, TypeVar, cast
 import filelock
 from pydantic import JsonValue
 
+from sagewai.core.queries import ChangeQuery, FactQuery, WriteBatch
+from sagewai.core.records import Fact, FactChange, utcnow
+from sagewai.core.text import keyword_terms
 from sagewai.errors import (
     BackendError,
     BackendUnavailableError,
@@ -38,7 +41,6 @@ from sagewai.errors import (
     LockedError,
     SagewaiError,
 )
-from sagewai.records import Fact, FactChange, utcnow
 from sagewai.stores._sql import (
     CHANGE_COLUMNS,
     FACT_COLUMNS,
@@ -54,7 +56,7 @@ from sagewai.stores._sql import (
     to_json,
     visible_condition,
 )
-from sagewai.stores.metadata import ChangeQuery, FactQuery, MetadataStore, WriteBatch, keyword_terms
+from sagewai.stores.metadata import MetadataStore
 from sagewai.stores.migrations import load_migrations
 
 __all__ = ["SqliteMetadataStore"]
@@ -195,7 +197,7 @@ class SqliteMetadataStore(MetadataStore):
 
     Example:
         >>> import asyncio, tempfile
-        >>> from sagewai.records import Fact
+        >>> from sagewai.core.records import Fact
         >>> from sagewai.stores.metadata import FactQuery, WriteBatch
         >>> async def demo(folder: str) -> list[str]:
         ...     async with SqliteMetadataStore(f"{folder}/metadata.db") as store:

@@ -8,144 +8,17 @@ once in :class:`~sagewai.context.engine.ContextEngine`, above the backends.
 
 from __future__ import annotations
 
-import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
 from types import TracebackType
 from typing import Self
 
 import numpy as np
 
-from sagewai.embeddings.base import Vector
-from sagewai.records import Fact, FactKind, FactStatus, FactType
+from sagewai.core.embedder import Vector
+from sagewai.core.queries import VectorFilter, VectorHit, VectorPayload, VectorRecord
 
-__all__ = [
-    "ProjectVectorStore",
-    "VectorFilter",
-    "VectorHit",
-    "VectorPayload",
-    "VectorRecord",
-    "VectorStore",
-]
-
-OPEN_END = math.inf
-
-
-def _epoch(value: datetime | None) -> float:
-    return OPEN_END if value is None else value.timestamp()
-
-
-@dataclass(frozen=True, slots=True)
-class VectorPayload:
-    """What a vector store keeps beside a vector to filter on."""
-
-    project_id: str
-    scope_key: str
-    status: str
-    kind: str
-    fact_type: str
-    tags: tuple[str, ...] = ()
-    created_at: float = 0.0
-    valid_from: float = 0.0
-    valid_to: float = OPEN_END
-    """``inf`` while the fact still holds."""
-
-    @classmethod
-    def of(cls, fact: Fact) -> VectorPayload:
-        """The payload that indexes ``fact``."""
-        return cls(
-            project_id=fact.project_id,
-            scope_key=fact.scope_key,
-            status=fact.status.value,
-            kind=fact.kind.value,
-            fact_type=fact.fact_type.value,
-            tags=fact.tags,
-            created_at=fact.created_at.timestamp(),
-            valid_from=fact.effective_from.timestamp(),
-            valid_to=_epoch(fact.valid_to),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class VectorRecord:
-    """A fact's vector and payload, as written to a vector store."""
-
-    id: str
-    vector: Vector
-    payload: VectorPayload
-
-
-@dataclass(frozen=True, slots=True)
-class VectorHit:
-    """A nearest-neighbour hit: the fact id and its cosine similarity to the query."""
-
-    id: str
-    score: float
-
-
-@dataclass(frozen=True, slots=True)
-class VectorFilter:
-    """Which vectors a search or count may see.
-
-    ``scope_keys`` is required and never empty: every read is scoped. ``None`` in any other field
-    means "no restriction". ``valid_at`` (epoch seconds) keeps facts recorded by then whose validity
-    interval contains it.
-    """
-
-    scope_keys: tuple[str, ...]
-    statuses: tuple[str, ...] | None = (FactStatus.ACTIVE.value, FactStatus.FLAGGED.value)
-    kinds: tuple[str, ...] | None = None
-    fact_types: tuple[str, ...] | None = None
-    tags_any: tuple[str, ...] | None = None
-    valid_at: float | None = None
-    ids: tuple[str, ...] | None = field(default=None)
-
-    def __post_init__(self) -> None:
-        if not self.scope_keys:
-            raise ValueError("a VectorFilter needs at least one scope key")
-
-    def matches(self, payload: VectorPayload, point_id: str | None = None) -> bool:
-        """The reference semantics every backend's filtering must agree with."""
-        if payload.scope_key not in self.scope_keys:
-            return False
-        if self.statuses is not None and payload.status not in self.statuses:
-            return False
-        if self.kinds is not None and payload.kind not in self.kinds:
-            return False
-        if self.fact_types is not None and payload.fact_type not in self.fact_types:
-            return False
-        if self.tags_any is not None and not set(self.tags_any).intersection(payload.tags):
-            return False
-        if self.ids is not None and point_id is not None and point_id not in self.ids:
-            return False
-        if self.valid_at is not None:
-            at = self.valid_at
-            if payload.created_at > at or payload.valid_from > at or payload.valid_to <= at:
-                return False
-        return True
-
-    @classmethod
-    def for_types(
-        cls,
-        scope_keys: Sequence[str],
-        *,
-        statuses: Sequence[FactStatus] | None,
-        kinds: Sequence[FactKind] | None = None,
-        fact_types: Sequence[FactType] | None = None,
-        tags_any: Sequence[str] | None = None,
-        valid_at: datetime | None = None,
-    ) -> VectorFilter:
-        """Build a filter from the record enums."""
-        return cls(
-            scope_keys=tuple(scope_keys),
-            statuses=None if statuses is None else tuple(s.value for s in statuses),
-            kinds=None if kinds is None else tuple(k.value for k in kinds),
-            fact_types=None if fact_types is None else tuple(t.value for t in fact_types),
-            tags_any=None if tags_any is None else tuple(tags_any),
-            valid_at=None if valid_at is None else valid_at.timestamp(),
-        )
+__all__ = ["ProjectVectorStore", "VectorStore"]
 
 
 class VectorStore(ABC):

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from sagewai._lazy import lazy_exports
-from sagewai.testing.embeddings import FakeEmbedder
+from sagewai.embeddings.fake import FakeEmbedder
 from sagewai.testing.llm import ScriptedLLM, ScriptExhaustedError
 
 if TYPE_CHECKING:

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from sagewai.core.graph_matching import MAX_MENTION_WORDS
+from sagewai.core.records import Provenance
 from sagewai.errors import IntegrityError, InvalidInputError
 from sagewai.graph import (
     Entity,
@@ -26,8 +28,6 @@ from sagewai.graph import (
     Relation,
     SqliteGraphStore,
 )
-from sagewai.graph.matching import MAX_MENTION_WORDS
-from sagewai.records import Provenance
 
 P1, P2 = "proj-1", "proj-2"
 T0 = datetime(2024, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)

@@ -22,16 +22,8 @@ from typing import Any
 import pytest
 
 import sagewai
-from sagewai.context.scope import ContextScope, ScopeAddress
-from sagewai.errors import (
-    BackendUnavailableError,
-    ConfigurationError,
-    FactConflictError,
-    IntegrityError,
-    InvalidInputError,
-    LockedError,
-)
-from sagewai.records import (
+from sagewai.core.queries import ChangeQuery, FactQuery, WriteBatch
+from sagewai.core.records import (
     ChangeAction,
     Fact,
     FactChange,
@@ -40,6 +32,16 @@ from sagewai.records import (
     FactType,
     Provenance,
     utcnow,
+)
+from sagewai.core.scope import ContextScope, ScopeAddress
+from sagewai.core.text import keyword_terms
+from sagewai.errors import (
+    BackendUnavailableError,
+    ConfigurationError,
+    FactConflictError,
+    IntegrityError,
+    InvalidInputError,
+    LockedError,
 )
 from sagewai.stores._postgres_common import lock_key
 from sagewai.stores._sql import (
@@ -50,7 +52,7 @@ from sagewai.stores._sql import (
     tsvector_literal,
 )
 from sagewai.stores.memory_metadata import InMemoryMetadataStore
-from sagewai.stores.metadata import ChangeQuery, FactQuery, MetadataStore, WriteBatch, keyword_terms
+from sagewai.stores.metadata import MetadataStore
 from sagewai.stores.postgres import PostgresMetadataStore
 from sagewai.stores.sqlite import SqliteMetadataStore
 
@@ -823,8 +825,8 @@ asyncio.run(main())
 
 WRITER = """
 import asyncio, sys
-from sagewai.records import Fact
-from sagewai.stores.metadata import WriteBatch
+from sagewai.core.records import Fact
+from sagewai.core.queries import WriteBatch
 from sagewai.stores.sqlite import SqliteMetadataStore
 
 async def main() -> None:

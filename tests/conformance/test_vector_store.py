@@ -29,7 +29,8 @@ from urllib.parse import urlsplit
 import numpy as np
 import pytest
 
-from sagewai.embeddings.base import Vector, normalize_rows
+from sagewai.core.embedder import Vector, normalize_rows
+from sagewai.core.queries import VectorFilter, VectorHit, VectorPayload, VectorRecord
 from sagewai.errors import BackendUnavailableError, ConfigurationError, InvalidInputError
 from sagewai.stores._qdrant_common import (
     OPEN_END_SENTINEL,
@@ -44,7 +45,7 @@ from sagewai.stores.memory_vector import InMemoryVectorStore
 from sagewai.stores.pgvector import PgVectorStore
 from sagewai.stores.qdrant import QdrantVectorStore
 from sagewai.stores.qdrant_edge import QdrantEdgeVectorStore
-from sagewai.stores.vector import VectorFilter, VectorHit, VectorPayload, VectorRecord, VectorStore
+from sagewai.stores.vector import VectorStore
 
 DIM = 8
 INF = math.inf

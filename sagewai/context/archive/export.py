@@ -17,9 +17,9 @@ from sagewai.context.archive.format import (
     _encode_vector,
     _open_text,
 )
+from sagewai.core.queries import ChangeQuery, FactQuery
+from sagewai.core.records import Fact
 from sagewai.errors import ConfigurationError
-from sagewai.records import Fact
-from sagewai.stores.metadata import ChangeQuery, FactQuery
 
 if TYPE_CHECKING:
     from sagewai.context.engine import ContextEngine

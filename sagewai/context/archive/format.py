@@ -18,8 +18,8 @@ from typing import IO, Any, Literal
 import numpy as np
 from pydantic import BaseModel, Field, ValidationError
 
+from sagewai.core.records import Fact, FactChange, utcnow
 from sagewai.errors import InvalidInputError
-from sagewai.records import Fact, FactChange, utcnow
 
 __all__ = [
     "ARCHIVE_FORMAT",
@@ -200,8 +200,8 @@ def _records(path: Path) -> Iterator[ArchiveHeader | _Record]:
     Raises:
         InvalidInputError: unreadable file, bad header, or a malformed line (with its number).
     """
-    from sagewai.context.episodes.records import Episode
-    from sagewai.graph.records import Entity, Relation
+    from sagewai.core.episode_records import Episode
+    from sagewai.core.graph_records import Entity, Relation
 
     models: dict[str, type[BaseModel]] = {
         "fact": Fact,

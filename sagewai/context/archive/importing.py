@@ -20,14 +20,14 @@ from sagewai.context.archive.format import (
     _records,
     _validate_archive,
 )
+from sagewai.core.queries import ChangeQuery, WriteBatch
+from sagewai.core.records import Fact, FactChange
 from sagewai.errors import InvalidInputError
-from sagewai.records import Fact, FactChange
-from sagewai.stores.metadata import ChangeQuery, WriteBatch
 
 if TYPE_CHECKING:
     from sagewai.context.engine import ContextEngine
-    from sagewai.context.episodes.records import Episode
-    from sagewai.graph.records import Entity, Relation
+    from sagewai.core.episode_records import Episode
+    from sagewai.core.graph_records import Entity, Relation
 
 __all__ = ["import_archive"]
 
@@ -80,12 +80,13 @@ class _Rewriter:
                 "id": self.id(change.id),
                 "fact_id": self.id(change.fact_id),
                 "related_fact_ids": self.ids(change.related_fact_ids),
-                "before": self._snapshot(change.before),
-                "after": self._snapshot(change.after),
+                "before": self._ids_in(change.before),
+                "after": self._ids_in(change.after),
             }
         return change.model_copy(update=update)
 
-    def _snapshot(self, values: dict[str, Any] | None) -> dict[str, Any] | None:
+    def _ids_in(self, values: dict[str, Any] | None) -> dict[str, Any] | None:
+        """A change's before/after values with the fact ids they name moved to new ids."""
         if values is None:
             return None
         return {

@@ -21,7 +21,6 @@ Example:
 from sagewai.context.episodes.base import EpisodeStoreBase, rank_episodes
 from sagewai.context.episodes.memory import EpisodeStore
 from sagewai.context.episodes.postgres import PersistentEpisodeStore
-from sagewai.context.episodes.records import Episode, EpisodeFilter
 from sagewai.context.episodes.sqlite import SqliteEpisodeStore
 from sagewai.context.episodes.summary import (
     EpisodeSummarizer,
@@ -29,6 +28,7 @@ from sagewai.context.episodes.summary import (
     LLMSummarizer,
     extractive_summary,
 )
+from sagewai.core.episode_records import Episode, EpisodeFilter
 
 InMemoryEpisodeStore = EpisodeStore
 """Episodes in memory: the descriptive name of :class:`EpisodeStore`."""

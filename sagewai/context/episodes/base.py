@@ -23,25 +23,24 @@ from typing import Any, Self
 import numpy as np
 from pydantic import JsonValue, ValidationError
 
-from sagewai.context.arguments import check_int
-from sagewai.context.conversation import ChatMessage, MessageLike
-from sagewai.context.episodes.records import (
+from sagewai.context.episodes.summary import (
+    EpisodeSummarizer,
+    ExtractiveSummarizer,
+    extractive_summary,
+)
+from sagewai.core.arguments import check_int
+from sagewai.core.conversation import ChatMessage, MessageLike
+from sagewai.core.embedder import Embedder, Vector
+from sagewai.core.episode_records import (
     Episode,
     EpisodeFilter,
     mentions,
     message_mentions,
     subject_pattern,
 )
-from sagewai.context.episodes.summary import (
-    EpisodeSummarizer,
-    ExtractiveSummarizer,
-    extractive_summary,
-)
-from sagewai.context.scope import validate_identifier
-from sagewai.context.text import clean_json, clean_text
-from sagewai.embeddings.base import Embedder, Vector
+from sagewai.core.scope import validate_identifier
+from sagewai.core.text import clean_json, clean_text, keyword_terms
 from sagewai.errors import ConfigurationError, InvalidInputError
-from sagewai.stores.metadata import keyword_terms
 
 __all__ = ["MAX_EPISODE_CHARS", "MAX_EPISODE_MESSAGES", "EpisodeStoreBase", "rank_episodes"]
 

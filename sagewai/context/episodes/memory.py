@@ -7,10 +7,10 @@ from collections import Counter
 from collections.abc import Sequence
 
 from sagewai.context.episodes.base import EpisodeStoreBase
-from sagewai.context.episodes.records import Episode, EpisodeFilter, episode_text
 from sagewai.context.episodes.summary import EpisodeSummarizer
-from sagewai.embeddings.base import Embedder, Vector
-from sagewai.stores.metadata import keyword_terms
+from sagewai.core.embedder import Embedder, Vector
+from sagewai.core.episode_records import Episode, EpisodeFilter, episode_text
+from sagewai.core.text import keyword_terms
 
 __all__ = ["EpisodeStore", "bm25"]
 

@@ -25,9 +25,9 @@ import numpy as np
 
 from sagewai._optional import require
 from sagewai.context.episodes.base import EpisodeStoreBase
-from sagewai.context.episodes.records import Episode, EpisodeFilter, episode_text
 from sagewai.context.episodes.summary import EpisodeSummarizer
-from sagewai.embeddings.base import Embedder, Vector
+from sagewai.core.embedder import Embedder, Vector
+from sagewai.core.episode_records import Episode, EpisodeFilter, episode_text
 from sagewai.errors import BackendError, BackendUnavailableError, ConfigurationError
 
 __all__ = ["PersistentEpisodeStore"]

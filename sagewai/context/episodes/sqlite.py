@@ -22,9 +22,10 @@ from typing import Any, TypeVar
 import numpy as np
 
 from sagewai.context.episodes.base import EpisodeStoreBase
-from sagewai.context.episodes.records import Episode, EpisodeFilter, episode_text
 from sagewai.context.episodes.summary import EpisodeSummarizer
-from sagewai.embeddings.base import Embedder, Vector
+from sagewai.core.embedder import Embedder, Vector
+from sagewai.core.episode_records import Episode, EpisodeFilter, episode_text
+from sagewai.core.records import utcnow
 from sagewai.errors import (
     BackendError,
     BackendUnavailableError,
@@ -32,7 +33,6 @@ from sagewai.errors import (
     IntegrityError,
     SagewaiError,
 )
-from sagewai.records import utcnow
 
 __all__ = ["SqliteEpisodeStore"]
 

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from sagewai.context.conversation import ChatMessage
-from sagewai.stores.metadata import keyword_terms
+from sagewai.core.conversation import ChatMessage
+from sagewai.core.text import keyword_terms
 
 if TYPE_CHECKING:
     from sagewai.llm.base import LLMClient
@@ -82,7 +82,7 @@ def extractive_summary(
     speaker.
 
     Example:
-        >>> from sagewai.context.conversation import ChatMessage
+        >>> from sagewai.core.conversation import ChatMessage
         >>> extractive_summary([
         ...     ChatMessage(role="user", speaker="Alice", content="Hi Bob!"),
         ...     ChatMessage(role="user", speaker="Bob", content="Hey! How was Lisbon?"),
@@ -148,7 +148,7 @@ class ExtractiveSummarizer:
 
     Example:
         >>> import asyncio
-        >>> from sagewai.context.conversation import ChatMessage
+        >>> from sagewai.core.conversation import ChatMessage
         >>> asyncio.run(ExtractiveSummarizer().summarize(
         ...     [ChatMessage(role="user", content="We ship version 2.1 on Friday.")]))
         'user: We ship version 2.1 on Friday.'

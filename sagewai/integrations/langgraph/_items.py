@@ -14,8 +14,8 @@ from typing import Any
 
 from langgraph.store.base import MatchCondition, SearchItem, get_text_at_path, tokenize_path
 
+from sagewai.core.records import Fact, FactStatus, utcnow
 from sagewai.errors import InvalidInputError
-from sagewai.records import Fact, FactStatus, utcnow
 
 ITEM_TAG = "langgraph"
 """The tag every item of a :class:`SagewaiStore` carries."""

@@ -27,7 +27,9 @@ from langgraph.store.base import (
     TTLConfig,
 )
 
-from sagewai.context.scope import ContextScope
+from sagewai.core.queries import FactQuery
+from sagewai.core.records import Fact, FactStatus, utcnow
+from sagewai.core.scope import ContextScope
 from sagewai.errors import InvalidInputError
 from sagewai.integrations.langgraph._items import (
     _LIVE,
@@ -48,8 +50,6 @@ from sagewai.integrations.langgraph._items import (
     item_text,
     namespace_tag,
 )
-from sagewai.records import Fact, FactStatus, utcnow
-from sagewai.stores.metadata import FactQuery
 
 if TYPE_CHECKING:
     from sagewai.context.bridge import MemoryBridge
@@ -227,7 +227,7 @@ class SagewaiStore(BaseStore):
         ttl = meta.get("ttl_minutes")
         if not isinstance(ttl, int | float):
             return fact
-        from sagewai.stores.metadata import WriteBatch
+        from sagewai.core.queries import WriteBatch
 
         updated = fact.evolve(
             metadata={**fact.metadata, _META: {**meta, "expires_at": _expiry(float(ttl))}}

@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from sagewai.records import Fact
+from sagewai.core.records import Fact
 
 __all__ = ["META_KEY", "base_strength", "keep_apart", "with_annotations"]
 

@@ -25,14 +25,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
 
-from sagewai.context.arguments import aware_time, check_flag, string_list
 from sagewai.context.engine import ContextEngine
-from sagewai.context.scope import ContextScope
-from sagewai.embeddings.base import Embedder
+from sagewai.core import lifecycle
+from sagewai.core.arguments import aware_time, check_flag, string_list
+from sagewai.core.embedder import Embedder
+from sagewai.core.queries import VectorPayload, WriteBatch
+from sagewai.core.records import ChangeAction, Fact, FactChange, new_id, utcnow
+from sagewai.core.scope import ContextScope
 from sagewai.errors import InvalidInputError
 from sagewai.intelligence.consolidation.annotations import keep_apart, with_annotations
 from sagewai.intelligence.consolidation.config import ConsolidationConfig, validated_config
-from sagewai.intelligence.consolidation.planning import snapshot
 from sagewai.intelligence.consolidation.report import (
     ConsolidationAction,
     ConsolidationProgress,
@@ -41,9 +43,6 @@ from sagewai.intelligence.consolidation.report import (
 from sagewai.intelligence.consolidation.run import Lookahead, Run
 from sagewai.intelligence.consolidation.selection import Selection
 from sagewai.intelligence.consolidation.state import ConsolidationState, RunCheckpoint, state_key
-from sagewai.records import ChangeAction, Fact, FactChange, new_id, utcnow
-from sagewai.stores.metadata import WriteBatch
-from sagewai.stores.vector import VectorPayload
 
 __all__ = ["LOCK_NAME", "MemoryConsolidator", "ProgressCallback"]
 
@@ -389,18 +388,15 @@ class MemoryConsolidator:
             others = sorted(set(involved) - {fact.id} | keep_apart(fact))
             back = fact.evolve(**change.before)
             back = back.evolve(metadata=with_annotations(back, keep_apart=others or None))
-            fields = [*change.before.keys(), "metadata"]
+            fields = tuple(dict.fromkeys([*change.before.keys(), "metadata"]))
             undo.append(
-                FactChange(
-                    fact_id=fact.id,
-                    project_id=engine.project_id,
-                    action=ChangeAction.RESTORED,
-                    actor="consolidator",
-                    rule="consolidation.revert",
-                    reason=reason,
-                    related_fact_ids=change.related_fact_ids,
-                    before=snapshot(fact, dict.fromkeys(fields)),
-                    after=snapshot(back, dict.fromkeys(fields)),
+                lifecycle.revise(
+                    fact,
+                    back,
+                    fields,
+                    ChangeAction.RESTORED,
+                    lifecycle.Cause("consolidator", "consolidation.revert", reason),
+                    related=change.related_fact_ids,
                 )
             )
             restored[fact.id] = back

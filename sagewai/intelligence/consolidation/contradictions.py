@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from sagewai.context.reconcile import Claim
+from sagewai.core.records import Fact, FactStatus
 from sagewai.intelligence.consolidation.annotations import keep_apart
 from sagewai.intelligence.consolidation.config import ContradictionStrategy
 from sagewai.intelligence.consolidation.selection import scope_key_of
-from sagewai.records import Fact, FactStatus
 
 __all__ = ["Flagging", "Supersession", "claim_of", "conflict", "resolve_group"]
 
@@ -186,7 +186,7 @@ def resolve_group(
 
     Example:
         >>> from datetime import timedelta
-        >>> from sagewai.records import Fact, utcnow
+        >>> from sagewai.core.records import Fact, utcnow
         >>> t = utcnow()
         >>> paris = Fact(project_id="p", content="Alice lives in Paris", subject="Alice",
         ...              predicate="lives_in", object="Paris", created_at=t - timedelta(days=9))

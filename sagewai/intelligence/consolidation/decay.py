@@ -14,9 +14,9 @@ import math
 from dataclasses import dataclass
 from datetime import datetime
 
+from sagewai.core.records import Fact
 from sagewai.intelligence.consolidation.annotations import base_strength
 from sagewai.intelligence.consolidation.dedup import touched_at
-from sagewai.records import Fact
 
 __all__ = ["DecayDecision", "decayed_strength", "decide_decay", "idle_days"]
 
@@ -79,7 +79,7 @@ def decide_decay(
 
     Example:
         >>> from datetime import timedelta
-        >>> from sagewai.records import Fact, utcnow
+        >>> from sagewai.core.records import Fact, utcnow
         >>> now = utcnow()
         >>> old = Fact(project_id="p", content="x", created_at=now - timedelta(days=150))
         >>> decide_decay(old, now, halflife_days=30, archive_below=0.05, min_change=0.05).archive

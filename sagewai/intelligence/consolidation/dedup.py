@@ -37,6 +37,7 @@ from datetime import datetime
 from typing import TypeVar
 
 from sagewai.context.reconcile import Claim, negation_pair
+from sagewai.core.records import Fact, FactType
 from sagewai.intelligence.consolidation.annotations import base_strength, keep_apart
 from sagewai.intelligence.consolidation.equivalence import same_statement, structural_refusal
 from sagewai.intelligence.consolidation.selection import scope_key_of
@@ -45,7 +46,6 @@ from sagewai.intelligence.consolidation.structure import (
     exact_values_of,
     structure_of,
 )
-from sagewai.records import Fact, FactType
 
 __all__ = [
     "DEDUP_COSINE_RULE",
@@ -200,7 +200,7 @@ def merge_refusal(a: DedupProfile, b: DedupProfile) -> str | None:
     Symmetric: ``merge_refusal(a, b)`` refuses exactly when ``merge_refusal(b, a)`` does.
 
     Example:
-        >>> from sagewai.records import Fact
+        >>> from sagewai.core.records import Fact
         >>> one = DedupProfile.of(Fact(project_id="p", content="deploy to 10.0.0.1"))
         >>> two = DedupProfile.of(Fact(project_id="p", content="Deploy to 10.0.0.2"))
         >>> merge_refusal(one, two)
@@ -245,7 +245,7 @@ def merge_rule(
     (:func:`~.equivalence.same_statement`).
 
     Example:
-        >>> from sagewai.records import Fact
+        >>> from sagewai.core.records import Fact
         >>> one = DedupProfile.of(Fact(project_id="p", content="Ben really likes ramen."))
         >>> two = DedupProfile.of(Fact(project_id="p", content="Ben likes ramen."))
         >>> merge_rule(one, two, 0.86, threshold=0.92, floor=0.75)
@@ -295,7 +295,7 @@ def reinforced_strength(facts: Sequence[Fact]) -> float:
     strength 1 stays 1.
 
     Example:
-        >>> from sagewai.records import Fact
+        >>> from sagewai.core.records import Fact
         >>> round(reinforced_strength([Fact(project_id="p", content="x", strength=0.5),
         ...                            Fact(project_id="p", content="x", strength=0.5)]), 2)
         0.75

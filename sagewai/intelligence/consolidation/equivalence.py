@@ -17,6 +17,7 @@ candidates; these functions decide:
 
 from __future__ import annotations
 
+from sagewai.core.predicates import normalize_predicate
 from sagewai.intelligence.consolidation.structure import (
     FUNCTION_WORDS,
     FactStructure,
@@ -24,7 +25,6 @@ from sagewai.intelligence.consolidation.structure import (
     tenses_compatible,
     vocabulary_predicate,
 )
-from sagewai.intelligence.extraction.predicates import normalize_predicate
 
 __all__ = ["same_statement", "structural_refusal"]
 

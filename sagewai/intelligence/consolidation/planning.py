@@ -1,27 +1,29 @@
 """Turn consolidation decisions into new fact versions and audit rows.
 
 Pure functions: given a decision (merge these, supersede that, decay this) they return the updated
-facts, one :class:`~sagewai.records.FactChange` per changed fact (with before/after snapshots of
-exactly the fields it touched, so ``ContextEngine.revert`` can undo it), and the
+facts, one :class:`~sagewai.core.records.FactChange` per changed fact (made by
+:mod:`sagewai.core.lifecycle`, with before/after snapshots of exactly the fields it touched, so
+``ContextEngine.revert`` can undo it), and the
 :class:`~sagewai.intelligence.consolidation.report.ConsolidationAction` the report shows. The
 consolidator commits the result; a dry run only reports it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from pydantic import JsonValue
 
+from sagewai.core import lifecycle
+from sagewai.core.records import ChangeAction, Fact, FactChange, FactStatus
 from sagewai.intelligence.consolidation.annotations import with_annotations
 from sagewai.intelligence.consolidation.config import ContradictionStrategy
 from sagewai.intelligence.consolidation.contradictions import Flagging, Supersession
 from sagewai.intelligence.consolidation.decay import DecayDecision
 from sagewai.intelligence.consolidation.dedup import reinforced_strength, touched_at, union
 from sagewai.intelligence.consolidation.report import ActionKind, ConsolidationAction
-from sagewai.records import ChangeAction, Fact, FactChange, FactStatus, new_id
 
 __all__ = [
     "ACTOR",
@@ -34,7 +36,6 @@ __all__ = [
     "plan_flagging",
     "plan_merge",
     "plan_supersession",
-    "snapshot",
 ]
 
 ACTOR = "consolidator"
@@ -42,39 +43,13 @@ DEDUP_RULE = "dedup.cosine"
 DEDUP_STRUCTURE_RULE = "dedup.structure"
 DECAY_RULE = "decay.halflife"
 
-MERGED_FIELDS = ("status", "merged_into")
 CANONICAL_FIELDS = ("sources", "exact_values", "tags", "strength", "last_accessed_at", "metadata")
-SUPERSEDED_FIELDS = ("status", "valid_to", "superseded_by")
-FLAGGED_FIELDS = ("status",)
 DECAY_FIELDS = ("status", "strength", "metadata")
 
 
 def contradiction_rule(strategy: ContradictionStrategy) -> str:
     """The audit rule name of a contradiction strategy (``contradiction.keep_newer``, ...)."""
     return f"contradiction.{strategy.value}"
-
-
-# Fields whose JSON form is the attribute itself (or its enum value): read directly, because
-# a run snapshots most facts twice and a full pydantic dump is most of a decay step's cost.
-_PLAIN_FIELDS = frozenset({"strength", "metadata", "merged_into", "superseded_by", "confidence"})
-_ENUM_FIELDS = frozenset({"status", "fact_type", "kind", "scope"})
-
-
-def snapshot(fact: Fact, fields: Iterable[str]) -> dict[str, JsonValue]:
-    """The JSON values of ``fields`` of ``fact`` (what a change's before/after holds)."""
-    names = list(fields)
-    out: dict[str, JsonValue] = {}
-    rest: list[str] = []
-    for name in names:
-        if name in _PLAIN_FIELDS:
-            out[name] = getattr(fact, name)
-        elif name in _ENUM_FIELDS:
-            out[name] = getattr(fact, name).value
-        else:
-            rest.append(name)
-    if rest:
-        out.update(fact.model_dump(mode="json", include=set(rest)))
-    return {name: out[name] for name in names}
 
 
 def _kept(structure: JsonValue | None) -> dict[str, JsonValue]:
@@ -91,34 +66,10 @@ class PlannedStep:
     action: ConsolidationAction
 
 
-def _change(
-    before: Fact,
-    after: Fact,
-    fields: Sequence[str],
-    *,
-    action: ChangeAction,
-    rule: str,
-    reason: str,
-    related: Sequence[str],
-    run_id: str,
-    at: datetime,
-) -> FactChange:
-    # Built without re-validation: every field is made here from validated facts, and a run
-    # writes one row per changed fact, so validation would be a large share of a run's time.
-    return FactChange.model_construct(
-        id=new_id(),
-        fact_id=before.id,
-        project_id=before.project_id,
-        action=action,
-        at=at,
-        actor=ACTOR,
-        rule=rule,
-        reason=reason,
-        related_fact_ids=tuple(related),
-        before=snapshot(before, fields),
-        after=snapshot(after, fields),
-        run_id=run_id,
-    )
+def _cause(rule: str, reason: str, *, run_id: str, at: datetime) -> lifecycle.Cause:
+    # Rows built without re-validation: every field is made here from validated facts, and a
+    # run writes one row per changed fact, so validation would be a large share of its time.
+    return lifecycle.Cause(ACTOR, rule, reason, at=at, run_id=run_id, trusted=True)
 
 
 def _action(
@@ -190,21 +141,16 @@ def plan_merge(
         reason += f"; {len(structural)} state(s) the same subject, predicate and object"
     updates: list[Fact] = [updated]
     changes = [
-        _change(
+        lifecycle.revise(
             canonical,
             updated,
             CANONICAL_FIELDS,
-            action=ChangeAction.REINFORCED,
-            rule=group_rule,
-            reason=reason,
+            ChangeAction.REINFORCED,
+            _cause(group_rule, reason, run_id=run_id, at=at),
             related=ids,
-            run_id=run_id,
-            at=at,
         )
     ]
     for fact, score in absorbed:
-        merged = fact.evolve(status=FactStatus.MERGED, merged_into=canonical.id)
-        updates.append(merged)
         rule = member_rules[fact.id]
         why = (
             f"states the same as {canonical.id} (same subject, predicate and object; cosine "
@@ -212,19 +158,11 @@ def plan_merge(
             if rule == DEDUP_STRUCTURE_RULE
             else f"near-duplicate of {canonical.id} (cosine {score:.3f} >= {threshold:.2f})"
         )
-        changes.append(
-            _change(
-                fact,
-                merged,
-                MERGED_FIELDS,
-                action=ChangeAction.MERGED,
-                rule=rule,
-                reason=why,
-                related=[canonical.id],
-                run_id=run_id,
-                at=at,
-            )
+        merged = lifecycle.merge(
+            fact, _cause(rule, why, run_id=run_id, at=at), into_id=canonical.id
         )
+        updates.append(merged.fact)
+        changes.append(merged.change)
     details: dict[str, JsonValue] = {"similarity": dict(similarities), "strength": base}
     if structural:
         details["rules"] = dict(member_rules)
@@ -246,21 +184,11 @@ def plan_supersession(
     """Supersede the loser of a contradiction: status, closed validity, ``superseded_by``."""
     rule = contradiction_rule(strategy)
     loser = decision.loser
-    closed = loser.evolve(
-        status=FactStatus.SUPERSEDED,
-        valid_to=decision.valid_to,
-        superseded_by=decision.winner.id,
-    )
-    change = _change(
+    closed = lifecycle.supersede(
         loser,
-        closed,
-        SUPERSEDED_FIELDS,
-        action=ChangeAction.SUPERSEDED,
-        rule=rule,
-        reason=decision.reason,
-        related=[decision.winner.id],
-        run_id=run_id,
-        at=at,
+        _cause(rule, decision.reason, run_id=run_id, at=at),
+        successor_id=decision.winner.id,
+        ends=decision.valid_to,
     )
     action = _action(
         ActionKind.SUPERSEDE,
@@ -268,26 +196,20 @@ def plan_supersession(
         (loser.id,),
         decision.reason,
         {"valid_to": decision.valid_to.isoformat()},
-        [change],
+        [closed.change],
         target_id=decision.winner.id,
     )
-    return PlannedStep((closed,), (change,), action)
+    return PlannedStep((closed.fact,), (closed.change,), action)
 
 
 def plan_flagging(decision: Flagging, *, run_id: str, at: datetime) -> PlannedStep:
     """Flag one fact of a contradiction for review; it stays retrievable."""
     rule = contradiction_rule(ContradictionStrategy.FLAG)
-    flagged = decision.fact.evolve(status=FactStatus.FLAGGED)
-    change = _change(
+    flagged = lifecycle.set_status(
         decision.fact,
-        flagged,
-        FLAGGED_FIELDS,
-        action=ChangeAction.FLAGGED,
-        rule=rule,
-        reason=decision.reason,
+        FactStatus.FLAGGED,
+        _cause(rule, decision.reason, run_id=run_id, at=at),
         related=decision.against,
-        run_id=run_id,
-        at=at,
     )
     action = _action(
         ActionKind.FLAG,
@@ -295,9 +217,9 @@ def plan_flagging(decision: Flagging, *, run_id: str, at: datetime) -> PlannedSt
         (decision.fact.id,),
         decision.reason,
         {"contradicts": list(decision.against)},
-        [change],
+        [flagged.change],
     )
-    return PlannedStep((flagged,), (change,), action)
+    return PlannedStep((flagged.fact,), (flagged.change,), action)
 
 
 def plan_decay(
@@ -343,16 +265,12 @@ def plan_decay(
         kind, change_action = ActionKind.REFRESH, ChangeAction.REINFORCED
         updated = fact.model_copy(update={"strength": decision.strength, "metadata": metadata})
         reason = f"strength {fact.strength:.3f} -> {decision.strength:.3f}: used again, {idle}"
-    change = _change(
+    change = lifecycle.revise(
         fact,
         updated,
         DECAY_FIELDS,
-        action=change_action,
-        rule=DECAY_RULE,
-        reason=reason,
-        related=(),
-        run_id=run_id,
-        at=at,
+        change_action,
+        _cause(DECAY_RULE, reason, run_id=run_id, at=at),
     )
     action = _action(
         kind,

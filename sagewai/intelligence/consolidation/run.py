@@ -23,7 +23,9 @@ from datetime import datetime
 from pydantic import JsonValue
 
 from sagewai.context.engine import ContextEngine
-from sagewai.embeddings.base import Embedder, Vector
+from sagewai.core.embedder import Embedder, Vector
+from sagewai.core.queries import VectorFilter, VectorHit, VectorPayload, WriteBatch
+from sagewai.core.records import Fact, FactChange, FactStatus, utcnow
 from sagewai.intelligence.consolidation.config import ConsolidationConfig
 from sagewai.intelligence.consolidation.contradictions import (
     Flagging,
@@ -43,9 +45,6 @@ from sagewai.intelligence.consolidation.planning import (
 from sagewai.intelligence.consolidation.report import ActionKind, ConsolidationAction
 from sagewai.intelligence.consolidation.selection import Selection, scope_key_of
 from sagewai.intelligence.consolidation.structure import has_structure, structure_json
-from sagewai.records import Fact, FactChange, FactStatus, utcnow
-from sagewai.stores.metadata import WriteBatch
-from sagewai.stores.vector import VectorFilter, VectorHit, VectorPayload
 
 __all__ = ["Lookahead", "Run", "Tally"]
 

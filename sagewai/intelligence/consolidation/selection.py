@@ -12,11 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sagewai.context.scope import ContextScope, ScopeAddress, scope_key
+from sagewai.core.queries import FactQuery, VectorFilter
+from sagewai.core.records import Fact, FactKind, FactStatus
+from sagewai.core.scope import ContextScope, ScopeAddress, scope_key
 from sagewai.errors import ScopeError
-from sagewai.records import Fact, FactKind, FactStatus
-from sagewai.stores.metadata import FactQuery
-from sagewai.stores.vector import VectorFilter
 
 __all__ = ["Selection", "scope_key_of"]
 

@@ -30,13 +30,13 @@ from typing import Literal
 
 from pydantic import JsonValue
 
+from sagewai.core.predicates import canonical_polarity, normalize_predicate
+from sagewai.core.records import Fact
 from sagewai.errors import SagewaiError
 from sagewai.intelligence.extraction.base import ExtractionContext
 from sagewai.intelligence.extraction.dates import find_time_mentions
 from sagewai.intelligence.extraction.exact_values import find_exact_values
-from sagewai.intelligence.extraction.predicates import canonical_polarity, normalize_predicate
 from sagewai.intelligence.extraction.rules import RuleBasedFactExtractor
-from sagewai.records import Fact
 
 __all__ = [
     "FUNCTION_WORDS",

@@ -18,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+from sagewai.core.predicates import is_single_valued, normalize_predicate
 from sagewai.intelligence.extraction.base import (
     ExtractedFact,
     ExtractionContext,
@@ -26,7 +27,6 @@ from sagewai.intelligence.extraction.base import (
 )
 from sagewai.intelligence.extraction.hybrid import HybridFactExtractor, HybridStats
 from sagewai.intelligence.extraction.llm import LLMExtractorStats, LLMFactExtractor
-from sagewai.intelligence.extraction.predicates import is_single_valued, normalize_predicate
 from sagewai.intelligence.extraction.rules import RuleAnalysis, RuleBasedFactExtractor, RuleStats
 
 __all__ = [

@@ -1,7 +1,7 @@
 """What an extractor returns and what it is told: ``ExtractedFact``, ``ExtractionContext``.
 
 A :class:`FactExtractor` turns one message into zero or more :class:`ExtractedFact` records.
-The record holds what a stored :class:`~sagewai.records.Fact` needs (content, type, confidence,
+The record holds what a stored :class:`~sagewai.core.records.Fact` needs (content, type, confidence,
 subject, the optional predicate/object triple, exact values, negation) plus where it came from in
 the message (span, speaker) and when the event it describes happened (``event_time``).
 """
@@ -14,8 +14,8 @@ from typing import Any, Protocol, Self, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
-from sagewai.context.text import clean_text
-from sagewai.records import MAX_CONTENT_CHARS, Fact, FactType, Provenance
+from sagewai.core.records import MAX_CONTENT_CHARS, Fact, FactType, Provenance
+from sagewai.core.text import clean_text
 
 __all__ = [
     "ExtractedFact",
@@ -102,7 +102,7 @@ class ExtractedFact(BaseModel):
             extractor's values are calibrated on a labelled set (see ``docs/extraction.md``).
         subject: Who or what the fact is about ("Alice", "Alice's sister", "the staging database").
         metadata: Free JSON; always holds ``negated`` (bool), and extractor-specific details.
-        predicate: A name from :mod:`sagewai.intelligence.extraction.predicates`, or ``None``.
+        predicate: A name from :mod:`sagewai.core.predicates`, or ``None``.
         object: The triple's object when a predicate is set ("Berlin").
         exact_values: Values kept verbatim (UUIDs, URLs, paths, versions, amounts...).
         source_span: ``(start, end)`` offsets of the source text in the message.
@@ -198,7 +198,7 @@ class ExtractedFact(BaseModel):
     def to_fact(
         self, project_id: str, *, context: ExtractionContext | None = None, **fields: Any
     ) -> Fact:
-        """The :class:`~sagewai.records.Fact` to store for this extraction.
+        """The :class:`~sagewai.core.records.Fact` to store for this extraction.
 
         Negation, event time, span and extractor go into the fact's metadata; the context gives
         the provenance (session, message, role, speaker, time). ``fields`` override or add any

@@ -22,10 +22,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from sagewai.core.predicates import canonical_polarity, normalize_predicate
+from sagewai.core.records import FactType
 from sagewai.errors import InvalidInputError
 from sagewai.intelligence.extraction.base import ExtractedFact, ExtractionContext, FactExtractor
-from sagewai.intelligence.extraction.predicates import canonical_polarity, normalize_predicate
-from sagewai.records import FactType
 
 __all__ = [
     "LabelledUtterance",

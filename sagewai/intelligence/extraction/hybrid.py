@@ -19,6 +19,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from sagewai.core.predicates import canonical_polarity
 from sagewai.errors import InvalidInputError
 from sagewai.intelligence.extraction.base import (
     ExtractedFact,
@@ -26,7 +27,6 @@ from sagewai.intelligence.extraction.base import (
     FactExtractor,
     sort_facts,
 )
-from sagewai.intelligence.extraction.predicates import canonical_polarity
 from sagewai.intelligence.extraction.rules import RuleAnalysis, RuleBasedFactExtractor
 
 __all__ = ["HybridFactExtractor", "HybridStats", "merge_facts", "needs_llm"]

@@ -18,9 +18,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from sagewai.core.predicates import VOCABULARY, normalize_predicate
+from sagewai.core.records import FactType
 from sagewai.intelligence.extraction.base import ExtractedFact, ExtractionContext
-from sagewai.intelligence.extraction.predicates import VOCABULARY, normalize_predicate
-from sagewai.records import FactType
 
 __all__ = [
     "FACTS_SCHEMA",

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 
-from sagewai.records import FactType
+from sagewai.core.records import FactType
 
 __all__ = [
     "ADV",

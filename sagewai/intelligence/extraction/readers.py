@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from sagewai.core.predicates import is_job_title
+from sagewai.core.records import FactType
 from sagewai.intelligence.extraction.patterns import (
     PRONOUNS,
     Reading,
@@ -20,7 +22,6 @@ from sagewai.intelligence.extraction.patterns import (
     is_pronoun,
     is_reaction,
 )
-from sagewai.records import FactType
 
 __all__ = [
     "read_age",
@@ -308,22 +309,6 @@ def read_progressive(match: re.Match[str], rule: Rule) -> Reading | None:
     return Reading(predicate, target, False, rule.confidence, extra=extra)
 
 
-_JOB_WORDS = frozenset(
-    """engineer developer programmer manager designer teacher nurse doctor physician surgeon
-    dentist lawyer attorney accountant architect scientist researcher analyst consultant writer
-    author journalist editor artist musician singer actor actress photographer chef cook baker
-    barista waiter waitress bartender driver pilot mechanic electrician plumber carpenter farmer
-    student intern professor lecturer librarian pharmacist therapist counselor counsellor
-    psychologist psychiatrist veterinarian vet paramedic firefighter officer soldier detective
-    entrepreneur founder cofounder co-founder ceo cto cfo coo cio vp director president owner
-    freelancer contractor administrator admin sysadmin technician tutor coach trainer instructor
-    recruiter salesperson marketer cashier clerk secretary assistant receptionist janitor
-    cleaner caregiver nanny midwife dietitian nutritionist economist statistician mathematician
-    physicist chemist biologist geologist translator interpreter illustrator animator producer
-    director dancer composer painter sculptor realtor banker broker trader investor lead intern
-    pediatrician optometrist radiologist hygienist paralegal planner scrum devops sre strategist
-    specialist coordinator supervisor executive officer principal dean volunteer""".split()  # noqa: SIM905
-)
 _NOT_IDENTITY = re.compile(
     r"^(?:bit|little|lot|fan|mess|wreck|huge\s+fan|big\s+fan|sucker|believer|part|member|"
     r"fool|kid|child|baby|minute|moment|while|second|way|point)\b",
@@ -339,7 +324,7 @@ def read_role(match: re.Match[str], rule: Rule) -> Reading | None:
     negated = group(match, "neg") is not None
     if len(words) > 6:
         return None
-    if words[-1] in _JOB_WORDS or words[-1].rstrip("s") in _JOB_WORDS:
+    if is_job_title(obj):
         return Reading("works_as", obj, negated, rule.confidence)
     if rule.name == "general.works_as":
         return Reading("works_as", obj, negated, rule.confidence)

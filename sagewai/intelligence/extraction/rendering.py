@@ -11,15 +11,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from sagewai.core.predicates import describe
+from sagewai.core.records import FactType
 from sagewai.intelligence.extraction.base import ExtractedFact, ExtractionContext
 from sagewai.intelligence.extraction.dates import TimeMention, find_time_mentions
 from sagewai.intelligence.extraction.exact_values import ExactValue
 from sagewai.intelligence.extraction.gates import SentenceGate, lead_offset
 from sagewai.intelligence.extraction.patterns import Reading, Rule
 from sagewai.intelligence.extraction.perspective import default_subject, resolve_perspective
-from sagewai.intelligence.extraction.predicates import describe
 from sagewai.intelligence.extraction.text import Span, clause_bounds
-from sagewai.records import FactType
 
 __all__ = [
     "EMBEDDED_PENALTY",

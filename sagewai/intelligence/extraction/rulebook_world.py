@@ -5,6 +5,7 @@ Part of the rule table of :class:`~.rules.RuleBasedFactExtractor` (see :mod:`.ru
 
 from __future__ import annotations
 
+from sagewai.core.records import FactType
 from sagewai.intelligence.extraction.patterns import (
     ADV,
     END,
@@ -40,7 +41,6 @@ from sagewai.intelligence.extraction.readers import (
     read_thing,
     read_uses,
 )
-from sagewai.records import FactType
 
 __all__ = ["WORLD_RULES"]
 

@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from sagewai.core.records import FactType
 from sagewai.errors import InvalidInputError
 from sagewai.intelligence.extraction.base import ExtractedFact, ExtractionContext, sort_facts
 from sagewai.intelligence.extraction.dates import TimeMention, find_time_mentions
@@ -47,7 +48,6 @@ from sagewai.intelligence.extraction.text import (
     looks_binary,
     split_sentences,
 )
-from sagewai.records import FactType
 
 __all__ = [
     "DEFAULT_MAX_INPUT_CHARS",

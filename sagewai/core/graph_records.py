@@ -14,9 +14,9 @@ from typing import Self
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
-from sagewai.context.scope import validate_identifier
-from sagewai.context.text import clean_text
-from sagewai.records import Provenance, new_id, utcnow
+from sagewai.core.records import Provenance, new_id, utcnow
+from sagewai.core.scope import validate_identifier
+from sagewai.core.text import clean_text
 
 __all__ = [
     "MAX_NAME_CHARS",
@@ -51,7 +51,7 @@ def _check_text(value: str, what: str) -> str:
 def _check_findable(value: str, what: str) -> str:
     # A name made only of punctuation ("?", "(") has no matching key: nothing could find or
     # forget it by name, so it is refused at write time.
-    from sagewai.graph.matching import name_key
+    from sagewai.core.graph_matching import name_key
 
     if not name_key(value):
         raise ValueError(f"{what} {value!r} has no letter or digit; it could not be found by name")

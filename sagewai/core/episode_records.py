@@ -8,9 +8,9 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from sagewai.context.conversation import ChatMessage
-from sagewai.context.scope import validate_identifier
-from sagewai.records import new_id, utcnow
+from sagewai.core.conversation import ChatMessage
+from sagewai.core.records import new_id, utcnow
+from sagewai.core.scope import validate_identifier
 
 __all__ = [
     "Episode",
@@ -29,7 +29,7 @@ class Episode(BaseModel):
     so an agent can recall *how* something was discussed, not only *what* was concluded.
 
     Example:
-        >>> from sagewai.context.conversation import ChatMessage
+        >>> from sagewai.core.conversation import ChatMessage
         >>> episode = Episode(session_id="s1", summary="Alice likes tea.",
         ...                   messages=(ChatMessage(role="user", content="I like tea"),))
         >>> episode.messages[0].content

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from sagewai.embeddings.base import Vector, Vectors, normalize_rows
-from sagewai.stores.metadata import keyword_terms
+from sagewai.core.embedder import Vector, Vectors, normalize_rows
+from sagewai.core.text import keyword_terms
 
 __all__ = ["FakeEmbedder"]
 

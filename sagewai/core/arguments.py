@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, TypeVar
 
-from sagewai.context.scope import ContextScope
+from sagewai.core.scope import ContextScope
 from sagewai.errors import InvalidInputError, ScopeError
 
 __all__ = [

@@ -14,8 +14,8 @@ from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, field_validator
 
-from sagewai.context.scope import validate_identifier
-from sagewai.context.text import clean_json, clean_text
+from sagewai.core.scope import validate_identifier
+from sagewai.core.text import clean_json, clean_text
 from sagewai.errors import InvalidInputError
 
 __all__ = ["MAX_MESSAGE_CHARS", "ChatMessage", "Conversation", "MessageLike"]

@@ -1,4 +1,4 @@
-"""Text as it enters sagewai: one rule for lone surrogates, one for JSON values.
+"""Text as it enters sagewai: one rule for lone surrogates, one for JSON values, one tokeniser.
 
 A Python ``str`` may hold surrogate code points (``"\\ud800"``) that no UTF-8 store, index or
 file can hold: SQLite, the vector index, the journal and nGQL would each fail on them, at write
@@ -12,19 +12,25 @@ The rule, decided once:
   U+FFFD, so model output and journal replays never fail on it;
 * identifiers (project, user, session, fact ids, tags) are *refused* with
   :class:`~sagewai.errors.InvalidInputError` (see
-  :func:`~sagewai.context.scope.validate_identifier`): repairing two different ids could make
+  :func:`~sagewai.core.scope.validate_identifier`): repairing two different ids could make
   them one.
+
+Keyword search, ranking, query analysis, episodes and the test doubles split text into terms with
+:func:`keyword_terms`, so a term means the same thing in every one of them.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from sagewai.errors import InvalidInputError
 
-__all__ = ["clean_json", "clean_text"]
+__all__ = ["clean_json", "clean_text", "keyword_terms"]
+
+_TERM = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
 
 
 def clean_text(value: str) -> str:
@@ -69,3 +75,23 @@ def clean_json(value: Any, what: str = "metadata") -> Any:
     if isinstance(value, list | tuple):
         return [clean_json(item, what) for item in value]
     raise InvalidInputError(f"{what} holds a {type(value).__name__}, which is not JSON")
+
+
+def keyword_terms(text: str, *, limit: int = 64) -> list[str]:
+    """Lower-cased word terms of ``text``: the one tokenisation every keyword reader shares.
+
+    Keyword backends, ranking, query analysis, episodes and the test doubles all split text here,
+    so a term means the same thing everywhere. Only letters and digits survive, so no query
+    syntax (FTS5 operators, tsquery symbols) ever reaches a backend from user text.
+
+    Example:
+        >>> keyword_terms("Alice's café: OR 42!")
+        ['alice', 's', 'café', 'or', '42']
+    """
+    terms = [match.group(0).lower().replace("’", "'") for match in _TERM.finditer(text)]
+    out: list[str] = []
+    for term in terms:
+        for part in term.split("'"):
+            if part and part not in out:
+                out.append(part)
+    return out[:limit]

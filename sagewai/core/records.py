@@ -16,14 +16,14 @@ from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
-from sagewai.context.scope import (
+from sagewai.core.scope import (
     MAX_IDENTIFIER_LENGTH,
     ContextScope,
     ScopeAddress,
     scope_key,
     validate_identifier,
 )
-from sagewai.context.text import clean_json, clean_text
+from sagewai.core.text import clean_json, clean_text
 
 __all__ = [
     "ChangeAction",

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from sagewai.context.chunking import chunk_text
+from sagewai.core.chunking import chunk_text
 
 __all__ = ["MAX_PIECES", "PIECE_CHARS", "piece_ids", "piece_texts", "record_id"]
 

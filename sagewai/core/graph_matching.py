@@ -12,7 +12,7 @@ import unicodedata
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 
-from sagewai.graph.records import Entity, Relation
+from sagewai.core.graph_records import Entity, Relation
 
 __all__ = [
     "MAX_MENTION_WORDS",

@@ -1,0 +1,230 @@
+"""The package is layered: every module imports only its own layer and the layers below it.
+
+Read from the bottom up (a module may import its own layer and any layer listed before it):
+
+1. ``core``: ``sagewai.core`` (records, scopes, the store query types, text rules and the
+   tokeniser, the fact lifecycle, the predicate vocabulary), with ``sagewai.errors`` (the one
+   exception tree), ``sagewai._lazy`` (lazy package exports) and ``sagewai._optional`` (the
+   "pip install sagewai[extra]" guard): plumbing every layer uses and that uses nothing of ours.
+2. ``stores``: ``sagewai.stores``, the backends and their contracts.
+3. ``embeddings`` and ``llm``: model adapters (the fake embedder is an embedder like the others).
+4. ``extraction``: ``sagewai.intelligence.extraction`` reads text into facts with rules or an LLM
+   and stores nothing, so the memory bridge of the context layer reads through it.
+5. ``context``: the engine, the bridge, episodes, archives, and ``sagewai.graph`` (the graph's
+   export, page and its backends until they move to ``stores``).
+6. ``intelligence``: consolidation, the graph builder, entity and relation extraction.
+7. ``agent``.
+8. the front ends: ``sagewai.cli`` and ``sagewai.integrations`` (``sagewai mcp`` serves the MCP
+   integration).
+9. the top: ``sagewai.testing`` (test doubles and conformance suites may use anything) and the
+   root package ``sagewai`` with ``sagewai.__main__`` (the facade that names the public API).
+
+Every import statement counts: module level, inside functions, and under ``if TYPE_CHECKING:``
+(a type-only import upward is still a dependency a reader must follow). Besides the layers, no
+two packages may import each other, directly or around a longer loop.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent / "sagewai"
+
+LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
+    ("core", frozenset({"sagewai.core", "sagewai.errors", "sagewai._lazy", "sagewai._optional"})),
+    ("stores", frozenset({"sagewai.stores"})),
+    ("embeddings/llm", frozenset({"sagewai.embeddings", "sagewai.llm"})),
+    ("extraction", frozenset({"sagewai.intelligence.extraction"})),
+    ("context", frozenset({"sagewai.context", "sagewai.graph"})),
+    ("intelligence", frozenset({"sagewai.intelligence"})),
+    ("agent", frozenset({"sagewai.agent"})),
+    ("front ends", frozenset({"sagewai.cli", "sagewai.integrations"})),
+    ("top", frozenset({"sagewai", "sagewai.__main__", "sagewai.testing"})),
+)
+
+KNOWN_UNTIL_MERGE: frozenset[tuple[str, str]] = frozenset(
+    {
+        # The `stores` work (issue #12, part 2) moves the graph and episode backends into
+        # sagewai.stores; these lazy exports then point inside stores.
+        ("sagewai.stores", "sagewai.context.episodes"),
+        ("sagewai.stores", "sagewai.graph"),
+        # The `engine` work (issue #12, part 3) moves the composition root (stores/local.py)
+        # up to the context layer, where it builds a ProjectStores.
+        ("sagewai.stores.local", "sagewai.context.engine"),
+        ("sagewai.stores.local", "sagewai.context.episodes"),
+        ("sagewai.stores.local", "sagewai.embeddings.minilm"),
+        ("sagewai.stores.local", "sagewai.graph.sqlite"),
+    }
+)
+"""Upward imports that the other two parts of issue #12 remove; delete entries as they merge.
+
+Each entry is ``(importing module, imported module)``. An entry that no longer occurs fails the
+test, so the set only ever shrinks."""
+
+
+def _modules() -> dict[str, Path]:
+    out: dict[str, Path] = {}
+    for path in sorted(ROOT.rglob("*.py")):
+        parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _is_package(module: str) -> bool:
+    return MODULES[module].name == "__init__.py"
+
+
+def _resolve(name: str) -> str | None:
+    """The module of ours ``name`` refers to (a module, or the package holding an attribute)."""
+    while name:
+        if name in MODULES:
+            return name
+        name = name.rpartition(".")[0]
+    return None
+
+
+@functools.cache
+def imports_of(module: str) -> frozenset[str]:
+    """Every module of ours that ``module`` imports, wherever the import statement is."""
+    return frozenset(_imports(module))
+
+
+def _imports(module: str) -> Iterator[str]:
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    package = module if _is_package(module) else module.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                source = ".".join([*base, node.module] if node.module else base)
+            else:
+                source = node.module or ""
+            # `from pkg import module` imports that module; `from module import name` the module.
+            targets = [f"{source}.{alias.name}" for alias in node.names] or [source]
+        else:
+            continue
+        for target in targets:
+            if not target.startswith("sagewai"):
+                continue
+            resolved = _resolve(target)
+            if resolved is not None and resolved != module:
+                yield resolved
+
+
+def layer_of(module: str) -> int:
+    """The index of the layer ``module`` belongs to (the longest matching prefix decides)."""
+    best: tuple[int, int] | None = None
+    for index, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if module == prefix or module.startswith(prefix + "."):
+                depth = prefix.count(".")
+                if best is None or depth > best[0]:
+                    best = (depth, index)
+    assert best is not None, f"{module} belongs to no layer: add it to LAYERS"
+    return best[1]
+
+
+def upward_imports() -> set[tuple[str, str]]:
+    found: set[tuple[str, str]] = set()
+    for module in MODULES:
+        own = layer_of(module)
+        for target in imports_of(module):
+            if layer_of(target) > own:
+                found.add((module, target))
+    return found
+
+
+def test_every_module_has_a_layer() -> None:
+    for module in MODULES:
+        layer_of(module)
+
+
+def test_no_module_imports_upward() -> None:
+    found = upward_imports()
+    unexpected = sorted(found - KNOWN_UNTIL_MERGE)
+    described = [
+        f"{importer} ({LAYERS[layer_of(importer)][0]}) imports {target} "
+        f"({LAYERS[layer_of(target)][0]})"
+        for importer, target in unexpected
+    ]
+    assert not described, "upward imports:\n" + "\n".join(described)
+
+
+def test_the_allowance_only_shrinks() -> None:
+    stale = sorted(KNOWN_UNTIL_MERGE - upward_imports())
+    assert not stale, f"no longer imported upward, delete from KNOWN_UNTIL_MERGE: {stale}"
+
+
+def package_of(module: str) -> str:
+    """The package a module belongs to; a module of the root (``sagewai.errors``) stands alone."""
+    parent = module.rpartition(".")[0]
+    return module if _is_package(module) or parent == "sagewai" else parent
+
+
+def package_graph() -> dict[str, set[str]]:
+    """Package -> the other packages its modules import (sub-packages are packages too)."""
+    graph: dict[str, set[str]] = {package_of(m): set() for m in MODULES}
+    for module in MODULES:
+        source = package_of(module)
+        for target in imports_of(module):
+            other = package_of(target)
+            if other != source:
+                graph[source].add(other)
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One loop of the graph, as the packages around it, or ``None``."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*stack[stack.index(nxt) :], nxt]
+            if nxt not in state:
+                loop = visit(nxt)
+                if loop is not None:
+                    return loop
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            loop = visit(node)
+            if loop is not None:
+                return loop
+    return None
+
+
+def test_no_import_cycle_between_packages() -> None:
+    graph = package_graph()
+    # The allowed upward imports close the one loop left (stores.local -> context.engine).
+    for importer, target in KNOWN_UNTIL_MERGE:
+        graph[package_of(importer)].discard(package_of(target))
+    loop = find_cycle(graph)
+    assert loop is None, "packages import each other: " + " -> ".join(loop or [])
+
+
+def test_the_checks_catch_what_they_look_for() -> None:
+    """The detectors themselves: a loop is found, and an upward import is seen."""
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+    assert layer_of("sagewai.core.records") < layer_of("sagewai.stores.sqlite")
+    assert layer_of("sagewai.intelligence.extraction.rules") < layer_of("sagewai.context.bridge")
+    assert layer_of("sagewai.context.bridge") < layer_of("sagewai.intelligence.consolidation")
+    assert "sagewai.core.records" in set(imports_of("sagewai.context.engine"))
