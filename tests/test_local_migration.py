@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from sagewai.context.engine import ContextEngine
+from sagewai.context.local import MANIFEST, LocalLayout
 from sagewai.context.pieces import piece_ids
 from sagewai.records import Fact
-from sagewai.stores.local import MANIFEST, LocalLayout
 from sagewai.stores.local_migration import migrate_vector_ids
 from sagewai.stores.metadata import WriteBatch
 from sagewai.stores.qdrant_edge import QdrantEdgeVectorStore
