@@ -26,7 +26,9 @@ from sagewai.context.access import StoreReads
 from sagewai.context.arguments import (
     check_flag,
     check_int,
+    check_list,
     check_scope,
+    check_source,
     enum_values,
     string_list,
 )
@@ -76,23 +78,6 @@ logger = logging.getLogger("sagewai.context")
 MAX_LIST_LIMIT = 100_000
 _WRITE_BATCH = 256
 _FORGET_BATCH = 500
-
-
-def _provenance(value: Any) -> Provenance:
-    if isinstance(value, Provenance):
-        return value
-    if isinstance(value, Mapping):
-        try:
-            return Provenance.model_validate(dict(value))
-        except ValidationError as exc:
-            raise InvalidInputError(f"invalid source: {exc}") from exc
-    raise InvalidInputError(f"a source must be a Provenance, got {type(value).__name__}")
-
-
-def _sequence(value: Any, what: str) -> Sequence[Any]:
-    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Sequence):
-        raise InvalidInputError(f"{what} must be a list, got {type(value).__name__}")
-    return value
 
 
 def _snapshot(fact: Fact, fields: Iterable[str]) -> dict[str, JsonValue]:
@@ -450,8 +435,8 @@ class ContextEngine(StoreReads):
             raise InvalidInputError(f"metadata must be a mapping, got {type(metadata).__name__}")
         tags = string_list(tags, "tags") or ()
         exact_values = string_list(exact_values, "exact_values") or ()
-        all_sources = tuple(_provenance(s) for s in _sequence(sources, "sources")) + (
-            (_provenance(source),) if source is not None else ()
+        all_sources = tuple(check_source(s) for s in check_list(sources, "sources")) + (
+            (check_source(source),) if source is not None else ()
         )
         if session_id is None:
             session_id = next((s.session_id for s in all_sources if s.session_id), None)
@@ -1011,26 +996,30 @@ class ContextEngine(StoreReads):
         """
         if not isinstance(reason, str) or not isinstance(rule, str):
             raise InvalidInputError("reason and rule must be text")
-        held = [
-            fact.id
-            for fact in await self.get_many(list(dict.fromkeys(fact_ids)))
-            if fact.project_id == self.project_id
-        ]
-        for start in range(0, len(held), _FORGET_BATCH):
-            ids = held[start : start + _FORGET_BATCH]
-            tombstones = [
-                FactChange(
-                    fact_id=fact_id,
-                    project_id=self.project_id,
-                    action=ChangeAction.DELETED,
-                    actor="engine",
-                    rule=rule,
-                    reason=reason,
-                )
-                for fact_id in ids
+        wanted = list(dict.fromkeys(fact_ids))
+        deleted = 0
+        for start in range(0, len(wanted), _FORGET_BATCH):
+            ids = [
+                fact.id
+                for fact in await self.get_many(wanted[start : start + _FORGET_BATCH])
+                if fact.project_id == self.project_id
             ]
+            if not ids:
+                continue
+            tombstones = [self._tombstone(fact_id, reason, rule) for fact_id in ids]
             await self.commit(WriteBatch(self.project_id, deletes=ids, changes=tombstones))
-        return len(held)
+            deleted += len(ids)
+        return deleted
+
+    def _tombstone(self, fact_id: str, reason: str, rule: str) -> FactChange:
+        return FactChange(
+            fact_id=fact_id,
+            project_id=self.project_id,
+            action=ChangeAction.DELETED,
+            actor="engine",
+            rule=rule,
+            reason=reason,
+        )
 
     async def forget(
         self,
