@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from sagewai.agent import UniversalAgent
     from sagewai.context.engine import ContextEngine
     from sagewai.context.ranking import SearchConfig
+    from sagewai.context.stores import ProjectStores
     from sagewai.core.records import (
         ChangeAction,
         Fact,
@@ -42,6 +43,7 @@ __all__ = [
     "FactKind",
     "FactStatus",
     "FactType",
+    "ProjectStores",
     "Provenance",
     "SagewaiError",
     "ScoreParts",
@@ -54,6 +56,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "ContextEngine": "sagewai.context.engine",
     "SearchConfig": "sagewai.context.ranking",
+    "ProjectStores": "sagewai.context.stores",
     "ChangeAction": "sagewai.core.records",
     "Fact": "sagewai.core.records",
     "FactChange": "sagewai.core.records",

@@ -18,6 +18,7 @@ EXPECTED = [
     "FactKind",
     "FactStatus",
     "FactType",
+    "ProjectStores",
     "Provenance",
     "SagewaiError",
     "ScoreParts",

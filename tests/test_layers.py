@@ -51,12 +51,6 @@ KNOWN_UNTIL_MERGE: frozenset[tuple[str, str]] = frozenset(
         # sagewai.stores; these lazy exports then point inside stores.
         ("sagewai.stores", "sagewai.context.episodes"),
         ("sagewai.stores", "sagewai.graph"),
-        # The `engine` work (issue #12, part 3) moves the composition root (stores/local.py)
-        # up to the context layer, where it builds a ProjectStores.
-        ("sagewai.stores.local", "sagewai.context.engine"),
-        ("sagewai.stores.local", "sagewai.context.episodes"),
-        ("sagewai.stores.local", "sagewai.embeddings.minilm"),
-        ("sagewai.stores.local", "sagewai.graph.sqlite"),
     }
 )
 """Upward imports that the other two parts of issue #12 remove; delete entries as they merge.

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from sagewai.context.engine import ContextEngine
+from sagewai.context.local import MANIFEST, LocalLayout
 from sagewai.core.pieces import piece_ids
 from sagewai.core.queries import VectorFilter, VectorPayload, VectorRecord, WriteBatch
 from sagewai.core.records import Fact
-from sagewai.stores.local import MANIFEST, LocalLayout
 from sagewai.stores.local_migration import migrate_vector_ids
 from sagewai.stores.qdrant_edge import QdrantEdgeVectorStore
 from sagewai.stores.sqlite import SqliteMetadataStore

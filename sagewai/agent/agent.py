@@ -241,17 +241,16 @@ class UniversalAgent:
     # ------------------------------------------------------------------ wiring
 
     def _wire_episodes(self, store: EpisodeStoreBase | None) -> EpisodeStoreBase | None:
-        engine_store = self.context.episode_store
         if store is None:
-            return engine_store
-        if engine_store is None:
-            self.context.episode_store = store  # so engine.forget(...) reaches the episodes
-        elif engine_store is not store:
+            return self.context.episode_store
+        try:
+            self.context.attach_episodes(store)  # so engine.forget(...) reaches the episodes
+        except ConfigurationError as exc:
             raise ConfigurationError(
                 "the engine already has an episode store (ContextEngine.local keeps one in its "
                 "folder): omit episode_store=, or pass context.episode_store; a second store "
                 "would be missed by forget"
-            )
+            ) from exc
         return store
 
     @property
@@ -585,7 +584,6 @@ class UniversalAgent:
             self.context,
             fact_ids,
             user_id=user_id,
-            episode_store=self.episode_store,
             graph=self.graph,
             sessions=self._sessions.values(),
         )

@@ -354,7 +354,7 @@ class MemoryRecaller:
 
             project = self.engine.project_id
             ids = {message_record_id(project, s, m): (s, m) for s, m in missing}
-            for record in await self.engine.metadata_store.get(project, list(ids)):
+            for record in await self.engine.get_many(list(ids)):
                 if record.project_id == project and record.kind is FactKind.MESSAGE:
                     quotes.setdefault(ids[record.id], record.content)
         return quotes
@@ -369,7 +369,7 @@ class MemoryRecaller:
             return None
         older = [
             other
-            for other in await self.engine.metadata_store.get(self.engine.project_id, related)
+            for other in await self.engine.get_many(related)
             if other.status is FactStatus.SUPERSEDED and other.superseded_by == fact.id
         ]
         if not older:

@@ -279,7 +279,7 @@ async def _facts(engine: ContextEngine, args: argparse.Namespace) -> int:
     found: list[Fact] = []
     cursor: tuple[datetime, str] | None = None
     while len(found) < args.limit:
-        page = await engine.metadata_store.query(dataclasses.replace(query, after=cursor))
+        page = await engine.find(dataclasses.replace(query, after=cursor))
         if not page:
             break
         cursor = (page[-1].created_at, page[-1].id)

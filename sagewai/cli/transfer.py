@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import os
 import sys
@@ -219,26 +220,26 @@ def open_store(
     if create and "://" not in store:
         Path(store).mkdir(parents=True, exist_ok=True)
     engine = open_engine(store, project_id, vectors=vectors, embedder=embedder)
-    if "://" in store:
-        from sagewai.context.episodes import PersistentEpisodeStore
-
-        engine.episode_store = PersistentEpisodeStore(store, embedder=engine.embedder)
+    if "://" not in store:
         if graph is not None:
-            from sagewai.graph.sqlite import SqliteGraphStore
+            raise ConfigurationError("--graph is for a postgresql:// store; a folder has its graph")
+        return engine
+    from sagewai.context.engine import ContextEngine
+    from sagewai.context.episodes import PersistentEpisodeStore
 
-            engine.graph_store = SqliteGraphStore(graph).for_project(project_id)
-    elif graph is not None:
-        raise ConfigurationError("--graph is for a postgresql:// store; a folder has its graph")
-    return engine
+    stores = dataclasses.replace(
+        engine.stores, episodes=PersistentEpisodeStore(store, embedder=engine.embedder)
+    )
+    if graph is not None:
+        from sagewai.graph.sqlite import SqliteGraphStore
+
+        stores = dataclasses.replace(stores, graph=SqliteGraphStore(graph))
+    return ContextEngine(stores=stores, project_id=project_id, org_id=engine.org_id)
 
 
 async def _prepared(engine: ContextEngine) -> ContextEngine:
     """Open the engine; PostgreSQL stores get their tables created (idempotent, data untouched)."""
-    await engine.open()
-    await engine.metadata_store.migrate()
-    episodes = engine.episode_store
-    if episodes is not None and hasattr(episodes, "migrate"):
-        await episodes.migrate()
+    await engine.migrate()
     return engine
 
 

@@ -424,11 +424,7 @@ class MemoryBridge:
         True with a journal, or when the engine's metadata store is not in memory (an engine on
         SQLite or PostgreSQL holds each message's verbatim record once it is recorded).
         """
-        if self.journal is not None:
-            return True
-        from sagewai.stores.memory_metadata import InMemoryMetadataStore
-
-        return not isinstance(self.engine.metadata_store, InMemoryMetadataStore)
+        return self.journal is not None or self.engine.persistent
 
     def _context(
         self, turn: BridgeTurn, previous: Sequence[tuple[str, str, str | None]]

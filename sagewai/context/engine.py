@@ -12,38 +12,35 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import dataclasses
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Self, overload
 
 from pydantic import JsonValue, ValidationError
 
-from sagewai.context.ranking import SearchConfig, fuse
+from sagewai.context.access import StoreReads
+from sagewai.context.indexing import vector_records
+from sagewai.context.ranking import SearchConfig
+from sagewai.context.search import MAX_QUERY_CHARS, MAX_TOP_K, SEARCHABLE
+from sagewai.context.stores import ProjectStores
 from sagewai.core import lifecycle
 from sagewai.core.arguments import (
-    aware_time,
     check_flag,
     check_int,
-    check_number,
+    check_list,
     check_scope,
+    check_source,
     enum_values,
     string_list,
 )
 from sagewai.core.chunking import chunk_text
-from sagewai.core.embedder import Embedder, Vector, Vectors
-from sagewai.core.pieces import piece_ids, piece_texts, record_id
-from sagewai.core.queries import (
-    ChangeQuery,
-    FactQuery,
-    VectorFilter,
-    VectorHit,
-    VectorPayload,
-    VectorRecord,
-    WriteBatch,
-)
+from sagewai.core.embedder import Embedder, Vectors
+from sagewai.core.pieces import piece_ids
+from sagewai.core.queries import ChangeQuery, FactQuery, VectorPayload, WriteBatch
 from sagewai.core.records import (
     Fact,
     FactChange,
@@ -57,78 +54,54 @@ from sagewai.core.records import (
 )
 from sagewai.core.scope import ContextScope, ScopeAddress, validate_identifier
 from sagewai.core.text import clean_text
-from sagewai.errors import FactConflictError, FactNotFoundError, InvalidInputError
+from sagewai.errors import (
+    ConfigurationError,
+    FactConflictError,
+    FactNotFoundError,
+    InvalidInputError,
+)
 from sagewai.stores.metadata import MetadataStore
 from sagewai.stores.vector import ProjectVectorStore, VectorStore
 
 if TYPE_CHECKING:
-    from sagewai.context.forgetting import ForgetReport
+    from sagewai.context.episodes import EpisodeStoreBase
+    from sagewai.context.forgetting import ForgetReport, ForgottenFacts
+    from sagewai.graph.base import GraphMemory, ProjectGraph
 
-__all__ = ["ContextEngine"]
+__all__ = ["MAX_QUERY_CHARS", "MAX_TOP_K", "ContextEngine"]
 
 logger = logging.getLogger("sagewai.context")
 
-MAX_QUERY_CHARS = 4_000
-MAX_TOP_K = 1_000
 MAX_LIST_LIMIT = 100_000
 _WRITE_BATCH = 256
-_SEARCHABLE = (FactStatus.ACTIVE, FactStatus.FLAGGED)
-_AS_OF_STATUSES = (FactStatus.ACTIVE, FactStatus.FLAGGED, FactStatus.SUPERSEDED)
+_FORGET_BATCH = 500
 
 
-def _provenance(value: Any) -> Provenance:
-    if isinstance(value, Provenance):
-        return value
-    if isinstance(value, Mapping):
-        try:
-            return Provenance.model_validate(dict(value))
-        except ValidationError as exc:
-            raise InvalidInputError(f"invalid source: {exc}") from exc
-    raise InvalidInputError(f"a source must be a Provenance, got {type(value).__name__}")
-
-
-def _sequence(value: Any, what: str) -> Sequence[Any]:
-    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Sequence):
-        raise InvalidInputError(f"{what} must be a list, got {type(value).__name__}")
-    return value
-
-
-def _record_hits(hits: Sequence[VectorHit], piece_weight: float) -> builtins.list[VectorHit]:
-    """Vector hits (records and pieces of long records) as one hit per record, best first.
-
-    A record scores ``own + piece_weight * (best piece - own)`` when a piece of it beats its own
-    vector; a record found only through a piece gets the lowest returned score as its own (its
-    own vector ranked below every hit).
-    """
-    own: dict[str, float] = {}
-    piece: dict[str, float] = {}
-    for hit in hits:
-        owner = record_id(hit.id)
-        scores = own if owner == hit.id else piece
-        scores.setdefault(owner, hit.score)
-    floor = min((hit.score for hit in hits), default=0.0)
-    merged: builtins.list[VectorHit] = []
-    for owner in dict.fromkeys([record_id(hit.id) for hit in hits]):
-        base = own.get(owner, floor)
-        best = piece.get(owner, base)
-        merged.append(VectorHit(owner, base + piece_weight * max(0.0, best - base)))
-    merged.sort(key=lambda hit: -hit.score)
-    return merged
-
-
-class ContextEngine:
+class ContextEngine(StoreReads):
     """Store, search and forget a project's facts and documents.
 
+    Build it on a :class:`~sagewai.context.ProjectStores` (``ContextEngine(stores=...,
+    project_id=...)``), on stores named one by one (the keyword form below), or with
+    :meth:`local` / :meth:`in_memory`. The stores stay readable (``ctx.metadata_store``,
+    ``ctx.graph_store``, ...), but everything the engine's users need has a method here: the
+    reads they make, and every write through :meth:`commit`.
+
     Args:
+        stores: Every store at once; give either this or the stores one by one.
         metadata_store: The source of truth (in-memory, SQLite or PostgreSQL).
         vector_store: The dense index (in-memory, Qdrant embedded engine or Qdrant).
         project_id: Every read and write of this engine stays inside this project.
         embedder: Turns text into vectors; its dimension must match the vector store's.
-        graph_store: Optional knowledge graph view of this project (``ContextEngine.local`` makes
-            one); ``forget`` reaches it and graph-aware search reads it.
+        graph_store: Optional knowledge graph of this project (``ContextEngine.local`` makes
+            one): a project view, or a shared graph store to view for this project; ``forget``
+            reaches it and graph-aware search reads it.
         org_id: Optional organisation; ORG-scope facts are shared by the org's projects.
         episode_store: Optional episode store; ``forget`` reaches it.
         search_config: Hybrid search tuning.
+
+    Raises:
+        InvalidInputError: no stores, both forms at once, a graph view of another project, or
+            an embedder whose dimension is not the vector store's.
 
     Example:
         >>> import asyncio
@@ -143,6 +116,17 @@ class ContextEngine:
         'Alice prefers green tea'
     """
 
+    @overload
+    def __init__(
+        self,
+        *,
+        stores: ProjectStores,
+        project_id: str,
+        org_id: str | None = None,
+        search_config: SearchConfig | None = None,
+    ) -> None: ...
+
+    @overload
     def __init__(
         self,
         *,
@@ -150,38 +134,146 @@ class ContextEngine:
         vector_store: VectorStore,
         project_id: str,
         embedder: Embedder | None = None,
-        graph_store: Any | None = None,
+        graph_store: ProjectGraph | GraphMemory | None = None,
         org_id: str | None = None,
-        episode_store: Any | None = None,
+        episode_store: EpisodeStoreBase | None = None,
+        search_config: SearchConfig | None = None,
+    ) -> None: ...
+
+    def __init__(
+        self,
+        *,
+        project_id: str,
+        stores: ProjectStores | None = None,
+        metadata_store: MetadataStore | None = None,
+        vector_store: VectorStore | None = None,
+        embedder: Embedder | None = None,
+        graph_store: ProjectGraph | GraphMemory | None = None,
+        org_id: str | None = None,
+        episode_store: EpisodeStoreBase | None = None,
         search_config: SearchConfig | None = None,
     ) -> None:
         self.project_id = validate_identifier(project_id, "project_id")
         self.org_id = None if org_id is None else validate_identifier(org_id, "org_id")
-        if embedder is None:
-            from sagewai.embeddings.minilm import MiniLMEmbedder
+        from sagewai.graph.base import ProjectGraph
 
-            embedder = MiniLMEmbedder()
-        if embedder.dimension != vector_store.dimension:
-            raise InvalidInputError(
-                f"the embedder makes {embedder.dimension}-d vectors but the vector store holds "
-                f"{vector_store.dimension}-d vectors"
+        view: ProjectGraph | None = None
+        if stores is None:
+            if metadata_store is None or vector_store is None:
+                raise InvalidInputError(
+                    "a ContextEngine needs stores= or both metadata_store= and vector_store="
+                )
+            graph: GraphMemory | None = None
+            if isinstance(graph_store, ProjectGraph):
+                if graph_store.project_id != self.project_id:
+                    raise InvalidInputError(
+                        f"the graph view is bound to project {graph_store.project_id!r}, not "
+                        f"{self.project_id!r}"
+                    )
+                graph, view = graph_store.store, graph_store
+            elif graph_store is not None:
+                graph = graph_store
+            if embedder is None:
+                from sagewai.embeddings.minilm import MiniLMEmbedder
+
+                embedder = MiniLMEmbedder()
+            stores = ProjectStores(
+                metadata=metadata_store,
+                vectors=vector_store,
+                graph=graph,
+                episodes=episode_store,
+                embedder=embedder,
             )
-        self.metadata_store = metadata_store
+        elif not isinstance(stores, ProjectStores):
+            raise InvalidInputError(f"stores must be a ProjectStores, got {type(stores).__name__}")
+        elif any(
+            part is not None
+            for part in (metadata_store, vector_store, embedder, graph_store, episode_store)
+        ):
+            raise InvalidInputError("give the stores either as stores= or one by one, not both")
+        self._stores = stores
         # Point ids carry the project, so engines sharing one vector store never meet.
-        self.vector_store: VectorStore = ProjectVectorStore.of(vector_store, self.project_id)
-        self.embedder = embedder
-        self.graph_store = graph_store
-        self.episode_store = episode_store
+        self._vectors = ProjectVectorStore.of(stores.vectors, self.project_id)
+        if view is None and stores.graph is not None:
+            view = stores.graph.for_project(self.project_id)
+        self._graph = view
         self.search_config = search_config or SearchConfig()
         self._opened = False
         self._open_lock = asyncio.Lock()
-        self.before_open: builtins.list[Callable[[], None]] = []
-        """Checks run (in a thread) before the stores open, e.g. the embedded folder's manifest."""
-        self.after_open: builtins.list[Callable[[], Awaitable[None]]] = []
-        """Steps run once the stores are open and before any operation, e.g. a folder upgrade."""
-        self.folder: Path | None = None
+
+    # ------------------------------------------------------------------ the stores
+
+    @property
+    def stores(self) -> ProjectStores:
+        """The stores behind this engine (shared: an engine of another project may use them)."""
+        return self._stores
+
+    @property
+    def metadata_store(self) -> MetadataStore:
+        """The source of truth. Read through the engine's methods; write through :meth:`commit`."""
+        return self._stores.metadata
+
+    @property
+    def vector_store(self) -> ProjectVectorStore:
+        """This project's view of the dense index (point ids carry the project)."""
+        return self._vectors
+
+    @property
+    def graph_store(self) -> ProjectGraph | None:
+        """This project's view of the knowledge graph, for a graph builder; ``None``: no graph."""
+        return self._graph
+
+    @property
+    def episode_store(self) -> EpisodeStoreBase | None:
+        """The episode store ``forget`` reaches; ``None`` until one is given or attached."""
+        return self._stores.episodes
+
+    @episode_store.setter
+    def episode_store(self, store: EpisodeStoreBase) -> None:
+        self.attach_episodes(store)
+
+    def attach_episodes(self, store: EpisodeStoreBase) -> None:
+        """Give this engine its episode store, so ``forget`` reaches the saved sessions.
+
+        Attaching the store the engine already has does nothing.
+
+        Raises:
+            InvalidInputError: ``store`` is not an episode store.
+            ConfigurationError: the engine has another episode store already (a second one
+                would be missed by ``forget``).
+        """
+        from sagewai.context.episodes import EpisodeStoreBase
+
+        if not isinstance(store, EpisodeStoreBase):
+            raise InvalidInputError(f"not an episode store: {type(store).__name__}")
+        current = self._stores.episodes
+        if current is store:
+            return
+        if current is not None:
+            raise ConfigurationError(
+                "the engine already has an episode store (ContextEngine.local keeps one in its "
+                "folder): use context.episode_store; a second store would be missed by forget"
+            )
+        self._stores = dataclasses.replace(self._stores, episodes=store)
+
+    @property
+    def embedder(self) -> Embedder:
+        """Turns text into the vectors of this engine's index."""
+        return self._stores.embedder
+
+    @property
+    def persistent(self) -> bool:
+        """Whether this engine's records outlive the process (its metadata store is not the
+        in-memory one): what tells a bridge that a recorded message is durable."""
+        from sagewai.stores.memory_metadata import InMemoryMetadataStore
+
+        return not isinstance(self._stores.metadata, InMemoryMetadataStore)
+
+    @property
+    def folder(self) -> Path | None:
         """The folder of an embedded engine (``ContextEngine.local``), where a
         :class:`~sagewai.context.MemoryBridge` keeps its write-ahead journal; ``None`` otherwise."""
+        return self._stores.folder
 
     # ------------------------------------------------------------------ construction & lifecycle
 
@@ -194,21 +286,10 @@ class ContextEngine:
         org_id: str | None = None,
         search_config: SearchConfig | None = None,
     ) -> ContextEngine:
-        """An engine on in-memory stores: nothing persists; for tests, notebooks and demos."""
-        from sagewai.graph.memory import InMemoryGraphStore
-        from sagewai.stores.memory_metadata import InMemoryMetadataStore
-        from sagewai.stores.memory_vector import InMemoryVectorStore
-
-        if embedder is None:
-            from sagewai.embeddings.minilm import MiniLMEmbedder
-
-            embedder = MiniLMEmbedder()
+        """An engine on in-memory stores (:meth:`ProjectStores.in_memory`): nothing persists."""
         return cls(
-            metadata_store=InMemoryMetadataStore(),
-            vector_store=InMemoryVectorStore(embedder.dimension),
+            stores=ProjectStores.in_memory(embedder=embedder),
             project_id=project_id,
-            embedder=embedder,
-            graph_store=InMemoryGraphStore().for_project(project_id),
             org_id=org_id,
             search_config=search_config,
         )
@@ -226,58 +307,39 @@ class ContextEngine:
         """The embedded default: everything in one folder, no server, no API key.
 
         The folder holds ``metadata.sqlite3`` (facts and history), ``vectors/`` (Qdrant's
-        embedded engine) and ``graph.sqlite3`` (the knowledge graph). It is created on first
-        open; reopening it later finds everything again. The call itself touches no file.
+        embedded engine), ``graph.sqlite3`` (the knowledge graph) and ``episodes.sqlite3``
+        (:meth:`ProjectStores.local`). It is created on first open; reopening it later finds
+        everything again. The call itself touches no file.
         A :class:`~sagewai.context.MemoryBridge` on this engine journals what it accepts in the
         same folder (``bridge-<project>.journal``), so nothing accepted is lost without a close.
         """
-        from sagewai.stores.local import LocalLayout
-
-        engine = LocalLayout(Path(path)).engine(
-            cls,
+        return cls(
+            stores=ProjectStores.local(path, embedder=embedder),
             project_id=project_id,
-            embedder=embedder,
             org_id=org_id,
             search_config=search_config,
         )
-        engine.folder = Path(path)
-        return engine
 
     async def open(self) -> None:
         """Open the stores. Called for you by the first operation or by ``async with``."""
         if self._opened:
             return
         async with self._open_lock:
-            if not self.is_open:
-                await self._open_stores()
+            if not self._opened:
+                await self._stores.open()
+                self._opened = True
 
     @property
     def is_open(self) -> bool:
         """True once the stores are open."""
         return self._opened
 
-    async def _open_stores(self) -> None:
-        for check in self.before_open:
-            await asyncio.to_thread(check)
-        await self.metadata_store.open()
-        await self.vector_store.open()
-        if self.graph_store is not None and hasattr(self.graph_store, "open"):
-            await self.graph_store.open()
-        for step in self.after_open:
-            await step()
-        self._opened = True
-
     async def close(self) -> None:
         """Close the stores. Safe to call more than once."""
         if not self._opened:
             return
         self._opened = False
-        if self.graph_store is not None and hasattr(self.graph_store, "close"):
-            await self.graph_store.close()
-        if self.episode_store is not None and hasattr(self.episode_store, "close"):
-            await self.episode_store.close()
-        await self.vector_store.close()
-        await self.metadata_store.close()
+        await self._stores.close()
 
     async def __aenter__(self) -> Self:
         await self.open()
@@ -365,8 +427,8 @@ class ContextEngine:
             raise InvalidInputError(f"metadata must be a mapping, got {type(metadata).__name__}")
         tags = string_list(tags, "tags") or ()
         exact_values = string_list(exact_values, "exact_values") or ()
-        all_sources = tuple(_provenance(s) for s in _sequence(sources, "sources")) + (
-            (_provenance(source),) if source is not None else ()
+        all_sources = tuple(check_source(s) for s in check_list(sources, "sources")) + (
+            (check_source(source),) if source is not None else ()
         )
         if session_id is None:
             session_id = next((s.session_id for s in all_sources if s.session_id), None)
@@ -535,7 +597,7 @@ class ContextEngine:
         if vectors is not None and len(vectors) != len(new):
             raise InvalidInputError(f"{len(vectors)} vectors given for {len(new)} new facts")
         if new:
-            await self.vector_store.upsert(await self._vector_records(new, vectors))
+            await self.vector_store.upsert(await vector_records(self.embedder, new, vectors))
         deleted_pieces: builtins.list[str] = []
         if batch.deletes:
             # A long record's piece vectors go with it; their ids follow from its content.
@@ -557,45 +619,38 @@ class ContextEngine:
         if batch.deletes:
             await self.vector_store.delete([*batch.deletes, *deleted_pieces])
 
-    async def _vector_records(
-        self, new: Sequence[Fact], vectors: Vectors | None
-    ) -> builtins.list[VectorRecord]:
-        """The index entries of new records: one vector each, plus one per piece of a long one.
+    async def refresh_index(self, facts: Iterable[Fact]) -> int:
+        """Rewrite the index payloads (status, validity, tags) of stored facts from the truth.
 
-        A long record's own vector is the mean of its pieces' (unless the caller embedded it).
+        The repair of an index left behind by a crash between a metadata commit and its
+        payload update: the facts must be the versions just read from the metadata store.
+        Long records' pieces are refreshed with them. Returns how many facts were.
+
+        Raises:
+            InvalidInputError: a fact of another project.
         """
-        import numpy as np
-
-        pieces = [piece_texts(fact.content) for fact in new]
-        flat = [text for texts in pieces for text in texts]
-        piece_vectors = await self.embedder.embed_documents(flat) if flat else None
-        if vectors is None:
-            short = [row for row, texts in enumerate(pieces) if not texts]
-            embedded = await self.embedder.embed_documents([new[row].content for row in short])
-            own: dict[int, Vector] = dict(zip(short, embedded, strict=True))
-        records: builtins.list[VectorRecord] = []
-        offset = 0
-        for row, fact in enumerate(new):
+        payloads: dict[str, VectorPayload] = {}
+        count = 0
+        for fact in facts:
+            if fact.project_id != self.project_id:
+                raise InvalidInputError(f"fact {fact.id} belongs to another project")
             payload = VectorPayload.of(fact)
-            mine: Vectors = (
-                np.zeros((0, self.embedder.dimension), dtype=np.float32)
-                if piece_vectors is None
-                else piece_vectors[offset : offset + len(pieces[row])]
-            )
-            offset += len(pieces[row])
-            if vectors is not None:
-                vector: Vector = vectors[row]
-            elif len(mine):
-                mean = mine.mean(axis=0)
-                vector = mean / max(float(np.linalg.norm(mean)), 1e-12)
-            else:
-                vector = own[row]
-            records.append(VectorRecord(fact.id, vector, payload))
-            records.extend(
-                VectorRecord(piece_id, mine[n], payload)
-                for n, piece_id in enumerate(piece_ids(fact.id, fact.content))
-            )
-        return records
+            payloads[fact.id] = payload
+            payloads.update(dict.fromkeys(piece_ids(fact.id, fact.content), payload))
+            count += 1
+        if payloads:
+            await self.open()
+            await self.vector_store.update_payloads(payloads)
+        return count
+
+    async def record_access(self, fact_ids: Sequence[str], at: datetime) -> None:
+        """Stamp these facts of this project as read at ``at`` (what ranks recent use higher).
+
+        Access time is bookkeeping, not content: it is not audited and changes no vector.
+        """
+        if fact_ids:
+            await self.open()
+            await self.metadata_store.touch(self.project_id, fact_ids, at)
 
     # ------------------------------------------------------------------ reading
 
@@ -628,7 +683,7 @@ class ContextEngine:
         user_id: str | None = None,
         session_id: str | None = None,
         subject: str | None = None,
-        statuses: Sequence[FactStatus | str] | None = _SEARCHABLE,
+        statuses: Sequence[FactStatus | str] | None = SEARCHABLE,
         fact_types: Sequence[FactType | str] | None = None,
         tags: Sequence[str] | None = None,
         limit: int = 100,
@@ -675,6 +730,14 @@ class ContextEngine:
                 kinds=enum_values(kinds, FactKind, "kinds"),
             )
         )
+
+    async def migrate(self) -> builtins.list[str]:
+        """Create or upgrade the tables of the metadata and episode stores (idempotent).
+
+        See :meth:`ProjectStores.migrate`; returns the migration steps applied.
+        """
+        await self.open()
+        return await self._stores.migrate()
 
     async def search(
         self,
@@ -728,155 +791,24 @@ class ContextEngine:
             InvalidInputError: empty or oversized query, bad ``top_k``.
             ScopeError: a scope named without its identifier.
         """
-        import dataclasses
+        from sagewai.context.search import search
 
-        import numpy as np
-
-        from sagewai.context.query import analyse_query
-        from sagewai.context.ranking import (
-            RankedCandidate,
-            SourceGroup,
-            group_by_source,
-            limit_per_message,
-            neighbour_key,
-            neighbour_wanted,
+        return await search(
+            self,
+            query,
+            top_k,
+            scope=scope,
+            user_id=user_id,
+            session_id=session_id,
+            fact_types=fact_types,
+            kinds=kinds,
+            tags=tags,
+            statuses=statuses,
+            as_of=as_of,
+            graph_hops=graph_hops,
+            min_score=min_score,
+            search_config=search_config,
         )
-
-        if not isinstance(query, str) or not query.strip():
-            raise InvalidInputError("the search query must be non-empty text")
-        query = clean_text(query)
-        if len(query) > MAX_QUERY_CHARS:
-            raise InvalidInputError(f"the search query is longer than {MAX_QUERY_CHARS} characters")
-        check_int(top_k, "top_k", low=1, high=MAX_TOP_K)
-        check_int(graph_hops, "graph_hops", low=0, high=2)
-        if min_score is not None:
-            check_number(min_score, "min_score")
-        as_of = aware_time(as_of, "as_of")
-        fact_types = enum_values(fact_types, FactType, "fact_types")
-        kinds = enum_values(kinds, FactKind, "kinds")
-        statuses = enum_values(statuses, FactStatus, "statuses")
-        tags = string_list(tags, "tags")
-        config = search_config or self.search_config
-        await self.open()
-        address = self.address(scope, user_id=user_id, session_id=session_id)
-        if statuses is None:
-            statuses = _AS_OF_STATUSES if as_of is not None else _SEARCHABLE
-        fact_query = FactQuery(
-            project_id=self.project_id,
-            scope_keys=address.readable_keys(),
-            statuses=tuple(FactStatus(s) for s in statuses),
-            kinds=None if kinds is None else tuple(FactKind(k) for k in kinds),
-            fact_types=None if fact_types is None else tuple(FactType(t) for t in fact_types),
-            tags_any=None if tags is None else tuple(tags),
-            valid_at=as_of,
-        )
-        vector_filter = VectorFilter.for_types(
-            fact_query.scope_keys or (),
-            statuses=fact_query.statuses,
-            kinds=fact_query.kinds,
-            fact_types=fact_query.fact_types,
-            tags_any=fact_query.tags_any,
-            valid_at=as_of,
-        )
-        analysis = analyse_query(query, strip_stopwords=config.strip_stopwords)
-        # Grouping by source folds several records into one result: fetch enough for top_k.
-        pool = max(config.candidates, 2 * top_k if config.group_by_source else top_k)
-
-        async def dense_search() -> tuple[Vector, builtins.list[VectorHit]]:
-            vector = await self.embedder.embed_query(query)
-            # A long record's pieces are hits of their own: ask for more, score each record
-            # by its best vector (its own or a piece's), keep ``pool`` records.
-            hits = await self.vector_store.search(vector, 2 * pool, vector_filter)
-            return vector, _record_hits(hits, config.piece_weight)[:pool]
-
-        # The dense path (embed, then search) and the keyword index run side by side.
-        (query_vector, dense), keyword = await asyncio.gather(
-            dense_search(),
-            self.metadata_store.keyword_search(fact_query, analysis.keyword_text, pool),
-        )
-        bonus: dict[str, float] = {}
-        if graph_hops and self.graph_store is not None:
-            from sagewai.context.graph_expansion import graph_bonus
-
-            bonus = await graph_bonus(self, query, fact_query, graph_hops, pool)
-        ids = list(dict.fromkeys([h.id for h in dense] + [i for i, _ in keyword] + list(bonus)))
-        hydrated = await self.metadata_store.get(self.project_id, ids)
-        # Defence in depth: every hit is re-checked against the truth, whatever the index said.
-        facts = {fact.id: fact for fact in hydrated if fact_query.matches(fact)}
-        dense_hits = [(h.id, h.score) for h in dense]
-        now = utcnow()
-
-        def rank(extra_dense: Mapping[str, float] | None = None) -> builtins.list[RankedCandidate]:
-            return fuse(
-                facts,
-                dense_hits,
-                keyword,
-                config=config,
-                now=now,
-                bonus=bonus,
-                query=analysis,
-                extra_dense=extra_dense,
-            )
-
-        ranked = rank()
-        if config.neighbour_weight > 0 and ranked:
-            # Neighbouring turns of the best candidates may be outside both candidate pools:
-            # fetch them (one indexed query per session), score them on the dense scale, re-rank.
-            # The per-session query filters on the project only (cheap in every backend); the
-            # few facts at the wanted positions are then checked against the full scope filter.
-            seeds = sorted(ranked, key=lambda c: (-c.relevance, c.fact.id))[
-                : config.neighbour_seeds
-            ]
-            wanted = neighbour_wanted((c.fact for c in seeds), config.neighbour_window)
-            found: builtins.list[Fact] = []
-            for neighbour_session in sorted(wanted):
-                session_facts = await self.metadata_store.query(
-                    dataclasses.replace(fact_query, scope_keys=None, session_id=neighbour_session)
-                )
-                found.extend(
-                    fact
-                    for fact in session_facts
-                    if fact.id not in facts
-                    and (key := neighbour_key(fact)) is not None
-                    and key[0] == neighbour_session
-                    and key[1] in wanted[neighbour_session]
-                    and fact_query.matches(fact)
-                )
-            if found:
-                vectors = await self.vector_store.get_vectors([fact.id for fact in found])
-                query_array = np.asarray(query_vector, dtype=np.float32)
-                extra = {
-                    fact_id: float(np.asarray(vector, dtype=np.float32) @ query_array)
-                    for fact_id, vector in vectors.items()
-                }
-                facts.update((fact.id, fact) for fact in found if fact.id in extra)
-                ranked = rank(extra)
-        if config.group_by_source:
-            groups = group_by_source(ranked, config.related_weight)
-        else:
-            groups = [
-                SourceGroup(c.score, c, ())
-                for c in limit_per_message(ranked, config.max_per_message)
-            ]
-        results = [
-            SearchResult(
-                fact=group.best.fact,
-                score=group.score,
-                parts=group.best.parts,
-                related=tuple(other.fact for other in group.others),
-            )
-            for group in groups[:top_k]
-            if min_score is None or group.score >= min_score
-        ]
-        if results and config.track_access and as_of is None:
-            own = [
-                fact.id
-                for r in results
-                for fact in (r.fact, *r.related)
-                if fact.project_id == self.project_id
-            ]
-            await self.metadata_store.touch(self.project_id, own, now)
-        return results
 
     async def history(self, fact_id: str) -> builtins.list[FactChange]:
         """Every recorded change of this fact, oldest first (a tombstone after deletion)."""
@@ -987,13 +919,35 @@ class ContextEngine:
         fact = await self.get(fact_id)
         if fact.project_id != self.project_id:
             raise FactNotFoundError(fact_id)
-        await self.commit(
-            WriteBatch(
-                self.project_id,
-                deletes=[fact.id],
-                changes=[self._tombstone(fact.id, reason, "engine.delete")],
-            )
-        )
+        await self.delete_many([fact.id], reason=reason, rule="engine.delete")
+
+    async def delete_many(
+        self, fact_ids: Sequence[str], *, reason: str, rule: str = "engine.delete"
+    ) -> int:
+        """Delete records of this project by id, each leaving a content-free tombstone.
+
+        Ids of no record of this project are skipped. The deletes land in atomic batches of a
+        few hundred (vectors and pieces with them); returns how many records were deleted.
+
+        Raises:
+            InvalidInputError: ``reason`` or ``rule`` is not text.
+        """
+        if not isinstance(reason, str) or not isinstance(rule, str):
+            raise InvalidInputError("reason and rule must be text")
+        wanted = list(dict.fromkeys(fact_ids))
+        deleted = 0
+        for start in range(0, len(wanted), _FORGET_BATCH):
+            ids = [
+                fact.id
+                for fact in await self.get_many(wanted[start : start + _FORGET_BATCH])
+                if fact.project_id == self.project_id
+            ]
+            if not ids:
+                continue
+            tombstones = [self._tombstone(fact_id, reason, rule) for fact_id in ids]
+            await self.commit(WriteBatch(self.project_id, deletes=ids, changes=tombstones))
+            deleted += len(ids)
+        return deleted
 
     def _tombstone(self, fact_id: str, reason: str, rule: str) -> FactChange:
         return lifecycle.tombstone(
@@ -1023,19 +977,46 @@ class ContextEngine:
             InvalidInputError: nothing was named, ``everything`` is not a bool, a bad value.
             ScopeError: an unknown scope.
         """
-        from sagewai.context.forgetting import forget
+        from sagewai.context.forgetting import ForgetReport, checked_subject, forget_matching
 
         everything = check_flag(everything, "everything")
         level = check_scope(scope)
         if not isinstance(reason, str):
             raise InvalidInputError("reason must be text")
-        await self.open()
-        return await forget(
-            self,
+        subject = checked_subject(
             subject=subject,
             session_id=session_id,
             user_id=user_id,
             scope=level,
             everything=everything,
-            reason=reason,
         )
+        await self.open()
+        if not everything:
+            return await forget_matching(
+                self,
+                subject=subject,
+                session_id=session_id,
+                user_id=user_id,
+                scope=level,
+                reason=reason,
+            )
+        # The whole project: its audit log goes with it, nothing is left to hold a reason.
+        deleted = await self.metadata_store.delete_project(self.project_id)
+        await self.vector_store.delete_project(self.project_id)
+        graph_deleted = 0 if self._graph is None else (await self._graph.delete_all()).total
+        episodes = self._stores.episodes
+        episodes_deleted = 0 if episodes is None else await episodes.delete_project(self.project_id)
+        return ForgetReport(deleted, graph_deleted, episodes_deleted)
+
+    async def forget_facts(self, fact_ids: Sequence[str], *, user_id: str | None) -> ForgottenFacts:
+        """Forget facts by id for one user, and every record that could show them again.
+
+        The facts go with the older values they replaced and the repeats merged into them;
+        the verbatim messages they came from (and the user's messages naming their values)
+        go too, the user's saved episodes are redacted and the graph relations read from those
+        messages deleted. Only the user's own facts and messages are touched (``refused`` lists
+        the other ids). See :func:`sagewai.context.forgetting.forget_facts`.
+        """
+        from sagewai.context.forgetting import forget_facts
+
+        return await forget_facts(self, fact_ids, user_id=user_id, graph=self._graph)

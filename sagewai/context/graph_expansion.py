@@ -62,7 +62,7 @@ async def graph_bonus(
         return {}
     if not names:
         return {}
-    hits = await engine.metadata_store.keyword_search(fact_query, " ".join(names), pool)
+    hits = await engine.keyword_hits(fact_query, " ".join(names), pool)
     best = max((score for _, score in hits), default=0.0)
     if best <= 0:
         return {}

@@ -551,7 +551,7 @@ class ClaimIndex:
 
     async def prepare(self, wanted: Mapping[str, Iterable[str]]) -> None:
         """Bring these scopes (scope key to subjects) up to date; call before :meth:`related`."""
-        store, project_id = self.engine.metadata_store, self.engine.project_id
+        engine, project_id = self.engine, self.engine.project_id
         for key, subjects in wanted.items():
             started = utcnow()
             scope = self._scopes.get(key)
@@ -561,7 +561,7 @@ class ClaimIndex:
                     self._scopes.popitem(last=False)
             else:
                 self._scopes.move_to_end(key)
-                changed = await store.query(
+                changed = await engine.find(
                     FactQuery(project_id=project_id, scope_keys=(key,), updated_since=scope.synced)
                 )
                 for fact in changed:
@@ -574,11 +574,11 @@ class ClaimIndex:
                     scope.subjects[subject] = await self._load(key, subject)
 
     async def _load(self, key: str, subject: str) -> dict[str, Claim]:
-        store, project_id = self.engine.metadata_store, self.engine.project_id
+        engine, project_id = self.engine, self.engine.project_id
         group: dict[str, Claim] = {}
         after: tuple[datetime, str] | None = None
         while True:
-            page = await store.query(
+            page = await engine.find(
                 FactQuery(
                     project_id=project_id,
                     scope_keys=(key,),
@@ -676,8 +676,8 @@ class ReconcilingWriter:
         engine = self.engine
         await engine.open()
         async with self._lock:  # decisions read what earlier writes stored: one write at a time
-            stored = await engine.metadata_store.get(
-                engine.project_id, [c.fact.id for c in candidates] + [r.id for r in verbatim]
+            stored = await engine.get_many(
+                [c.fact.id for c in candidates] + [r.id for r in verbatim]
             )
             known = {fact.id for fact in stored}
             fresh = [c for c in candidates if c.fact.id not in known]
@@ -738,21 +738,19 @@ class ReconcilingWriter:
         # repeat of the message it was drawn from, and no decision may supersede a message.
         kinds = _NOT_MESSAGES
         searches = [
-            engine.vector_store.search(
-                vector, self.neighbours, VectorFilter((key,), live, kinds=kinds)
-            )
+            engine.nearest(vector, self.neighbours, VectorFilter((key,), live, kinds=kinds))
             for vector, key in zip(vectors, keys, strict=True)
         ]
         assistant = [i for i, c in enumerate(fresh) if c.role == "assistant"]
         searches += [
-            engine.vector_store.search(
+            engine.nearest(
                 vectors[i], 3, VectorFilter(fresh[i].fact.address.readable_keys(), kinds=kinds)
             )
             for i in assistant
         ]
         hits = await asyncio.gather(*searches)
         recalled_vectors = (
-            await engine.vector_store.get_vectors(list(recalled)) if recalled and assistant else {}
+            await engine.get_vectors(list(recalled)) if recalled and assistant else {}
         )
         wanted: dict[str, set[str]] = {}
         claims = [Claim.of(c.fact) for c in fresh]
@@ -770,14 +768,14 @@ class ReconcilingWriter:
         ids.update(i for group in related for i in group)
         facts = {
             f.id: f
-            for f in await engine.metadata_store.get(engine.project_id, sorted(ids))
+            for f in await engine.get_many(sorted(ids))
             if f.project_id == engine.project_id
             and f.status in _LIVE
             and f.kind is not FactKind.MESSAGE
         }
         scores = {h.id: h.score for found in hits[: len(fresh)] for h in found}
         unscored = [i for i in facts if i not in scores]
-        extra = await engine.vector_store.get_vectors(unscored) if unscored else {}
+        extra = await engine.get_vectors(unscored) if unscored else {}
         echo_best = dict(zip(assistant, hits[len(fresh) :], strict=True))
         seen: list[_Seen] = []
         for row, key in enumerate(keys):

@@ -9,11 +9,14 @@ boundary, before anything is read or written.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, TypeVar
 
+from pydantic import ValidationError
+
+from sagewai.core.records import Provenance
 from sagewai.core.scope import ContextScope
 from sagewai.errors import InvalidInputError, ScopeError
 
@@ -21,8 +24,10 @@ __all__ = [
     "aware_time",
     "check_flag",
     "check_int",
+    "check_list",
     "check_number",
     "check_scope",
+    "check_source",
     "enum_values",
     "string_list",
 ]
@@ -108,3 +113,22 @@ def aware_time(value: Any, what: str) -> datetime | None:
     except (OverflowError, ValueError) as exc:
         raise InvalidInputError(f"{what} {value!r} is outside the range of times") from exc
     return converted
+
+
+def check_list(value: Any, what: str) -> Sequence[Any]:
+    """``value`` as a list argument: a sequence, but not text, bytes or a mapping."""
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Sequence):
+        raise InvalidInputError(f"{what} must be a list, got {type(value).__name__}")
+    return value
+
+
+def check_source(value: Any) -> Provenance:
+    """A fact's source: a :class:`~sagewai.core.records.Provenance`, or a mapping of its fields."""
+    if isinstance(value, Provenance):
+        return value
+    if isinstance(value, Mapping):
+        try:
+            return Provenance.model_validate(dict(value))
+        except ValidationError as exc:
+            raise InvalidInputError(f"invalid source: {exc}") from exc
+    raise InvalidInputError(f"a source must be a Provenance, got {type(value).__name__}")

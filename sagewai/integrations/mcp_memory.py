@@ -126,20 +126,12 @@ class ScopedMemory:
         found = self._engines.get(project)
         if found is None:
             from sagewai.context.engine import ContextEngine
-            from sagewai.graph.base import ProjectGraph
 
             base = self.engine
-            graph = base.graph_store
             found = self._engines[project] = ContextEngine(
-                metadata_store=base.metadata_store,
-                vector_store=base.vector_store,
+                stores=base.stores,
                 project_id=project,
-                embedder=base.embedder,
-                graph_store=graph.store.for_project(project)
-                if isinstance(graph, ProjectGraph)
-                else None,
                 org_id=base.org_id,
-                episode_store=base.episode_store,
                 search_config=base.search_config,
             )
         return found

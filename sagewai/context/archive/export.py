@@ -17,7 +17,7 @@ from sagewai.context.archive.format import (
     _encode_vector,
     _open_text,
 )
-from sagewai.core.queries import ChangeQuery, FactQuery
+from sagewai.core.queries import FactQuery
 from sagewai.core.records import Fact
 from sagewai.errors import ConfigurationError
 
@@ -34,9 +34,7 @@ async def _all_facts(engine: ContextEngine) -> AsyncIterator[list[Fact]]:
     """Every fact the project wrote (all scopes, all statuses), ``_PAGE`` at a time."""
     after: tuple[datetime, str] | None = None
     while True:
-        page = await engine.metadata_store.query(
-            FactQuery(project_id=engine.project_id, after=after, limit=_PAGE)
-        )
+        page = await engine.find(FactQuery(project_id=engine.project_id, after=after, limit=_PAGE))
         page = [fact for fact in page if fact.project_id == engine.project_id]
         if not page:
             return
@@ -69,7 +67,7 @@ async def export_archive(
     try:
         with body.open("w", encoding="utf-8", newline="\n") as out:
             async for page in _all_facts(engine):
-                vectors = await engine.vector_store.get_vectors([fact.id for fact in page])
+                vectors = await engine.get_vectors([fact.id for fact in page])
                 for fact in page:
                     vector = vectors.get(fact.id)
                     record = {
@@ -82,7 +80,7 @@ async def export_archive(
                 counts.vectors += sum(1 for fact in page if fact.id in vectors)
                 if progress is not None:
                     progress(TransferProgress("export facts", counts.facts, total))
-            changes = await engine.metadata_store.changes(ChangeQuery(project_id=engine.project_id))
+            changes = await engine.changes()
             for change in changes:
                 out.write(_dumps({"type": "change", "data": change.model_dump(mode="json")}) + "\n")
             counts.changes = len(changes)

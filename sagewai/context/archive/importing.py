@@ -20,7 +20,7 @@ from sagewai.context.archive.format import (
     _records,
     _validate_archive,
 )
-from sagewai.core.queries import ChangeQuery, WriteBatch
+from sagewai.core.queries import WriteBatch
 from sagewai.core.records import Fact, FactChange
 from sagewai.errors import InvalidInputError
 
@@ -170,7 +170,7 @@ async def import_archive(
         pending.clear()
         held = {
             fact.id
-            for fact in await engine.metadata_store.get(engine.project_id, [f.id for f, _ in chunk])
+            for fact in await engine.get_many([f.id for f, _ in chunk])
             if fact.project_id == engine.project_id
         }
         if not replace:
@@ -224,10 +224,7 @@ async def _import_changes(
     report: ImportReport,
     batch_size: int,
 ) -> None:
-    held = {
-        change.id
-        for change in await engine.metadata_store.changes(ChangeQuery(project_id=engine.project_id))
-    }
+    held = {change.id for change in await engine.changes()}
     fresh = [c for c in (rewrite.change(change) for change in changes) if c.id not in held]
     report.skipped["changes"] += len(changes) - len(fresh)
     for start in range(0, len(fresh), batch_size):
@@ -260,16 +257,16 @@ async def _import_graph(
         report.skipped["relations"] += sum(1 for r in relations if r.id in held_relations)
         entities = [e for e in entities if e.id not in held_entities]
         relations = [r for r in relations if r.id not in held_relations]
-    for kind, records in (("entities", entities), ("relations", relations)):
-        for start in range(0, len(records), _GRAPH_BATCH):
-            write = graph.write()
-            chunk = records[start : start + _GRAPH_BATCH]
-            if kind == "entities":
-                write.put_entities.extend(chunk)
-            else:
-                write.put_relations.extend(chunk)
-            await graph.apply(write)
-            report.imported[kind] += len(chunk)
+    for start in range(0, len(entities), _GRAPH_BATCH):
+        write = graph.write()
+        write.put_entities.extend(entities[start : start + _GRAPH_BATCH])
+        await graph.apply(write)
+        report.imported["entities"] += len(write.put_entities)
+    for start in range(0, len(relations), _GRAPH_BATCH):
+        write = graph.write()
+        write.put_relations.extend(relations[start : start + _GRAPH_BATCH])
+        await graph.apply(write)
+        report.imported["relations"] += len(write.put_relations)
 
 
 async def _import_episodes(

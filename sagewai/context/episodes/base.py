@@ -135,6 +135,10 @@ class EpisodeStoreBase(ABC):
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release connections or files. Safe to call more than once."""
 
+    async def migrate(self) -> list[str]:
+        """Create or upgrade this store's tables; the versions applied (none by default)."""
+        return []
+
     async def __aenter__(self) -> Self:
         await self.open()
         return self

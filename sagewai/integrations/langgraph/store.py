@@ -242,7 +242,7 @@ class SagewaiStore(BaseStore):
         facts: list[Fact] = []
         after: tuple[datetime, str] | None = None
         while True:
-            page = await self.engine.metadata_store.query(
+            page = await self.engine.find(
                 FactQuery(
                     project_id=self.engine.project_id,
                     tags_any=(namespace_tag(prefix),),
@@ -376,7 +376,7 @@ class SagewaiStore(BaseStore):
         facts: list[Fact] = []
         after: tuple[datetime, str] | None = None
         while True:
-            page = await self.engine.metadata_store.query(
+            page = await self.engine.find(
                 FactQuery(
                     project_id=self.engine.project_id,
                     tags_any=(ITEM_TAG,),

@@ -29,7 +29,7 @@ from sagewai.context.engine import ContextEngine
 from sagewai.core import lifecycle
 from sagewai.core.arguments import aware_time, check_flag, string_list
 from sagewai.core.embedder import Embedder
-from sagewai.core.queries import VectorPayload, WriteBatch
+from sagewai.core.queries import WriteBatch
 from sagewai.core.records import ChangeAction, Fact, FactChange, new_id, utcnow
 from sagewai.core.scope import ContextScope
 from sagewai.errors import InvalidInputError
@@ -111,10 +111,10 @@ class MemoryConsolidator:
         )
         self.context_engine = context_engine
         self.embedder: Embedder = embedder or context_engine.embedder
-        if self.embedder.dimension != context_engine.vector_store.dimension:
+        if self.embedder.dimension != context_engine.embedder.dimension:
             raise InvalidInputError(
                 f"the embedder makes {self.embedder.dimension}-d vectors but the vector store "
-                f"holds {context_engine.vector_store.dimension}-d vectors"
+                f"holds {context_engine.embedder.dimension}-d vectors"
             )
 
     def __repr__(self) -> str:
@@ -184,12 +184,9 @@ class MemoryConsolidator:
         )
         await engine.open()
         started_clock = time.perf_counter()
-        store = engine.metadata_store
         key = state_key(selection.describe)
-        async with store.lock(engine.project_id, LOCK_NAME):
-            state = ConsolidationState.from_json(
-                selection.describe, await store.get_state(engine.project_id, key)
-            )
+        async with engine.lock(LOCK_NAME):
+            state = ConsolidationState.from_json(selection.describe, await engine.get_state(key))
             checkpoint, resumed = self._checkpoint(state, incremental=incremental, now=now)
             run = Run(
                 engine,
@@ -203,15 +200,15 @@ class MemoryConsolidator:
             )
             if not dry_run:
                 checkpoint = replace(checkpoint, saved_at=utcnow())
-                await store.set_state(engine.project_id, key, state.started(checkpoint).to_json())
+                await engine.set_state(key, state.started(checkpoint).to_json())
                 if resumed is not None:
                     run.tally.index_repairs += await self._finish_interrupted_commit(
                         resumed, state.in_progress
                     )
-            total = await store.count(selection.count(updated_since=checkpoint.since))
+            total = await engine.count_matching(selection.count(updated_since=checkpoint.since))
 
             async def read(after: tuple[datetime, str] | None) -> list[Fact]:
-                return await store.query(
+                return await engine.find(
                     selection.scan(
                         after=after, limit=self.config.batch_size, updated_since=checkpoint.since
                     )
@@ -244,9 +241,7 @@ class MemoryConsolidator:
                 cursor = (page[-1].created_at, page[-1].id)
                 if not dry_run:
                     checkpoint = checkpoint.advanced(cursor, utcnow())
-                    await store.set_state(
-                        engine.project_id, key, state.started(checkpoint).to_json()
-                    )
+                    await engine.set_state(key, state.started(checkpoint).to_json())
                 if progress is not None:
                     tally = run.tally
                     progress(
@@ -267,7 +262,7 @@ class MemoryConsolidator:
                     page = await read(cursor)
             if not dry_run:
                 finished = state.finished(checkpoint, horizon=horizon, at=utcnow())
-                await store.set_state(engine.project_id, key, finished.to_json())
+                await engine.set_state(key, finished.to_json())
         tally = run.tally
         report = ConsolidationReport(
             duplicates_removed=tally.duplicates_removed,
@@ -348,10 +343,8 @@ class MemoryConsolidator:
         ids = list(dict.fromkeys(change.fact_id for change in changes))
         if not ids:
             return 0
-        facts = await engine.metadata_store.get(engine.project_id, ids)
-        payloads = {f.id: VectorPayload.of(f) for f in facts if f.project_id == engine.project_id}
-        await engine.vector_store.update_payloads(payloads)
-        return len(payloads)
+        facts = await engine.get_many(ids)
+        return await engine.refresh_index(f for f in facts if f.project_id == engine.project_id)
 
     async def revert_action(
         self, action: ConsolidationAction, *, reason: str = "consolidation reverted by user"

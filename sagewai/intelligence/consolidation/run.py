@@ -24,7 +24,7 @@ from pydantic import JsonValue
 
 from sagewai.context.engine import ContextEngine
 from sagewai.core.embedder import Embedder, Vector
-from sagewai.core.queries import VectorFilter, VectorHit, VectorPayload, WriteBatch
+from sagewai.core.queries import VectorFilter, VectorHit, WriteBatch
 from sagewai.core.records import Fact, FactChange, FactStatus, utcnow
 from sagewai.intelligence.consolidation.config import ConsolidationConfig
 from sagewai.intelligence.consolidation.contradictions import (
@@ -124,7 +124,7 @@ class Run:
         self.vectors: dict[str, Vector] = {}
         self.hits: dict[str, list[VectorHit]] = {}
         self.profiles: dict[str, DedupProfile] = {}
-        self.stale_payloads: dict[str, VectorPayload] = {}
+        self.stale_payloads: dict[str, Fact] = {}
         # Facts the last flush wrote: a look-ahead search ran before that commit, so the index
         # may have called them active then without any crash being involved.
         self.just_committed: dict[str, Fact] = {}
@@ -171,7 +171,7 @@ class Run:
         missing = [i for i in dict.fromkeys(ids) if i not in self.known and i not in self.overlay]
         if not missing:
             return
-        found = await self.engine.metadata_store.get(self.engine.project_id, missing)
+        found = await self.engine.get_many(missing)
         for fact in found:
             self.known[fact.id] = fact
             if (
@@ -183,7 +183,7 @@ class Run:
             ):
                 # The index said active, the truth says otherwise: a crash between the metadata
                 # commit and the payload update. Repaired after this batch commits.
-                self.stale_payloads[fact.id] = VectorPayload.of(fact)
+                self.stale_payloads[fact.id] = fact
 
     def _active(self, fact: Fact | None) -> bool:
         return (
@@ -245,8 +245,7 @@ class Run:
                 await self.engine.commit(batch, previous=previous)
             repairs = {k: v for k, v in self.stale_payloads.items() if k not in self.pending}
             if repairs:
-                await self.engine.vector_store.update_payloads(repairs)
-                tally.index_repairs += len(repairs)
+                tally.index_repairs += await self.engine.refresh_index(repairs.values())
             self.overlay.clear()
         self.just_committed = dict(self.pending) if not self.dry_run else {}
         self.pending.clear()
@@ -266,7 +265,7 @@ class Run:
     async def vector_of(self, fact: Fact) -> Vector:
         vector = self.vectors.get(fact.id)
         if vector is None:
-            stored = await self.engine.vector_store.get_vectors([fact.id])
+            stored = await self.engine.get_vectors([fact.id])
             vector = stored.get(fact.id)
             if vector is None:
                 # The index lost this vector; embed it to look for neighbours (never stored here).
@@ -277,9 +276,7 @@ class Run:
     async def nearest_many(
         self, vectors: Sequence[Vector], top_k: int, where: VectorFilter
     ) -> list[list[VectorHit]]:
-        return await self.engine.vector_store.search_many(
-            vectors, top_k, where, ef=self.config.search_ef
-        )
+        return await self.engine.nearest_many(vectors, top_k, where, ef=self.config.search_ef)
 
     async def nearest(self, vector: Vector, top_k: int, where: VectorFilter) -> list[VectorHit]:
         return (await self.nearest_many([vector], top_k, where))[0]
@@ -349,9 +346,7 @@ class Run:
         decisions re-read every hit, so such hits only cost a lookup.
         """
         candidates = [f for f in facts if f.status is FactStatus.ACTIVE]
-        ahead = Lookahead(
-            vectors=await self.engine.vector_store.get_vectors([f.id for f in candidates])
-        )
+        ahead = Lookahead(vectors=await self.engine.get_vectors([f.id for f in candidates]))
         groups: dict[VectorFilter, list[Fact]] = {}
         for fact in candidates:
             if fact.id in ahead.vectors:
@@ -374,7 +369,7 @@ class Run:
         if ahead is not None:
             self.vectors.update((f.id, ahead.vectors[f.id]) for f in todo if f.id in ahead.vectors)
         missing = [f.id for f in todo if f.id not in self.vectors]
-        self.vectors.update(await self.engine.vector_store.get_vectors(missing))
+        self.vectors.update(await self.engine.get_vectors(missing))
         groups: dict[VectorFilter, list[Fact]] = {}
         for fact in todo:
             groups.setdefault(self.selection.neighbours(fact), []).append(fact)
@@ -488,8 +483,7 @@ class Run:
         subjects = list(dict.fromkeys(subjects))
         if not subjects:
             return
-        store = self.engine.metadata_store
-        together = await store.query(self.selection.groups(subjects, limit=_GROUPS_READ))
+        together = await self.engine.find(self.selection.groups(subjects, limit=_GROUPS_READ))
         if len(together) < _GROUPS_READ:
             pages: dict[str, list[Fact]] = {subject: [] for subject in subjects}
             for fact in together:
@@ -501,7 +495,7 @@ class Run:
             subjects = [s for s in subjects if s not in self.group_pages]
         found = await asyncio.gather(
             *(
-                store.query(self.selection.group(subject, after=None, limit=_GROUP_PAGE))
+                self.engine.find(self.selection.group(subject, after=None, limit=_GROUP_PAGE))
                 for subject in subjects
             )
         )
@@ -520,7 +514,7 @@ class Run:
         while True:
             page = self.group_pages.pop(fact.subject, None) if after is None else None
             if page is None:
-                page = await self.engine.metadata_store.query(
+                page = await self.engine.find(
                     self.selection.group(fact.subject, after=after, limit=_GROUP_PAGE)
                 )
             for stored in page:
@@ -595,7 +589,7 @@ class Run:
         be found is treated as the only copy, so decay errs on the side of keeping.
         """
         for value in sorted(self.profile(fact).values):
-            hits = await self.engine.metadata_store.keyword_search(
+            hits = await self.engine.keyword_hits(
                 self.selection.value_holders(fact), value, _VALUE_CANDIDATES
             )
             ids = [i for i, _ in hits if i != fact.id]

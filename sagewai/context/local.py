@@ -12,6 +12,8 @@
 ```
 
 Several projects can share one folder; every store scopes by project.
+:meth:`ProjectStores.local <sagewai.context.stores.ProjectStores.local>` builds the stores of a
+folder; this module knows its paths, its manifest and the upgrade of an older folder.
 """
 
 from __future__ import annotations
@@ -25,9 +27,8 @@ from typing import TYPE_CHECKING, Any
 from sagewai.errors import ConfigurationError
 
 if TYPE_CHECKING:
-    from sagewai.context.engine import ContextEngine
     from sagewai.core.embedder import Embedder
-    from sagewai.stores.sqlite import SqliteMetadataStore
+    from sagewai.stores.metadata import MetadataStore
     from sagewai.stores.vector import VectorStore
 
 __all__ = ["LocalLayout"]
@@ -111,50 +112,22 @@ class LocalLayout:
         found = json.loads((self.root / MANIFEST).read_text(encoding="utf-8"))
         self._write_manifest({**found, VECTOR_IDS: PROJECT_VECTOR_IDS})
 
-    async def upgrade(self, metadata_store: SqliteMetadataStore, vector_store: VectorStore) -> None:
+    async def upgrade(self, metadata_store: MetadataStore, vector_store: VectorStore) -> None:
         """Bring an older folder's open stores to this release's layout, once; then mark it.
 
         A folder of the previous release keys vector points by fact id alone: they are re-keyed
         (:func:`~sagewai.stores.local_migration.migrate_vector_ids`) before the manifest records
         ``"vector_ids": "project"``, so an interrupted upgrade runs again on the next open.
+        Only the folder's own SQLite metadata store can hold such points: a folder whose
+        metadata lives elsewhere (stores swapped in by hand) has nothing to upgrade.
         """
+        from sagewai.stores.sqlite import SqliteMetadataStore
+
+        if not isinstance(metadata_store, SqliteMetadataStore):
+            return
         if await asyncio.to_thread(self._vector_ids_current):
             return
         from sagewai.stores.local_migration import migrate_vector_ids
 
         await migrate_vector_ids(metadata_store, vector_store)
         await asyncio.to_thread(self._mark_vector_ids)
-
-    def engine(
-        self,
-        engine_class: type[ContextEngine],
-        *,
-        project_id: str,
-        embedder: Embedder | None,
-        **options: Any,
-    ) -> ContextEngine:
-        """Build an engine on this folder's stores; nothing is opened or created yet."""
-        from sagewai.context.episodes import SqliteEpisodeStore
-        from sagewai.graph.sqlite import SqliteGraphStore
-        from sagewai.stores.qdrant_edge import QdrantEdgeVectorStore
-        from sagewai.stores.sqlite import SqliteMetadataStore
-
-        if embedder is None:
-            from sagewai.embeddings.minilm import MiniLMEmbedder
-
-            embedder = MiniLMEmbedder()
-        metadata_store = SqliteMetadataStore(self.metadata_path)
-        vector_store = QdrantEdgeVectorStore(self.vector_path, dimension=embedder.dimension)
-        engine = engine_class(
-            metadata_store=metadata_store,
-            vector_store=vector_store,
-            project_id=project_id,
-            embedder=embedder,
-            graph_store=SqliteGraphStore(self.graph_path).for_project(project_id),
-            episode_store=SqliteEpisodeStore(self.episodes_path, embedder=embedder),
-            **options,
-        )
-        checked_embedder = embedder
-        engine.before_open.append(lambda: self.check_manifest(checked_embedder))
-        engine.after_open.append(lambda: self.upgrade(metadata_store, vector_store))
-        return engine

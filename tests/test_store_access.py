@@ -1,0 +1,170 @@
+"""The engine is the only door to the fact stores (issue #12, DESIGN §1).
+
+Every module outside the engine reads the metadata and vector stores through the engine's read
+methods and writes through ``commit`` (or a public engine method that commits): none reaches
+``engine.metadata_store`` / ``engine.vector_store`` (or ``engine.stores.metadata`` /
+``.vectors``), none calls a write method of those contracts, none calls the engine's private
+helpers, and none swaps an engine's graph or episode store by assignment. The check reads the
+source (``ast``), so it fails on the line that breaks the rule, whether or not a test runs it.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import sagewai
+from sagewai.context.engine import ContextEngine
+from sagewai.stores.metadata import MetadataStore
+from sagewai.stores.vector import VectorStore
+
+PACKAGE = Path(sagewai.__file__).parent
+
+METADATA_WRITES = ("apply", "delete_project", "migrate", "set_state", "touch")
+"""The write methods of the metadata contract (:class:`MetadataStore`)."""
+VECTOR_WRITES = ("delete", "delete_project", "update_payloads", "upsert")
+"""The write methods of the vector contract (:class:`VectorStore`)."""
+WRITES = frozenset(METADATA_WRITES + VECTOR_WRITES)
+
+ENGINE_MODULES = frozenset({"context/access.py", "context/engine.py", "context/stores.py"})
+"""The engine (its class, its read methods) and the set of stores it opens: the only callers."""
+BACKEND_FOLDERS = ("stores/", "graph/", "context/episodes/", "testing/")
+"""Backends (and the shipped test doubles) implement the contracts and call their own methods."""
+
+FACT_STORES = frozenset({"metadata_store", "vector_store"})
+"""The engine's attributes naming the fact stores."""
+BUNDLE_FIELDS = frozenset({"metadata", "vectors"})
+"""The :class:`~sagewai.context.ProjectStores` fields naming them (reached as ``.stores.<f>``)."""
+SWAPPABLE = frozenset({"episode_store", "graph_store", "metadata_store", "vector_store"})
+PRIVATE_ENGINE = frozenset({"_tombstone", "_stores", "_vectors", "_graph", "_open_stores"})
+
+
+def _is_store(node: ast.expr, aliases: set[str]) -> bool:
+    """Whether ``node`` names a fact store: ``x.metadata_store``, ``x.stores.vectors``, or a
+    local name bound to one of those."""
+    if isinstance(node, ast.Name):
+        return node.id in aliases
+    if not isinstance(node, ast.Attribute):
+        return False
+    if node.attr in FACT_STORES:
+        return True
+    return (
+        node.attr in BUNDLE_FIELDS
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr == "stores"
+    )
+
+
+def _aliases(tree: ast.AST) -> set[str]:
+    """Names assigned a fact store anywhere in the module (``store = engine.metadata_store``)."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            value = node.value
+            if value is None:
+                continue
+            pairs: list[tuple[ast.expr, ast.expr]] = []
+            for target in targets:
+                if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple):
+                    pairs.extend(zip(target.elts, value.elts, strict=False))
+                else:
+                    pairs.append((target, value))
+            for target, bound in pairs:
+                if isinstance(target, ast.Name) and _is_store(bound, set()):
+                    found.add(target.id)
+    return found
+
+
+def violations(source: str, where: str = "<source>") -> list[str]:
+    """Every place in ``source`` that goes past the engine to a fact store."""
+    tree = ast.parse(source)
+    aliases = _aliases(tree)
+    found: list[str] = []
+    for node in ast.walk(tree):
+        line = f"{where}:{getattr(node, 'lineno', '?')}"
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in WRITES
+            and _is_store(node.func.value, aliases)
+        ):
+            found.append(f"{line}: writes a store past the engine ({node.func.attr})")
+        if isinstance(node, ast.Attribute) and _is_store(node, set()):
+            found.append(f"{line}: reaches into the engine's {ast.unparse(node)}")
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr in PRIVATE_ENGINE
+            and not (isinstance(node.value, ast.Name) and node.value.id == "self")
+        ):
+            found.append(f"{line}: calls the engine's private {node.attr}")
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if (
+                    isinstance(target, ast.Attribute)
+                    and target.attr in SWAPPABLE
+                    and not (isinstance(target.value, ast.Name) and target.value.id == "self")
+                ):
+                    found.append(f"{line}: swaps a store of an engine ({ast.unparse(target)})")
+    return found
+
+
+def _outside_the_engine() -> list[Path]:
+    paths = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE).as_posix()
+        if relative in ENGINE_MODULES or relative.startswith(BACKEND_FOLDERS):
+            continue
+        paths.append(path)
+    return paths
+
+
+def test_the_listed_write_methods_are_the_contracts() -> None:
+    for name in METADATA_WRITES:
+        assert callable(getattr(MetadataStore, name)), name
+    for name in VECTOR_WRITES:
+        assert callable(getattr(VectorStore, name)), name
+
+
+def test_the_check_finds_each_way_past_the_engine() -> None:
+    source = (
+        "async def f(engine, run):\n"
+        "    await engine.vector_store.update_payloads({})\n"
+        "    store = engine.metadata_store\n"
+        "    await store.apply(batch)\n"
+        "    await run.engine.stores.vectors.delete(['a'])\n"
+        "    engine._tombstone('a', 'r', 'rule')\n"
+        "    engine.episode_store = other\n"
+    )
+    found = violations(source)
+    assert sum("writes a store" in v for v in found) == 3
+    assert any("private _tombstone" in v for v in found)
+    assert any("swaps a store" in v for v in found)
+    assert violations("async def f(engine):\n    await engine.commit(batch)\n") == []
+
+
+@pytest.mark.parametrize(
+    "path", _outside_the_engine(), ids=lambda p: p.relative_to(PACKAGE).as_posix()
+)
+def test_no_module_outside_the_engine_reaches_a_fact_store(path: Path) -> None:
+    relative = path.relative_to(PACKAGE).as_posix()
+    assert violations(path.read_text(encoding="utf-8"), relative) == []
+
+
+def test_the_engine_offers_what_subsystems_read() -> None:
+    """The read methods the subsystems use instead of the stores (a rename breaks them)."""
+    for name in (
+        "count_matching",
+        "find",
+        "get_many",
+        "get_state",
+        "get_vectors",
+        "iter_facts",
+        "keyword_hits",
+        "lock",
+        "nearest",
+        "nearest_many",
+    ):
+        assert callable(getattr(ContextEngine, name)), name
