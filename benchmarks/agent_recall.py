@@ -335,7 +335,7 @@ async def run_dialogue(
 
 
 def _query(engine: ContextEngine, kinds: tuple[FactKind, ...]) -> Any:
-    from sagewai.stores.metadata import FactQuery
+    from sagewai.stores.base.metadata import FactQuery
 
     return FactQuery(project_id=engine.project_id, kinds=kinds)
 

@@ -62,10 +62,10 @@ from benchmarks._common import RESULTS, write_json
 from sagewai.context.engine import ContextEngine
 from sagewai.intelligence.consolidation import MemoryConsolidator
 from sagewai.records import Fact, FactStatus
-from sagewai.stores.metadata import FactQuery, WriteBatch
-from sagewai.stores.qdrant_edge import QdrantEdgeVectorStore
+from sagewai.stores.base.metadata import FactQuery, WriteBatch
+from sagewai.stores.base.vector import VectorPayload, VectorRecord
+from sagewai.stores.qdrant.edge import QdrantEdgeVectorStore
 from sagewai.stores.sqlite import SqliteMetadataStore
-from sagewai.stores.vector import VectorPayload, VectorRecord
 from sagewai.testing import FakeEmbedder
 
 try:

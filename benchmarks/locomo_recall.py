@@ -58,7 +58,7 @@ from sagewai.context.engine import ContextEngine
 from sagewai.context.ranking import SearchConfig
 from sagewai.embeddings.base import Embedder, Vector, Vectors
 from sagewai.records import Provenance, SearchResult
-from sagewai.stores.metadata import keyword_terms
+from sagewai.stores.base.metadata import keyword_terms
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 DEFAULT_OUT = RESULTS / "locomo_recall.json"
@@ -584,7 +584,7 @@ def make_engine(
     """
     if store == "postgres":
         from sagewai.stores.postgres import PostgresMetadataStore
-        from sagewai.stores.qdrant_edge import QdrantEdgeVectorStore
+        from sagewai.stores.qdrant.edge import QdrantEdgeVectorStore
 
         schema = "locomo_" + re.sub(r"[^a-z0-9_]", "_", project_id.lower())
         return ContextEngine(

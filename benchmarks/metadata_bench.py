@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from sagewai.context.scope import ContextScope
 from sagewai.errors import BackendUnavailableError
 from sagewai.records import Fact, FactStatus, FactType
-from sagewai.stores.metadata import FactQuery, MetadataStore, WriteBatch
+from sagewai.stores.base.metadata import FactQuery, MetadataStore, WriteBatch
 from sagewai.stores.sqlite import SqliteMetadataStore
 
 PROJECT = "bench"

@@ -66,7 +66,7 @@ async def compare_searches(source: ContextEngine, target: ContextEngine) -> dict
     The dense hits compare the vectors moved; the hybrid ranking also depends on each
     backend's keyword scoring (SQLite FTS5 BM25 vs PostgreSQL ts_rank), which differ by design.
     """
-    from sagewai.stores.vector import VectorFilter
+    from sagewai.stores.base.vector import VectorFilter
 
     where = VectorFilter(scope_keys=(source.address().key,))
     target_where = VectorFilter(scope_keys=(target.address().key,))
@@ -90,7 +90,7 @@ async def run(n: int, dsn: str, keep: Path | None) -> dict[str, Any]:
     import asyncpg
 
     from sagewai.stores.postgres import PostgresMetadataStore
-    from sagewai.stores.qdrant_edge import QdrantEdgeVectorStore
+    from sagewai.stores.qdrant.edge import QdrantEdgeVectorStore
 
     embedder = FakeEmbedder(384)
     schema = f"sagewai_bench_{uuid.uuid4().hex[:10]}"

@@ -36,15 +36,15 @@ import numpy.typing as npt
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sagewai.embeddings.base import normalize_rows
-from sagewai.stores.memory_vector import InMemoryVectorStore
-from sagewai.stores.qdrant import QdrantVectorStore
-from sagewai.stores.qdrant_edge import QdrantEdgeVectorStore
-from sagewai.stores.vector import (
+from sagewai.stores.base.vector import (
     VectorFilter,
     VectorPayload,
     VectorRecord,
     VectorStore,
 )
+from sagewai.stores.memory.vector import InMemoryVectorStore
+from sagewai.stores.qdrant import QdrantVectorStore
+from sagewai.stores.qdrant.edge import QdrantEdgeVectorStore
 
 BACKENDS = ("memory", "qdrant-edge", "qdrant-local")
 PROJECT = "project:bench:bench"

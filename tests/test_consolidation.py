@@ -26,11 +26,11 @@ from sagewai.intelligence.consolidation import (
     MemoryConsolidator,
 )
 from sagewai.records import ChangeAction, Fact, FactStatus, Provenance
-from sagewai.stores.memory_metadata import InMemoryMetadataStore
-from sagewai.stores.memory_vector import InMemoryVectorStore
-from sagewai.stores.metadata import FactQuery, MetadataStore, WriteBatch
+from sagewai.stores.base.metadata import FactQuery, MetadataStore, WriteBatch
+from sagewai.stores.base.vector import VectorFilter, VectorHit, VectorStore
+from sagewai.stores.memory.metadata import InMemoryMetadataStore
+from sagewai.stores.memory.vector import InMemoryVectorStore
 from sagewai.stores.sqlite import SqliteMetadataStore
-from sagewai.stores.vector import VectorFilter, VectorHit, VectorStore
 from sagewai.testing import FakeEmbedder
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
@@ -132,7 +132,7 @@ def make_factory(backend: str, folder: Path) -> EngineFactory:
         elif backend == "sqlite":
             metadata, vectors = FailingSqliteStore(folder / "meta.sqlite3"), memory_vectors
         else:
-            from sagewai.stores.qdrant_edge import QdrantEdgeVectorStore
+            from sagewai.stores.qdrant.edge import QdrantEdgeVectorStore
 
             metadata = FailingSqliteStore(folder / "meta.sqlite3")
             vectors = QdrantEdgeVectorStore(folder / "vectors", dimension=embedder.dimension)

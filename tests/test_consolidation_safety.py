@@ -16,10 +16,10 @@ from sagewai.context.engine import ContextEngine
 from sagewai.errors import BackendError, InvalidInputError, LockedError
 from sagewai.intelligence.consolidation import ActionKind, MemoryConsolidator
 from sagewai.records import ChangeAction, FactStatus
-from sagewai.stores.memory_vector import InMemoryVectorStore
-from sagewai.stores.metadata import WriteBatch
+from sagewai.stores.base.metadata import WriteBatch
+from sagewai.stores.base.vector import ProjectVectorStore
+from sagewai.stores.memory.vector import InMemoryVectorStore
 from sagewai.stores.sqlite import SqliteMetadataStore
-from sagewai.stores.vector import ProjectVectorStore
 from sagewai.testing import FakeEmbedder
 from tests.test_consolidation import (
     DAY,

@@ -17,8 +17,8 @@ from sagewai.records import (
     Provenance,
     utcnow,
 )
-from sagewai.stores.memory_metadata import InMemoryMetadataStore
-from sagewai.stores.memory_vector import InMemoryVectorStore
+from sagewai.stores.memory.metadata import InMemoryMetadataStore
+from sagewai.stores.memory.vector import InMemoryVectorStore
 from tests.helpers import memory_engine
 
 

@@ -99,6 +99,7 @@ STORES = [
     "InMemoryVectorStore",
     "MetadataStore",
     "NebulaGraphStore",
+    "PgVectorStore",
     "PostgresEpisodeStore",
     "PostgresMetadataStore",
     "QdrantEdgeVectorStore",

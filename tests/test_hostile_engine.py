@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from sagewai.context.engine import ContextEngine
 from sagewai.errors import SagewaiError
 from sagewai.records import Fact, FactKind, FactStatus, FactType
-from sagewai.stores.memory_vector import InMemoryVectorStore
-from sagewai.stores.metadata import FactQuery
+from sagewai.stores.base.metadata import FactQuery
+from sagewai.stores.memory.vector import InMemoryVectorStore
 from sagewai.testing import FakeEmbedder
 from tests.hostile_values import (
     hostile_id,

@@ -16,12 +16,12 @@ import pytest
 from sagewai.context.engine import ContextEngine
 from sagewai.context.pieces import piece_ids
 from sagewai.records import Fact
+from sagewai.stores.base.metadata import WriteBatch
+from sagewai.stores.base.vector import VectorFilter, VectorPayload, VectorRecord
 from sagewai.stores.local import MANIFEST, LocalLayout
 from sagewai.stores.local_migration import migrate_vector_ids
-from sagewai.stores.metadata import WriteBatch
-from sagewai.stores.qdrant_edge import QdrantEdgeVectorStore
+from sagewai.stores.qdrant.edge import QdrantEdgeVectorStore
 from sagewai.stores.sqlite import SqliteMetadataStore
-from sagewai.stores.vector import VectorFilter, VectorPayload, VectorRecord
 from sagewai.testing import FakeEmbedder
 
 pytest.importorskip("qdrant_edge")

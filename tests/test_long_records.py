@@ -12,7 +12,7 @@ from sagewai.context.ranking import SearchConfig
 from sagewai.embeddings.minilm import MiniLMEmbedder, _windows
 from sagewai.errors import InvalidInputError
 from sagewai.records import MAX_CONTENT_CHARS, FactKind, Provenance
-from sagewai.stores.vector import VectorFilter
+from sagewai.stores.base.vector import VectorFilter
 from sagewai.testing import FakeEmbedder
 
 FILLER = (

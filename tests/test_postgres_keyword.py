@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from sagewai.records import Fact
-from sagewai.stores.metadata import FactQuery, WriteBatch
-from sagewai.stores.postgres import PostgresMetadataStore, significant_terms
+from sagewai.stores.base.metadata import FactQuery, WriteBatch
+from sagewai.stores.postgres.metadata import PostgresMetadataStore, significant_terms
 from sagewai.stores.sqlite import SqliteMetadataStore
 
 pytestmark = pytest.mark.postgres

@@ -12,7 +12,7 @@ from sagewai.context.query import (
     mentions_time,
     query_names,
 )
-from sagewai.stores.metadata import keyword_terms
+from sagewai.stores.base.metadata import keyword_terms
 
 
 def test_keyword_query_keeps_content_words_and_names() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sagewai.records import Fact
-from sagewai.stores.metadata import FactQuery, WriteBatch
+from sagewai.stores.base.metadata import FactQuery, WriteBatch
 from sagewai.stores.sqlite import SqliteMetadataStore
 
 P = "scale"

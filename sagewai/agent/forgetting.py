@@ -26,16 +26,16 @@ from typing import TYPE_CHECKING
 from sagewai.context.episodes.records import subject_pattern
 from sagewai.context.episodes.summary import extractive_summary
 from sagewai.errors import FactNotFoundError, InvalidInputError
-from sagewai.graph.base import GraphWrite
 from sagewai.records import Fact, FactKind
-from sagewai.stores.metadata import FactQuery
+from sagewai.stores.base.graph import GraphWrite
+from sagewai.stores.base.metadata import FactQuery
 
 if TYPE_CHECKING:
     from sagewai.agent.session import AgentSession
     from sagewai.context.engine import ContextEngine
     from sagewai.context.episodes import EpisodeStoreBase
-    from sagewai.graph.base import ProjectGraph
     from sagewai.graph.records import Relation
+    from sagewai.stores.base.graph import ProjectGraph
 
 __all__ = [
     "AgentForgetReport",

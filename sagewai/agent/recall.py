@@ -40,8 +40,8 @@ from sagewai.records import ChangeAction, Fact, FactKind, FactStatus, SearchResu
 if TYPE_CHECKING:
     from sagewai.context.engine import ContextEngine
     from sagewai.context.episodes import Episode, EpisodeStoreBase
-    from sagewai.graph.base import ProjectGraph
     from sagewai.graph.records import Relation
+    from sagewai.stores.base.graph import ProjectGraph
 
 __all__ = ["MemoryRecaller", "RecalledFact", "Recollection"]
 

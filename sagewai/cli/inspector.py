@@ -251,7 +251,7 @@ def _json_line(data: Any) -> None:
 
 
 async def _facts(engine: ContextEngine, args: argparse.Namespace) -> int:
-    from sagewai.stores.metadata import FactQuery
+    from sagewai.stores.base.metadata import FactQuery
 
     if args.limit < 1:
         raise InvalidInputError("--limit must be at least 1")

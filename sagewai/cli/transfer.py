@@ -224,7 +224,7 @@ def open_store(
 
         engine.episode_store = PersistentEpisodeStore(store, embedder=engine.embedder)
         if graph is not None:
-            from sagewai.graph.sqlite import SqliteGraphStore
+            from sagewai.stores.sqlite.graph import SqliteGraphStore
 
             engine.graph_store = SqliteGraphStore(graph).for_project(project_id)
     elif graph is not None:

@@ -426,7 +426,7 @@ class MemoryBridge:
         """
         if self.journal is not None:
             return True
-        from sagewai.stores.memory_metadata import InMemoryMetadataStore
+        from sagewai.stores.memory.metadata import InMemoryMetadataStore
 
         return not isinstance(self.engine.metadata_store, InMemoryMetadataStore)
 

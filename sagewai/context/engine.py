@@ -49,8 +49,8 @@ from sagewai.records import (
     new_id,
     utcnow,
 )
-from sagewai.stores.metadata import ChangeQuery, FactQuery, MetadataStore, WriteBatch
-from sagewai.stores.vector import (
+from sagewai.stores.base.metadata import ChangeQuery, FactQuery, MetadataStore, WriteBatch
+from sagewai.stores.base.vector import (
     ProjectVectorStore,
     VectorFilter,
     VectorHit,
@@ -198,9 +198,9 @@ class ContextEngine:
         search_config: SearchConfig | None = None,
     ) -> ContextEngine:
         """An engine on in-memory stores: nothing persists; for tests, notebooks and demos."""
-        from sagewai.graph.memory import InMemoryGraphStore
-        from sagewai.stores.memory_metadata import InMemoryMetadataStore
-        from sagewai.stores.memory_vector import InMemoryVectorStore
+        from sagewai.stores.memory.graph import InMemoryGraphStore
+        from sagewai.stores.memory.metadata import InMemoryMetadataStore
+        from sagewai.stores.memory.vector import InMemoryVectorStore
 
         if embedder is None:
             from sagewai.embeddings.minilm import MiniLMEmbedder

@@ -12,7 +12,7 @@ from sagewai.context.scope import ContextScope, scope_key, validate_identifier
 from sagewai.context.text import clean_text
 from sagewai.errors import InvalidInputError
 from sagewai.records import Fact, FactKind
-from sagewai.stores.metadata import FactQuery, WriteBatch
+from sagewai.stores.base.metadata import FactQuery, WriteBatch
 
 if TYPE_CHECKING:
     from sagewai.context.engine import ContextEngine

@@ -13,7 +13,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from sagewai.errors import SagewaiError
-from sagewai.stores.metadata import FactQuery
+from sagewai.stores.base.metadata import FactQuery
 
 if TYPE_CHECKING:
     from sagewai.context.engine import ContextEngine

@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from sagewai.stores.metadata import keyword_terms
+from sagewai.stores.base.metadata import keyword_terms
 
 __all__ = [
     "STOPWORDS",
@@ -109,8 +109,9 @@ def keyword_query(text: str, *, strip_stopwords: bool = True) -> str:
         strip_stopwords: Drop :data:`STOPWORDS`; when every term is one, all terms are kept.
 
     Returns:
-        The query's terms (as :func:`~sagewai.stores.metadata.keyword_terms` splits them) joined
-        by spaces; the stores tokenise it again the same way, so nothing is lost or added.
+        The query's terms (as :func:`~sagewai.stores.base.metadata.keyword_terms` splits
+        them) joined by spaces; the stores tokenise it again the same way, so nothing is lost
+        or added.
 
     Example:
         >>> keyword_query("What did Melanie paint?")

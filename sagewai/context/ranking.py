@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from sagewai.context.query import QueryAnalysis, mentions_time
 from sagewai.records import Fact, FactType, ScoreParts
-from sagewai.stores.metadata import keyword_terms
+from sagewai.stores.base.metadata import keyword_terms
 
 __all__ = [
     "NeighbourKey",

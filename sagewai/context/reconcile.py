@@ -51,8 +51,8 @@ from sagewai.records import (
     Provenance,
     utcnow,
 )
-from sagewai.stores.metadata import FactQuery, WriteBatch
-from sagewai.stores.vector import VectorFilter
+from sagewai.stores.base.metadata import FactQuery, WriteBatch
+from sagewai.stores.base.vector import VectorFilter
 
 if TYPE_CHECKING:
     from sagewai.context.engine import ContextEngine
@@ -648,7 +648,7 @@ class ReconcilingWriter:
     The I/O edge of reconciliation: it finds each candidate's neighbours in its own scope (nearest
     vectors plus every live fact of the same subject that it repeats or contradicts, so a
     contradiction is found however far apart the wordings are), asks the reconciler, and turns
-    the decisions into one :class:`~sagewai.stores.metadata.WriteBatch` with an audited change
+    the decisions into one :class:`~sagewai.stores.base.metadata.WriteBatch` with an audited change
     per decision. The reads of a batch are gathered up front (vector searches run concurrently,
     facts are read in one call), so a batch costs a handful of store round trips, not a few per
     fact.

@@ -126,7 +126,7 @@ class ScopedMemory:
         found = self._engines.get(project)
         if found is None:
             from sagewai.context.engine import ContextEngine
-            from sagewai.graph.base import ProjectGraph
+            from sagewai.stores.base.graph import ProjectGraph
 
             base = self.engine
             graph = base.graph_store

@@ -33,7 +33,6 @@ from sagewai.errors import (
     MissingDependencyError,
     ModelNotAvailableError,
 )
-from sagewai.graph.base import GraphMemory, GraphWrite, ProjectGraph
 from sagewai.graph.matching import entity_keys, name_key
 from sagewai.graph.records import MAX_NAME_CHARS, Entity, Relation
 from sagewai.intelligence.entities import (
@@ -48,6 +47,7 @@ from sagewai.intelligence.relations import (
     RelationExtractor,
 )
 from sagewai.records import Provenance, utcnow
+from sagewai.stores.base.graph import GraphMemory, GraphWrite, ProjectGraph
 
 __all__ = ["ConversationGraphBuilder", "GraphUpdateResult"]
 

@@ -20,7 +20,7 @@ from pydantic import TypeAdapter
 from sagewai.context.scope import ContextScope, scope_key
 from sagewai.errors import InvalidInputError
 from sagewai.records import Fact, FactChange, Provenance
-from sagewai.stores.metadata import FactQuery, keyword_terms
+from sagewai.stores.base.metadata import FactQuery, keyword_terms
 
 __all__ = [
     "CHANGE_COLUMNS",

@@ -27,8 +27,8 @@ from sagewai.errors import ConfigurationError
 if TYPE_CHECKING:
     from sagewai.context.engine import ContextEngine
     from sagewai.embeddings.base import Embedder
-    from sagewai.stores.sqlite import SqliteMetadataStore
-    from sagewai.stores.vector import VectorStore
+    from sagewai.stores.base.vector import VectorStore
+    from sagewai.stores.sqlite.metadata import SqliteMetadataStore
 
 __all__ = ["LocalLayout"]
 
@@ -59,7 +59,7 @@ class LocalLayout:
 
     @property
     def graph_path(self) -> Path:
-        from sagewai.graph.sqlite import GRAPH_FILENAME
+        from sagewai.stores.sqlite.graph import GRAPH_FILENAME
 
         return self.root / GRAPH_FILENAME
 
@@ -135,9 +135,9 @@ class LocalLayout:
     ) -> ContextEngine:
         """Build an engine on this folder's stores; nothing is opened or created yet."""
         from sagewai.context.episodes import SqliteEpisodeStore
-        from sagewai.graph.sqlite import SqliteGraphStore
-        from sagewai.stores.qdrant_edge import QdrantEdgeVectorStore
-        from sagewai.stores.sqlite import SqliteMetadataStore
+        from sagewai.stores.qdrant.edge import QdrantEdgeVectorStore
+        from sagewai.stores.sqlite.graph import SqliteGraphStore
+        from sagewai.stores.sqlite.metadata import SqliteMetadataStore
 
         if embedder is None:
             from sagewai.embeddings.minilm import MiniLMEmbedder

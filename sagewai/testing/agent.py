@@ -30,7 +30,7 @@ from typing import Any
 
 from sagewai.agent.memory_block import MEMORY_CLOSE, MEMORY_OPEN, SECTION_TITLES
 from sagewai.llm.base import LLMResponse, ToolCall
-from sagewai.stores.metadata import keyword_terms
+from sagewai.stores.base.metadata import keyword_terms
 from sagewai.testing.llm import ScriptedLLM
 
 __all__ = ["echo_memory", "memory_block", "memory_lines", "offline_stand_in"]

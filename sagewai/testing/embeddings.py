@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from sagewai.embeddings.base import Vector, Vectors, normalize_rows
-from sagewai.stores.metadata import keyword_terms
+from sagewai.stores.base.metadata import keyword_terms
 
 __all__ = ["FakeEmbedder"]
 

@@ -57,7 +57,7 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
     elif request.param == "sqlite":
         backend = SqliteGraphStore(tmp_path / "graph.sqlite3")
     elif request.param == "nebula-fake":
-        from sagewai.graph.testing import FakeNebulaSession
+        from sagewai.testing.nebula import FakeNebulaSession
 
         backend = NebulaGraphStore(session=FakeNebulaSession(), retry_delay=0.0)
         await backend.setup(wait_seconds=0)

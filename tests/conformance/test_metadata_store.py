@@ -41,7 +41,6 @@ from sagewai.records import (
     Provenance,
     utcnow,
 )
-from sagewai.stores._postgres_common import lock_key
 from sagewai.stores._sql import (
     index_terms,
     match_expression,
@@ -49,9 +48,16 @@ from sagewai.stores._sql import (
     tsquery_literal,
     tsvector_literal,
 )
-from sagewai.stores.memory_metadata import InMemoryMetadataStore
-from sagewai.stores.metadata import ChangeQuery, FactQuery, MetadataStore, WriteBatch, keyword_terms
+from sagewai.stores.base.metadata import (
+    ChangeQuery,
+    FactQuery,
+    MetadataStore,
+    WriteBatch,
+    keyword_terms,
+)
+from sagewai.stores.memory.metadata import InMemoryMetadataStore
 from sagewai.stores.postgres import PostgresMetadataStore
+from sagewai.stores.postgres._pool import lock_key
 from sagewai.stores.sqlite import SqliteMetadataStore
 
 T0 = datetime(2024, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)
@@ -824,7 +830,7 @@ asyncio.run(main())
 WRITER = """
 import asyncio, sys
 from sagewai.records import Fact
-from sagewai.stores.metadata import WriteBatch
+from sagewai.stores.base.metadata import WriteBatch
 from sagewai.stores.sqlite import SqliteMetadataStore
 
 async def main() -> None:

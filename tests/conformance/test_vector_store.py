@@ -31,7 +31,17 @@ import pytest
 
 from sagewai.embeddings.base import Vector, normalize_rows
 from sagewai.errors import BackendUnavailableError, ConfigurationError, InvalidInputError
-from sagewai.stores._qdrant_common import (
+from sagewai.stores.base.vector import (
+    VectorFilter,
+    VectorHit,
+    VectorPayload,
+    VectorRecord,
+    VectorStore,
+)
+from sagewai.stores.memory.vector import InMemoryVectorStore
+from sagewai.stores.postgres.pgvector import PgVectorStore
+from sagewai.stores.qdrant import QdrantVectorStore
+from sagewai.stores.qdrant._common import (
     OPEN_END_SENTINEL,
     decode_payload,
     encode_payload,
@@ -40,11 +50,7 @@ from sagewai.stores._qdrant_common import (
     point_uuid,
     split_by_scope,
 )
-from sagewai.stores.memory_vector import InMemoryVectorStore
-from sagewai.stores.pgvector import PgVectorStore
-from sagewai.stores.qdrant import QdrantVectorStore
-from sagewai.stores.qdrant_edge import QdrantEdgeVectorStore
-from sagewai.stores.vector import VectorFilter, VectorHit, VectorPayload, VectorRecord, VectorStore
+from sagewai.stores.qdrant.edge import QdrantEdgeVectorStore
 
 DIM = 8
 INF = math.inf

@@ -19,7 +19,7 @@ from sagewai.context.archive.format import (
 )
 from sagewai.errors import ConfigurationError
 from sagewai.records import Fact
-from sagewai.stores.metadata import ChangeQuery, FactQuery
+from sagewai.stores.base.metadata import ChangeQuery, FactQuery
 
 if TYPE_CHECKING:
     from sagewai.context.engine import ContextEngine

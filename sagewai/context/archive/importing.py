@@ -22,7 +22,7 @@ from sagewai.context.archive.format import (
 )
 from sagewai.errors import InvalidInputError
 from sagewai.records import Fact, FactChange
-from sagewai.stores.metadata import ChangeQuery, WriteBatch
+from sagewai.stores.base.metadata import ChangeQuery, WriteBatch
 
 if TYPE_CHECKING:
     from sagewai.context.engine import ContextEngine

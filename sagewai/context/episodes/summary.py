@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from sagewai.context.conversation import ChatMessage
-from sagewai.stores.metadata import keyword_terms
+from sagewai.stores.base.metadata import keyword_terms
 
 if TYPE_CHECKING:
     from sagewai.llm.base import LLMClient

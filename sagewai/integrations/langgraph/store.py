@@ -49,7 +49,7 @@ from sagewai.integrations.langgraph._items import (
     namespace_tag,
 )
 from sagewai.records import Fact, FactStatus, utcnow
-from sagewai.stores.metadata import FactQuery
+from sagewai.stores.base.metadata import FactQuery
 
 if TYPE_CHECKING:
     from sagewai.context.bridge import MemoryBridge
@@ -227,7 +227,7 @@ class SagewaiStore(BaseStore):
         ttl = meta.get("ttl_minutes")
         if not isinstance(ttl, int | float):
             return fact
-        from sagewai.stores.metadata import WriteBatch
+        from sagewai.stores.base.metadata import WriteBatch
 
         updated = fact.evolve(
             metadata={**fact.metadata, _META: {**meta, "expires_at": _expiry(float(ttl))}}

@@ -42,8 +42,8 @@ from sagewai.intelligence.consolidation.run import Lookahead, Run
 from sagewai.intelligence.consolidation.selection import Selection
 from sagewai.intelligence.consolidation.state import ConsolidationState, RunCheckpoint, state_key
 from sagewai.records import ChangeAction, Fact, FactChange, new_id, utcnow
-from sagewai.stores.metadata import WriteBatch
-from sagewai.stores.vector import VectorPayload
+from sagewai.stores.base.metadata import WriteBatch
+from sagewai.stores.base.vector import VectorPayload
 
 __all__ = ["LOCK_NAME", "MemoryConsolidator", "ProgressCallback"]
 

@@ -44,8 +44,8 @@ from sagewai.intelligence.consolidation.report import ActionKind, ConsolidationA
 from sagewai.intelligence.consolidation.selection import Selection, scope_key_of
 from sagewai.intelligence.consolidation.structure import has_structure, structure_json
 from sagewai.records import Fact, FactChange, FactStatus, utcnow
-from sagewai.stores.metadata import WriteBatch
-from sagewai.stores.vector import VectorFilter, VectorHit, VectorPayload
+from sagewai.stores.base.metadata import WriteBatch
+from sagewai.stores.base.vector import VectorFilter, VectorHit, VectorPayload
 
 __all__ = ["Lookahead", "Run", "Tally"]
 

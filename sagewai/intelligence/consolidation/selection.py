@@ -15,8 +15,8 @@ from datetime import datetime
 from sagewai.context.scope import ContextScope, ScopeAddress, scope_key
 from sagewai.errors import ScopeError
 from sagewai.records import Fact, FactKind, FactStatus
-from sagewai.stores.metadata import FactQuery
-from sagewai.stores.vector import VectorFilter
+from sagewai.stores.base.metadata import FactQuery
+from sagewai.stores.base.vector import VectorFilter
 
 __all__ = ["Selection", "scope_key_of"]
 

@@ -1,7 +1,7 @@
 """Versioned schema migrations of the SQL metadata stores, kept as plain ``.sql`` files.
 
 Each dialect has a folder (``sqlite/``, ``postgres/``; ``pgvector/`` holds the vector table of
-:class:`~sagewai.stores.pgvector.PgVectorStore`) of files named ``NNNN_description.sql``.
+:class:`~sagewai.stores.postgres.pgvector.PgVectorStore`) of files named ``NNNN_description.sql``.
 A store applies the files it has not recorded in its ``schema_migrations`` table, in version
 order, each in its own transaction together with the row that records it, so a migration is
 either applied and recorded or not applied at all. Files are never edited once released: a change

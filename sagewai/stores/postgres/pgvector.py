@@ -3,8 +3,8 @@
 A deployment that already runs PostgreSQL for facts (:class:`~sagewai.stores.postgres.
 PostgresMetadataStore`) and episodes can keep its vectors there too, with no vector server to
 run. Vectors live in one table with the payload as plain columns, so every filter of a
-:class:`~sagewai.stores.vector.VectorFilter` becomes a ``WHERE`` clause that PostgreSQL plans with
-its indexes; nearest neighbours come from an HNSW index (cosine).
+:class:`~sagewai.stores.base.vector.VectorFilter` becomes a ``WHERE`` clause that PostgreSQL
+plans with its indexes; nearest neighbours come from an HNSW index (cosine).
 
 Exactness: HNSW is approximate, and a filter applied while walking the graph can leave fewer than
 ``top_k`` hits. A table under ``exact_threshold`` rows (about what one exact scan reads in a few
@@ -35,7 +35,15 @@ from sagewai.errors import (
     InvalidInputError,
     SagewaiError,
 )
-from sagewai.stores._postgres_common import (
+from sagewai.stores.base.vector import (
+    VectorFilter,
+    VectorHit,
+    VectorPayload,
+    VectorRecord,
+    VectorStore,
+)
+from sagewai.stores.migrations import load_migrations
+from sagewai.stores.postgres._pool import (
     apply_migrations,
     describe_dsn,
     driver_errors,
@@ -43,8 +51,6 @@ from sagewai.stores._postgres_common import (
     lock_key,
     redact,
 )
-from sagewai.stores.migrations import load_migrations
-from sagewai.stores.vector import VectorFilter, VectorHit, VectorPayload, VectorRecord, VectorStore
 
 __all__ = ["PgVectorStore"]
 
@@ -149,7 +155,7 @@ class PgVectorStore(VectorStore):
     Example:
         >>> import asyncio
         >>> import numpy as np
-        >>> from sagewai.stores.vector import VectorFilter, VectorPayload, VectorRecord
+        >>> from sagewai.stores.base.vector import VectorFilter, VectorPayload, VectorRecord
         >>> async def demo(dsn: str) -> list[str]:
         ...     payload = VectorPayload("p", "project:p:p", "active", "fact", "general")
         ...     vector = np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32)

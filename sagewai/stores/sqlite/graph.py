@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from sagewai.errors import BackendError, BackendUnavailableError
-from sagewai.graph._codec import (
+from sagewai.graph.matching import entity_keys
+from sagewai.graph.records import Entity, Relation
+from sagewai.stores._graph_codec import (
     ENTITY_COLUMNS,
     RELATION_COLUMNS,
     entity_from_row,
@@ -24,9 +26,7 @@ from sagewai.graph._codec import (
     relation_from_row,
     relation_to_row,
 )
-from sagewai.graph.base import GraphMemory, GraphWrite
-from sagewai.graph.matching import entity_keys
-from sagewai.graph.records import Entity, Relation
+from sagewai.stores.base.graph import GraphMemory, GraphWrite
 
 __all__ = ["GRAPH_FILENAME", "SqliteGraphStore", "graph_file"]
 

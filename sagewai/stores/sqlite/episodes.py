@@ -21,7 +21,6 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from sagewai.context.episodes.base import EpisodeStoreBase
 from sagewai.context.episodes.records import Episode, EpisodeFilter, episode_text
 from sagewai.context.episodes.summary import EpisodeSummarizer
 from sagewai.embeddings.base import Embedder, Vector
@@ -33,6 +32,7 @@ from sagewai.errors import (
     SagewaiError,
 )
 from sagewai.records import utcnow
+from sagewai.stores.base.episodes import EpisodeStoreBase
 
 __all__ = ["SqliteEpisodeStore"]
 

@@ -27,7 +27,14 @@ from sagewai.errors import (
     InvalidInputError,
     SagewaiError,
 )
-from sagewai.stores._qdrant_common import (
+from sagewai.stores.base.vector import (
+    VectorFilter,
+    VectorHit,
+    VectorPayload,
+    VectorRecord,
+    VectorStore,
+)
+from sagewai.stores.qdrant._common import (
     FLOAT_FIELDS,
     ID_FIELD,
     KEYWORD_FIELDS,
@@ -39,7 +46,6 @@ from sagewai.stores._qdrant_common import (
     split_by_scope,
     wants_acorn,
 )
-from sagewai.stores.vector import VectorFilter, VectorHit, VectorPayload, VectorRecord, VectorStore
 
 if TYPE_CHECKING:
     import qdrant_edge
@@ -136,7 +142,7 @@ class QdrantEdgeVectorStore(VectorStore):
     Example:
         >>> import asyncio, tempfile
         >>> import numpy as np
-        >>> from sagewai.stores.vector import VectorFilter, VectorPayload, VectorRecord
+        >>> from sagewai.stores.base.vector import VectorFilter, VectorPayload, VectorRecord
         >>> async def demo(folder: str) -> list[str]:
         ...     payload = VectorPayload("p", "project:p:p", "active", "fact", "general")
         ...     vector = np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32)

@@ -41,7 +41,7 @@ from sagewai.context.scope import validate_identifier
 from sagewai.context.text import clean_json, clean_text
 from sagewai.embeddings.base import Embedder, Vector
 from sagewai.errors import ConfigurationError, InvalidInputError
-from sagewai.stores.metadata import keyword_terms
+from sagewai.stores.base.metadata import keyword_terms
 
 __all__ = ["MAX_EPISODE_CHARS", "MAX_EPISODE_MESSAGES", "EpisodeStoreBase", "rank_episodes"]
 

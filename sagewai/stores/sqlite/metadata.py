@@ -8,8 +8,8 @@ mode so other processes can read while this one writes; a write from another pro
 the lock up to ``busy_timeout`` seconds.
 
 Keyword search uses an FTS5 index ranked with ``bm25()``. The match expression is built only from
-:func:`~sagewai.stores.metadata.keyword_terms` output, each term quoted and OR-joined, so no text a
-user types can reach FTS5's query syntax.
+:func:`~sagewai.stores.base.metadata.keyword_terms` output, each term quoted and OR-joined, so
+no text a user types can reach FTS5's query syntax.
 """
 
 from __future__ import annotations
@@ -54,7 +54,13 @@ from sagewai.stores._sql import (
     to_json,
     visible_condition,
 )
-from sagewai.stores.metadata import ChangeQuery, FactQuery, MetadataStore, WriteBatch, keyword_terms
+from sagewai.stores.base.metadata import (
+    ChangeQuery,
+    FactQuery,
+    MetadataStore,
+    WriteBatch,
+    keyword_terms,
+)
 from sagewai.stores.migrations import load_migrations
 
 __all__ = ["SqliteMetadataStore"]
@@ -196,7 +202,7 @@ class SqliteMetadataStore(MetadataStore):
     Example:
         >>> import asyncio, tempfile
         >>> from sagewai.records import Fact
-        >>> from sagewai.stores.metadata import FactQuery, WriteBatch
+        >>> from sagewai.stores.base.metadata import FactQuery, WriteBatch
         >>> async def demo(folder: str) -> list[str]:
         ...     async with SqliteMetadataStore(f"{folder}/metadata.db") as store:
         ...         fact = Fact(project_id="demo", content="Alice prefers tea")

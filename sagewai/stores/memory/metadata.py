@@ -14,7 +14,13 @@ from datetime import datetime
 from sagewai.context.scope import ContextScope
 from sagewai.errors import FactConflictError
 from sagewai.records import Fact, FactChange, utcnow
-from sagewai.stores.metadata import ChangeQuery, FactQuery, MetadataStore, WriteBatch, keyword_terms
+from sagewai.stores.base.metadata import (
+    ChangeQuery,
+    FactQuery,
+    MetadataStore,
+    WriteBatch,
+    keyword_terms,
+)
 
 __all__ = ["InMemoryMetadataStore"]
 

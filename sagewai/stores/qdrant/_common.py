@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 from sagewai.errors import BackendError, InvalidInputError
-from sagewai.stores.vector import VectorFilter, VectorHit, VectorPayload
+from sagewai.stores.base.vector import VectorFilter, VectorHit, VectorPayload
 
 __all__ = [
     "FLOAT_FIELDS",

@@ -7,7 +7,13 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from sagewai.embeddings.base import Vector
-from sagewai.stores.vector import VectorFilter, VectorHit, VectorPayload, VectorRecord, VectorStore
+from sagewai.stores.base.vector import (
+    VectorFilter,
+    VectorHit,
+    VectorPayload,
+    VectorRecord,
+    VectorStore,
+)
 
 __all__ = ["InMemoryVectorStore"]
 

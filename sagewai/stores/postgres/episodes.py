@@ -24,13 +24,13 @@ from typing import Any
 import numpy as np
 
 from sagewai._optional import require
-from sagewai.context.episodes.base import EpisodeStoreBase
 from sagewai.context.episodes.records import Episode, EpisodeFilter, episode_text
 from sagewai.context.episodes.summary import EpisodeSummarizer
 from sagewai.embeddings.base import Embedder, Vector
 from sagewai.errors import BackendError, BackendUnavailableError, ConfigurationError
+from sagewai.stores.base.episodes import EpisodeStoreBase
 
-__all__ = ["PersistentEpisodeStore"]
+__all__ = ["PersistentEpisodeStore", "PostgresEpisodeStore"]
 
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _MIGRATION_LOCK = 0x5A6E_E715  # pg_advisory_xact_lock key: one migrating process at a time
@@ -337,3 +337,7 @@ class PersistentEpisodeStore(EpisodeStoreBase):
                 f"DELETE FROM {self._quoted}.episodes AS e WHERE {condition}", *params
             )
         return int(status.split()[-1])
+
+
+PostgresEpisodeStore = PersistentEpisodeStore
+"""Episodes on PostgreSQL: the descriptive name of :class:`PersistentEpisodeStore`."""

@@ -6,7 +6,7 @@ a side effect of connecting); a store pointed at an unmigrated schema refuses to
 
 Keyword search uses a ``tsvector`` column with a GIN index, ranked by BM25 as SQLite's FTS5
 ranks. The vector is built by the store from the same word split as
-:func:`~sagewai.stores.metadata.keyword_terms`, and lexemes are stored as they are (the
+:func:`~sagewai.stores.base.metadata.keyword_terms`, and lexemes are stored as they are (the
 ``'simple'`` behaviour: no stemming, no stop words), because facts are written in any language and
 hold exact values (ids, paths, e-mail addresses) that stemming or the default parser would mangle;
 it also makes PostgreSQL match the same words as the SQLite and in-memory stores. The query is an
@@ -40,14 +40,6 @@ from sagewai.errors import (
     SagewaiError,
 )
 from sagewai.records import Fact, FactChange, utcnow
-from sagewai.stores._postgres_common import (
-    apply_migrations,
-    describe_dsn,
-    driver_errors,
-    is_unreachable,
-    lock_key,
-    redact,
-)
 from sagewai.stores._sql import (
     CHANGE_COLUMNS,
     FACT_COLUMNS,
@@ -64,8 +56,16 @@ from sagewai.stores._sql import (
     tsvector_literal,
     visible_condition,
 )
-from sagewai.stores.metadata import ChangeQuery, FactQuery, MetadataStore, WriteBatch
+from sagewai.stores.base.metadata import ChangeQuery, FactQuery, MetadataStore, WriteBatch
 from sagewai.stores.migrations import load_migrations
+from sagewai.stores.postgres._pool import (
+    apply_migrations,
+    describe_dsn,
+    driver_errors,
+    is_unreachable,
+    lock_key,
+    redact,
+)
 
 __all__ = ["PostgresMetadataStore"]
 
@@ -163,7 +163,7 @@ class PostgresMetadataStore(MetadataStore):
     Example:
         >>> import asyncio
         >>> from sagewai.records import Fact
-        >>> from sagewai.stores.metadata import FactQuery, WriteBatch
+        >>> from sagewai.stores.base.metadata import FactQuery, WriteBatch
         >>> async def demo() -> int:
         ...     async with PostgresMetadataStore("postgresql://postgres@127.0.0.1/test") as store:
         ...         await store.migrate()

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Collection, Sequence
 
-from sagewai.graph.base import GraphMemory, GraphWrite
 from sagewai.graph.matching import entity_keys
 from sagewai.graph.records import Entity, Relation
+from sagewai.stores.base.graph import GraphMemory, GraphWrite
 
 __all__ = ["InMemoryGraphStore"]
 
