@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from sagewai.errors import BackendError, BackendUnavailableError, InvalidInputError
 from sagewai.graph import Entity, NebulaGraphStore, Relation
-from sagewai.stores.nebula import ngql
 from sagewai.records import Provenance
+from sagewai.stores.nebula import ngql
 from sagewai.testing.nebula import FakeNebulaSession, _read_string
 
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)

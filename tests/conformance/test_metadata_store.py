@@ -399,7 +399,7 @@ async def test_each_filter_matches_the_reference_semantics(store: MetadataStore,
 async def test_sqlite_tag_filter_reads_the_same_either_way(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import sagewai.stores.sqlite as sqlite_module
+    import sagewai.stores.sqlite.metadata as sqlite_module
 
     dataset = filter_dataset()
     async with SqliteMetadataStore(str(tmp_path / "metadata.db")) as store:
@@ -594,8 +594,8 @@ async def test_words_in_most_facts_of_a_large_store_are_ignored(
 ) -> None:
     if backend.name == "memory":
         pytest.skip("the in-memory store scores every posting; only the SQL stores prune")
-    import sagewai.stores.postgres as postgres_module
-    import sagewai.stores.sqlite as sqlite_module
+    import sagewai.stores.postgres.metadata as postgres_module
+    import sagewai.stores.sqlite.metadata as sqlite_module
 
     # Pretend 40 facts is a large store (the real threshold is 10,000 facts).
     monkeypatch.setattr(sqlite_module, "_COMMON_TERM_MIN_FACTS", 40)

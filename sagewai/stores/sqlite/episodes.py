@@ -9,13 +9,10 @@ quoted, so no text a user types reaches FTS5's query syntax. Summary vectors are
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import sqlite3
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -24,83 +21,22 @@ import numpy as np
 from sagewai.context.episodes.records import Episode, EpisodeFilter, episode_text
 from sagewai.context.episodes.summary import EpisodeSummarizer
 from sagewai.embeddings.base import Embedder, Vector
-from sagewai.errors import (
-    BackendError,
-    BackendUnavailableError,
-    ConfigurationError,
-    IntegrityError,
-    SagewaiError,
-)
-from sagewai.records import utcnow
+from sagewai.stores._sql import fts5_match
 from sagewai.stores.base.episodes import EpisodeStoreBase
+from sagewai.stores.sqlite._database import (
+    MEMORY,
+    SqliteDatabase,
+    from_micros,
+    micros,
+    write_transaction,
+)
 
 __all__ = ["SqliteEpisodeStore"]
 
 _T = TypeVar("_T")
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_MICROSECOND = timedelta(microseconds=1)
-MEMORY = ":memory:"
-
-_MIGRATIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
-    (
-        "0001",
-        "episodes",
-        (
-            """CREATE TABLE episodes (
-                seq        INTEGER PRIMARY KEY,
-                id         TEXT    NOT NULL UNIQUE,
-                project_id TEXT,
-                user_id    TEXT,
-                session_id TEXT    NOT NULL,
-                created_at INTEGER NOT NULL,
-                summary    TEXT    NOT NULL,
-                messages   TEXT    NOT NULL,
-                metadata   TEXT    NOT NULL,
-                vector     BLOB    NOT NULL,
-                search     TEXT    NOT NULL
-            )""",
-            "CREATE INDEX episodes_project_created ON episodes (project_id, created_at)",
-            "CREATE INDEX episodes_project_session ON episodes (project_id, session_id)",
-            "CREATE INDEX episodes_project_user ON episodes (project_id, user_id)",
-            """CREATE VIRTUAL TABLE episodes_fts USING fts5(
-                search, content = 'episodes', content_rowid = 'seq',
-                tokenize = 'unicode61 remove_diacritics 0'
-            )""",
-            """CREATE TRIGGER episodes_fts_insert AFTER INSERT ON episodes BEGIN
-                INSERT INTO episodes_fts (rowid, search) VALUES (new.seq, new.search);
-            END""",
-            """CREATE TRIGGER episodes_fts_update AFTER UPDATE OF search ON episodes BEGIN
-                INSERT INTO episodes_fts (episodes_fts, rowid, search)
-                    VALUES ('delete', old.seq, old.search);
-                INSERT INTO episodes_fts (rowid, search) VALUES (new.seq, new.search);
-            END""",
-            """CREATE TRIGGER episodes_fts_delete AFTER DELETE ON episodes BEGIN
-                INSERT INTO episodes_fts (episodes_fts, rowid, search)
-                    VALUES ('delete', old.seq, old.search);
-            END""",
-        ),
-    ),
-)
 
 _COLUMNS = "e.id, e.project_id, e.user_id, e.session_id, e.created_at, e.summary, e.messages"
 _COLUMNS += ", e.metadata"
-
-
-def _micros(value: datetime) -> int:
-    return (value - _EPOCH) // _MICROSECOND
-
-
-def _translate(exc: sqlite3.Error, where: str) -> SagewaiError:
-    name = getattr(exc, "sqlite_errorname", "") or ""
-    if isinstance(exc, sqlite3.IntegrityError):
-        return IntegrityError(f"SQLite rejected a write to {where}: {exc}")
-    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_CANTOPEN", "SQLITE_IOERR")):
-        return BackendUnavailableError(f"SQLite database {where} cannot be used: {exc}")
-    if name.startswith(("SQLITE_READONLY", "SQLITE_FULL")):
-        return BackendUnavailableError(f"SQLite database {where} cannot be written: {exc}")
-    if name == "SQLITE_NOTADB":
-        return ConfigurationError(f"{where} is not a SQLite database: {exc}")
-    return BackendError(f"SQLite error on {where}: {exc}")
 
 
 def _conditions(where: EpisodeFilter, params: list[Any]) -> str:
@@ -113,11 +49,6 @@ def _conditions(where: EpisodeFilter, params: list[Any]) -> str:
     return " AND ".join(out)
 
 
-def _match(terms: Sequence[str], require_all: bool) -> str:
-    joiner = " AND " if require_all else " OR "
-    return joiner.join('"' + term.replace('"', '""') + '"' for term in terms)
-
-
 def _episode(row: Sequence[Any]) -> Episode:
     return Episode.model_validate(
         {
@@ -125,7 +56,7 @@ def _episode(row: Sequence[Any]) -> Episode:
             "project_id": row[1],
             "user_id": row[2],
             "session_id": row[3],
-            "created_at": _EPOCH + row[4] * _MICROSECOND,
+            "created_at": from_micros(row[4]),
             "summary": row[5],
             "messages": json.loads(row[6]),
             "metadata": json.loads(row[7]),
@@ -168,10 +99,13 @@ class SqliteEpisodeStore(EpisodeStoreBase):
     ) -> None:
         super().__init__(embedder=embedder, summarizer=summarizer, candidates=candidates)
         self._path = MEMORY if str(path) == MEMORY else str(Path(path))
-        self._busy_timeout = busy_timeout
-        self._worker: ThreadPoolExecutor | None = None
-        self._connection: sqlite3.Connection | None = None
-        self._open_lock = asyncio.Lock()
+        self._database = SqliteDatabase(
+            self._path,
+            migrations="sqlite_episodes",
+            table="episode_migrations",
+            busy_timeout=busy_timeout,
+            thread_name="sagewai-episodes",
+        )
 
     @property
     def path(self) -> str:
@@ -184,128 +118,36 @@ class SqliteEpisodeStore(EpisodeStoreBase):
     @property
     def is_open(self) -> bool:
         """True once the database is open."""
-        return self._worker is not None
+        return self._database.is_open
 
     # ------------------------------------------------------------------ lifecycle
 
     async def open(self) -> None:
         """Open the database and apply pending migrations. Safe to call more than once."""
-        if self._worker is not None:
-            return
-        async with self._open_lock:
-            if self.is_open:  # opened by a concurrent caller while this one waited
-                return
-            worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sagewai-episodes")
-            try:
-                await asyncio.wrap_future(worker.submit(self._open_sync))
-            except sqlite3.Error as exc:
-                worker.shutdown(wait=False)
-                raise _translate(exc, self._path) from exc
-            except BaseException:
-                worker.shutdown(wait=False)
-                raise
-            self._worker = worker
+        await self._database.open()
 
     async def close(self) -> None:
         """Close the database. Safe to call more than once; a later call reopens it."""
-        worker, self._worker = self._worker, None
-        if worker is None:
-            return
-        try:
-            await asyncio.wrap_future(worker.submit(self._close_sync))
-        finally:
-            worker.shutdown(wait=False)
+        await self._database.close()
 
     async def migrate(self) -> list[str]:
         """Apply pending migrations (``open`` already does); return the versions applied."""
         await self.open()
-        return await self._run(self._migrate_sync)
-
-    def _open_sync(self) -> None:
-        if self._path != MEMORY:
-            try:
-                Path(self._path).parent.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise BackendUnavailableError(f"cannot create the folder of {self._path}") from exc
-        connection = sqlite3.connect(self._path, timeout=self._busy_timeout, isolation_level=None)
-        try:
-            connection.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
-            connection.execute("PRAGMA journal_mode = WAL")
-            connection.execute("PRAGMA synchronous = NORMAL")
-            self._connection = connection
-            self._migrate_sync()
-        except BaseException:
-            self._connection = None
-            connection.close()
-            raise
-
-    def _close_sync(self) -> None:
-        connection, self._connection = self._connection, None
-        if connection is not None:
-            connection.close()
-
-    def _db(self) -> sqlite3.Connection:
-        if self._connection is None:
-            raise BackendUnavailableError(f"SQLite database {self._path} is closed")
-        return self._connection
-
-    def _migrate_sync(self) -> list[str]:
-        db = self._db()
-        db.execute(
-            "CREATE TABLE IF NOT EXISTS episode_migrations ("
-            " version TEXT PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)"
-        )
-        applied: list[str] = []
-        for version, name, statements in _MIGRATIONS:
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                done = db.execute(
-                    "SELECT 1 FROM episode_migrations WHERE version = ?1", (version,)
-                ).fetchone()
-                if done is None:
-                    for statement in statements:
-                        db.execute(statement)
-                    db.execute(
-                        "INSERT INTO episode_migrations (version, name, applied_at)"
-                        " VALUES (?1, ?2, ?3)",
-                        (version, name, _micros(utcnow())),
-                    )
-                    applied.append(version)
-                db.execute("COMMIT")
-            except BaseException:
-                if db.in_transaction:
-                    db.execute("ROLLBACK")
-                raise
-        known = {version for version, _, _ in _MIGRATIONS}
-        recorded = {row[0] for row in db.execute("SELECT version FROM episode_migrations")}
-        if recorded - known:
-            raise ConfigurationError(
-                f"{self._path} was migrated by a newer sagewai; upgrade sagewai to open it"
-            )
-        return applied
+        return await self._run(self._database.migrate_sync)
 
     async def _run(self, function: Callable[..., _T], *args: Any) -> _T:
-        await self.open()
-        assert self._worker is not None
-        try:
-            return await asyncio.wrap_future(self._worker.submit(function, *args))
-        except sqlite3.Error as exc:
-            raise _translate(exc, self._path) from exc
+        return await self._database.run(function, *args)
+
+    def _db(self) -> sqlite3.Connection:
+        return self._database.connection
 
     def _rows(self, sql: str, params: Sequence[Any]) -> list[Any]:
         return self._db().execute(sql, params).fetchall()
 
     def _write(self, sql: str, params: Sequence[Any]) -> int:
         db = self._db()
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            count = db.execute(sql, params).rowcount
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise
-        return count
+        with write_transaction(db):
+            return db.execute(sql, params).rowcount
 
     # ------------------------------------------------------------------ the core
 
@@ -315,7 +157,7 @@ class SqliteEpisodeStore(EpisodeStoreBase):
             episode.project_id,
             episode.user_id,
             episode.session_id,
-            _micros(episode.created_at),
+            micros(episode.created_at),
             episode.summary,
             json.dumps([m.model_dump(mode="json") for m in episode.messages], ensure_ascii=False),
             json.dumps(episode.metadata, ensure_ascii=False, allow_nan=False),
@@ -351,7 +193,7 @@ class SqliteEpisodeStore(EpisodeStoreBase):
     ) -> list[tuple[str, float]]:
         if not terms:
             return []
-        params: list[Any] = [_match(terms, require_all)]
+        params: list[Any] = [fts5_match(terms, all_terms=require_all)]
         condition = _conditions(where, params)
         sql = (
             "SELECT e.id, bm25(episodes_fts) AS rank FROM episodes_fts"
