@@ -396,9 +396,6 @@ class PgVectorStore(VectorStore):
                 await connection.execute(sql, *columns)
         self._grew(len(rows))
 
-    async def search(self, vector: Vector, top_k: int, where: VectorFilter) -> list[VectorHit]:
-        return (await self.search_many([vector], top_k, where))[0]
-
     async def search_many(
         self,
         vectors: Sequence[Vector],

@@ -352,9 +352,6 @@ class QdrantEdgeVectorStore(VectorStore):
 
         await self._call("upsert vectors", work)
 
-    async def search(self, vector: Vector, top_k: int, where: VectorFilter) -> list[VectorHit]:
-        return (await self.search_many([vector], top_k, where))[0]
-
     async def search_many(
         self,
         vectors: Sequence[Vector],
