@@ -1,7 +1,7 @@
 """What every conformance suite shares: pytest itself, async fixtures, and opening a store.
 
-The suites are pytest classes, so they need ``pytest`` and ``pytest-asyncio`` (both in
-``pip install "sagewai[dev]"``); without them importing a suite fails with the command to run.
+The suites are pytest classes, so they need ``pytest`` and ``pytest-asyncio``
+(``pip install "sagewai[testing]"``); without them importing a suite fails with that command.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 from sagewai.errors import MissingDependencyError
 
@@ -18,12 +18,13 @@ try:
     import pytest_asyncio
 except ImportError as exc:  # pragma: no cover - exercised without pytest installed
     raise MissingDependencyError(
-        "sagewai.testing.conformance runs in pytest: pip install pytest pytest-asyncio"
+        exc.name or "pytest", extra="testing", feature="sagewai.testing.conformance"
     ) from exc
 
 __all__ = ["Openable", "async_fixture", "mark_async_tests", "opened"]
 
 _C = TypeVar("_C", bound=type)
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 class Openable(Protocol):
@@ -36,8 +37,10 @@ class Openable(Protocol):
 
 _S = TypeVar("_S", bound=Openable)
 
-async_fixture: Any = pytest_asyncio.fixture
-"""An async fixture in both pytest-asyncio modes (``strict`` and ``auto``)."""
+
+def async_fixture(function: _F) -> _F:
+    """An async fixture in both pytest-asyncio modes (``strict`` and ``auto``)."""
+    return cast(_F, pytest_asyncio.fixture(function))
 
 
 def mark_async_tests(cls: _C) -> _C:

@@ -25,6 +25,7 @@ from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
+from pydantic import JsonValue
 
 from sagewai.context.scope import ContextScope, ScopeAddress
 from sagewai.errors import (
@@ -760,7 +761,11 @@ class MetadataStoreConformance:
         store: MetadataStore,
     ) -> None:
         assert await store.get_state(P1, "consolidation") is None
-        value = {"finished_at": "2026-11-30T00:00:00+00:00", "checkpoint": ["a", 1], "ok": True}
+        value: JsonValue = {
+            "finished_at": "2026-11-30T00:00:00+00:00",
+            "checkpoint": ["a", 1],
+            "ok": True,
+        }
         await store.set_state(P1, "consolidation", value)
         await store.set_state(P2, "consolidation", {"other": 1})
         assert await store.get_state(P1, "consolidation") == value
