@@ -29,6 +29,7 @@ from sagewai.context.episodes.records import Episode, EpisodeFilter, episode_tex
 from sagewai.context.episodes.summary import EpisodeSummarizer
 from sagewai.embeddings.base import Embedder, Vector
 from sagewai.errors import ConfigurationError
+from sagewai.stores._sql import equal_conditions
 from sagewai.stores.base.episodes import EpisodeStoreBase
 from sagewai.stores.postgres._pool import PostgresPool, lock_key
 
@@ -41,13 +42,8 @@ _COLUMNS = (
 
 
 def _conditions(where: EpisodeFilter, params: list[Any]) -> str:
-    out = ["TRUE"]
-    for column in ("project_id", "session_id", "user_id"):
-        value = getattr(where, column)
-        if value is not None:
-            params.append(value)
-            out.append(f"e.{column} = ${len(params)}")
-    return " AND ".join(out)
+    columns = ("project_id", "session_id", "user_id")
+    return equal_conditions("e", [(c, getattr(where, c)) for c in columns], params, "$")
 
 
 class PersistentEpisodeStore(EpisodeStoreBase):

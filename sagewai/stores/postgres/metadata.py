@@ -37,6 +37,7 @@ from sagewai.stores._sql import (
     FACT_COLUMNS,
     FACT_LIST_COLUMNS,
     Binder,
+    change_conditions,
     change_from_row,
     change_values,
     fact_conditions,
@@ -542,16 +543,10 @@ class PostgresMetadataStore(MetadataStore):
 
     async def changes(self, query: ChangeQuery) -> list[FactChange]:
         binder = _PostgresBinder()
-        where = [f"project_id = {binder.bind(query.project_id)}"]
-        if query.fact_id is not None:
-            where.append(f"fact_id = {binder.bind(query.fact_id)}")
-        if query.run_id is not None:
-            where.append(f"run_id = {binder.bind(query.run_id)}")
-        if query.since is not None:
-            where.append(f"at >= {binder.bind(binder.time(query.since))}")
+        where = change_conditions(query, binder)
         sql = (
             f"SELECT {', '.join(CHANGE_COLUMNS)} FROM {self._changes}"
-            f" WHERE {' AND '.join(where)} ORDER BY at, seq"
+            f" WHERE {where} ORDER BY at, seq"
         )
         if query.limit is not None:
             sql += f" LIMIT {binder.bind(query.limit)}"

@@ -21,7 +21,7 @@ import numpy as np
 from sagewai.context.episodes.records import Episode, EpisodeFilter, episode_text
 from sagewai.context.episodes.summary import EpisodeSummarizer
 from sagewai.embeddings.base import Embedder, Vector
-from sagewai.stores._sql import fts5_match
+from sagewai.stores._sql import equal_conditions, fts5_match
 from sagewai.stores.base.episodes import EpisodeStoreBase
 from sagewai.stores.sqlite._database import (
     MEMORY,
@@ -40,13 +40,8 @@ _COLUMNS += ", e.metadata"
 
 
 def _conditions(where: EpisodeFilter, params: list[Any]) -> str:
-    out = ["1 = 1"]
-    for column in ("project_id", "session_id", "user_id"):
-        value = getattr(where, column)
-        if value is not None:
-            params.append(value)
-            out.append(f"e.{column} = ?{len(params)}")
-    return " AND ".join(out)
+    columns = ("project_id", "session_id", "user_id")
+    return equal_conditions("e", [(c, getattr(where, c)) for c in columns], params, "?")
 
 
 def _episode(row: Sequence[Any]) -> Episode:

@@ -40,6 +40,7 @@ from sagewai.stores._sql import (
     FACT_LIST_COLUMNS,
     FACT_TIME_COLUMNS,
     Binder,
+    change_conditions,
     change_from_row,
     change_values,
     fact_conditions,
@@ -453,17 +454,8 @@ class SqliteMetadataStore(MetadataStore):
 
     async def changes(self, query: ChangeQuery) -> list[FactChange]:
         binder = _SqliteBinder()
-        where = [f"project_id = {binder.bind(query.project_id)}"]
-        if query.fact_id is not None:
-            where.append(f"fact_id = {binder.bind(query.fact_id)}")
-        if query.run_id is not None:
-            where.append(f"run_id = {binder.bind(query.run_id)}")
-        if query.since is not None:
-            where.append(f"at >= {binder.bind(micros(query.since))}")
-        sql = (
-            f"SELECT {', '.join(CHANGE_COLUMNS)} FROM changes WHERE {' AND '.join(where)}"
-            " ORDER BY at, seq"
-        )
+        where = change_conditions(query, binder)
+        sql = f"SELECT {', '.join(CHANGE_COLUMNS)} FROM changes WHERE {where} ORDER BY at, seq"
         if query.limit is not None:
             sql += f" LIMIT {binder.bind(query.limit)}"
         return await self._run(self._changes_sync, sql, binder.values)
