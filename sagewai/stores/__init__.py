@@ -13,6 +13,11 @@ backend is used, and a missing one fails with the exact ``pip install "sagewai[.
 * episodes (:class:`EpisodeStoreBase`): :class:`InMemoryEpisodeStore`,
   :class:`SqliteEpisodeStore`, :class:`PostgresEpisodeStore`.
 
+Inside, the package holds backends only, grouped by technology: ``base`` (the four contracts and
+their query and record types), ``memory``, ``sqlite`` (one plumbing module for its three stores),
+``postgres`` (one pool module for its three stores), ``qdrant`` and ``nebula``. Every backend
+passes the conformance suite of its contract (:mod:`sagewai.testing.conformance`).
+
 Example:
     >>> import asyncio
     >>> from sagewai import ContextEngine
