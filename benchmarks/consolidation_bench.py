@@ -63,7 +63,7 @@ from sagewai.context.engine import ContextEngine
 from sagewai.core.queries import FactQuery, VectorPayload, VectorRecord, WriteBatch
 from sagewai.core.records import Fact, FactStatus
 from sagewai.intelligence.consolidation import MemoryConsolidator
-from sagewai.stores.qdrant_edge import QdrantEdgeVectorStore
+from sagewai.stores.qdrant.edge import QdrantEdgeVectorStore
 from sagewai.stores.sqlite import SqliteMetadataStore
 from sagewai.testing import FakeEmbedder
 

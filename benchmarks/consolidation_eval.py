@@ -42,8 +42,8 @@ from sagewai.context.engine import ContextEngine
 from sagewai.core.embedder import Vector, Vectors
 from sagewai.core.records import FactStatus
 from sagewai.intelligence.consolidation import MemoryConsolidator
-from sagewai.stores.memory_metadata import InMemoryMetadataStore
-from sagewai.stores.memory_vector import InMemoryVectorStore
+from sagewai.stores.memory.metadata import InMemoryMetadataStore
+from sagewai.stores.memory.vector import InMemoryVectorStore
 
 DATA = Path(__file__).resolve().parent / "data" / "consolidation_labelled.jsonl"
 NOW = datetime(2025, 6, 1, tzinfo=UTC)

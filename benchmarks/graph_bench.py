@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from sagewai.graph import SqliteGraphStore
-from sagewai.graph.sqlite import graph_file
 from sagewai.intelligence.graph_builder import ConversationGraphBuilder, GraphUpdateResult
+from sagewai.stores.sqlite.graph import graph_file
 
 ROOT = Path(__file__).resolve().parent
 DEFAULT_DATA = ROOT.parent.parent / "shared" / "data" / "locomo" / "locomo_dev.json"

@@ -584,7 +584,7 @@ def make_engine(
     """
     if store == "postgres":
         from sagewai.stores.postgres import PostgresMetadataStore
-        from sagewai.stores.qdrant_edge import QdrantEdgeVectorStore
+        from sagewai.stores.qdrant.edge import QdrantEdgeVectorStore
 
         schema = "locomo_" + re.sub(r"[^a-z0-9_]", "_", project_id.lower())
         return ContextEngine(

@@ -34,7 +34,7 @@ from sagewai.core.queries import FactQuery, WriteBatch
 from sagewai.core.records import Fact, FactStatus, FactType
 from sagewai.core.scope import ContextScope
 from sagewai.errors import BackendUnavailableError
-from sagewai.stores.metadata import MetadataStore
+from sagewai.stores.base.metadata import MetadataStore
 from sagewai.stores.sqlite import SqliteMetadataStore
 
 PROJECT = "bench"

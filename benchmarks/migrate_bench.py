@@ -90,7 +90,7 @@ async def run(n: int, dsn: str, keep: Path | None) -> dict[str, Any]:
     import asyncpg
 
     from sagewai.stores.postgres import PostgresMetadataStore
-    from sagewai.stores.qdrant_edge import QdrantEdgeVectorStore
+    from sagewai.stores.qdrant.edge import QdrantEdgeVectorStore
 
     embedder = FakeEmbedder(384)
     schema = f"sagewai_bench_{uuid.uuid4().hex[:10]}"

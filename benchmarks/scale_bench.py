@@ -330,9 +330,9 @@ class TableEmbedder:
 def make_engine(
     backend: str, folder: Path, dsn: str, schema: str, embedder: TableEmbedder
 ) -> ContextEngine:
-    from sagewai.stores.pgvector import PgVectorStore
     from sagewai.stores.postgres import PostgresMetadataStore
-    from sagewai.stores.qdrant_edge import QdrantEdgeVectorStore
+    from sagewai.stores.postgres.pgvector import PgVectorStore
+    from sagewai.stores.qdrant.edge import QdrantEdgeVectorStore
 
     if backend == "local":
         return ContextEngine.local(folder, project_id=PROJECT, embedder=embedder)
@@ -386,9 +386,9 @@ async def fill_and_index(
     backend: str, size: int, folder: Path, dsn: str, schema: str, pool: Any
 ) -> dict[str, Any]:
     texts, vectors = pool
-    from sagewai.stores.pgvector import PgVectorStore
     from sagewai.stores.postgres import PostgresMetadataStore
-    from sagewai.stores.qdrant_edge import QdrantEdgeVectorStore
+    from sagewai.stores.postgres.pgvector import PgVectorStore
+    from sagewai.stores.qdrant.edge import QdrantEdgeVectorStore
 
     lookup: dict[str, Vector] = {}
     embedder = TableEmbedder(lookup)
@@ -530,8 +530,8 @@ def run_search_process(
 async def writer_child(args: argparse.Namespace) -> dict[str, Any]:
     from sagewai.context.bridge import MemoryBridge
     from sagewai.intelligence import RuleBasedFactExtractor
-    from sagewai.stores.pgvector import PgVectorStore
     from sagewai.stores.postgres import PostgresMetadataStore
+    from sagewai.stores.postgres.pgvector import PgVectorStore
 
     embedder = MiniLMEmbedder()
     engine = ContextEngine(
@@ -582,8 +582,8 @@ async def multiprocess_run(dsn: str, turns: int) -> dict[str, Any]:
     from urllib.parse import urlsplit
 
     target = urlsplit(dsn)._replace(path=f"/{database}").geturl()
-    from sagewai.stores.pgvector import PgVectorStore
     from sagewai.stores.postgres import PostgresMetadataStore
+    from sagewai.stores.postgres.pgvector import PgVectorStore
 
     async with (
         PostgresMetadataStore(target) as metadata,

@@ -52,10 +52,10 @@ from sagewai.context.engine import ContextEngine
 from sagewai.core.embedder import Vector, Vectors
 from sagewai.embeddings.minilm import MiniLMEmbedder
 from sagewai.errors import BackendUnavailableError
-from sagewai.stores.memory_metadata import InMemoryMetadataStore
-from sagewai.stores.memory_vector import InMemoryVectorStore
+from sagewai.stores.memory.metadata import InMemoryMetadataStore
+from sagewai.stores.memory.vector import InMemoryVectorStore
 from sagewai.stores.qdrant import QdrantVectorStore
-from sagewai.stores.qdrant_edge import QdrantEdgeVectorStore
+from sagewai.stores.qdrant.edge import QdrantEdgeVectorStore
 from sagewai.stores.sqlite import SqliteMetadataStore
 from sagewai.testing import FakeEmbedder
 

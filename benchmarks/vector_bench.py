@@ -37,10 +37,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sagewai.core.embedder import normalize_rows
 from sagewai.core.queries import VectorFilter, VectorPayload, VectorRecord
-from sagewai.stores.memory_vector import InMemoryVectorStore
+from sagewai.stores.base.vector import VectorStore
+from sagewai.stores.memory.vector import InMemoryVectorStore
 from sagewai.stores.qdrant import QdrantVectorStore
-from sagewai.stores.qdrant_edge import QdrantEdgeVectorStore
-from sagewai.stores.vector import VectorStore
+from sagewai.stores.qdrant.edge import QdrantEdgeVectorStore
 
 BACKENDS = ("memory", "qdrant-edge", "qdrant-local")
 PROJECT = "project:bench:bench"

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from sagewai.context.engine import ContextEngine
-from sagewai.stores.memory_metadata import InMemoryMetadataStore
-from sagewai.stores.memory_vector import InMemoryVectorStore
+from sagewai.stores.memory.metadata import InMemoryMetadataStore
+from sagewai.stores.memory.vector import InMemoryVectorStore
 from sagewai.testing import FakeEmbedder
 
 

@@ -30,11 +30,11 @@ from sagewai.context.archive import (
 from sagewai.context.episodes import EpisodeStore, PersistentEpisodeStore
 from sagewai.errors import InvalidInputError
 from sagewai.graph import Entity, Relation
-from sagewai.graph.memory import InMemoryGraphStore
-from sagewai.graph.sqlite import SqliteGraphStore
-from sagewai.stores.memory_metadata import InMemoryMetadataStore
-from sagewai.stores.memory_vector import InMemoryVectorStore
-from sagewai.stores.qdrant_edge import QdrantEdgeVectorStore
+from sagewai.stores.memory.graph import InMemoryGraphStore
+from sagewai.stores.memory.metadata import InMemoryMetadataStore
+from sagewai.stores.memory.vector import InMemoryVectorStore
+from sagewai.stores.qdrant.edge import QdrantEdgeVectorStore
+from sagewai.stores.sqlite.graph import SqliteGraphStore
 from sagewai.testing import FakeEmbedder
 
 BACKENDS = ("memory", "local", "postgres")

@@ -27,11 +27,11 @@ from sagewai.intelligence.consolidation import (
     ConsolidationReport,
     MemoryConsolidator,
 )
-from sagewai.stores.memory_metadata import InMemoryMetadataStore
-from sagewai.stores.memory_vector import InMemoryVectorStore
-from sagewai.stores.metadata import MetadataStore
+from sagewai.stores.base.metadata import MetadataStore
+from sagewai.stores.base.vector import VectorStore
+from sagewai.stores.memory.metadata import InMemoryMetadataStore
+from sagewai.stores.memory.vector import InMemoryVectorStore
 from sagewai.stores.sqlite import SqliteMetadataStore
-from sagewai.stores.vector import VectorStore
 from sagewai.testing import FakeEmbedder
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
@@ -133,7 +133,7 @@ def make_factory(backend: str, folder: Path) -> EngineFactory:
         elif backend == "sqlite":
             metadata, vectors = FailingSqliteStore(folder / "meta.sqlite3"), memory_vectors
         else:
-            from sagewai.stores.qdrant_edge import QdrantEdgeVectorStore
+            from sagewai.stores.qdrant.edge import QdrantEdgeVectorStore
 
             metadata = FailingSqliteStore(folder / "meta.sqlite3")
             vectors = QdrantEdgeVectorStore(folder / "vectors", dimension=embedder.dimension)
@@ -581,12 +581,13 @@ class CountingBatchStore(InMemoryVectorStore):
 
 
 class OneByOneStore(InMemoryVectorStore):
-    """The in-memory index with the contract's default batch search: one search per vector."""
+    """The in-memory index answering a batch as one search per vector."""
 
     async def search_many(
         self, vectors: Sequence[Vector], top_k: int, where: VectorFilter, *, ef: int | None = None
     ) -> list[list[VectorHit]]:
-        return await VectorStore.search_many(self, vectors, top_k, where, ef=ef)
+        single = super().search_many
+        return [(await single([vector], top_k, where, ef=ef))[0] for vector in vectors]
 
 
 async def test_batch_search_and_one_search_per_fact_reach_the_same_outcome() -> None:

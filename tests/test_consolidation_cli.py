@@ -15,7 +15,7 @@ from sagewai.cli.main import build_parser, main
 from sagewai.context.engine import ContextEngine
 from sagewai.core.records import FactStatus
 from sagewai.intelligence.consolidation import ConsolidationProgress
-from sagewai.stores.qdrant_edge import QdrantEdgeVectorStore
+from sagewai.stores.qdrant.edge import QdrantEdgeVectorStore
 from sagewai.stores.sqlite import SqliteMetadataStore
 
 

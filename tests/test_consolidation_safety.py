@@ -17,9 +17,9 @@ from sagewai.core.queries import WriteBatch
 from sagewai.core.records import ChangeAction, FactStatus
 from sagewai.errors import BackendError, InvalidInputError, LockedError
 from sagewai.intelligence.consolidation import ActionKind, MemoryConsolidator
-from sagewai.stores.memory_vector import InMemoryVectorStore
+from sagewai.stores.base.vector import ProjectVectorStore
+from sagewai.stores.memory.vector import InMemoryVectorStore
 from sagewai.stores.sqlite import SqliteMetadataStore
-from sagewai.stores.vector import ProjectVectorStore
 from sagewai.testing import FakeEmbedder
 from tests.test_consolidation import (
     DAY,

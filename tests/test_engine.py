@@ -17,8 +17,8 @@ from sagewai.core.records import (
     utcnow,
 )
 from sagewai.errors import FactNotFoundError, InvalidInputError, ScopeError
-from sagewai.stores.memory_metadata import InMemoryMetadataStore
-from sagewai.stores.memory_vector import InMemoryVectorStore
+from sagewai.stores.memory.metadata import InMemoryMetadataStore
+from sagewai.stores.memory.vector import InMemoryVectorStore
 from tests.helpers import memory_engine
 
 

@@ -1,9 +1,13 @@
-"""Episode stores: one behaviour on memory, SQLite and PostgreSQL (isolation, search, forget)."""
+"""Episode stores: one behaviour on memory, SQLite and PostgreSQL (isolation, search, forget).
+
+The shared behaviour ships as :class:`sagewai.testing.conformance.EpisodeStoreConformance`; the
+classes at the end run it on each backend. The tests here are specific to one backend, to the
+engine's forget cascade, or to the summarizers.
+"""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -17,26 +21,15 @@ from sagewai.context.episodes import (
     extractive_summary,
 )
 from sagewai.core.conversation import ChatMessage
-from sagewai.errors import ConfigurationError, InvalidInputError
+from sagewai.errors import ConfigurationError
 from sagewai.llm.errors import ModelTimeoutError
 from sagewai.testing import FakeEmbedder
+from sagewai.testing.conformance import EpisodeStoreConformance
+from sagewai.testing.conformance.episodes import BUDGET, PETS, TRIP, EpisodeStoreFactory
 from sagewai.testing.llm import ScriptedLLM
 from tests.helpers import memory_engine
 
 KINDS = ["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
-
-TRIP = [
-    {"role": "user", "name": "alice", "content": "We fly to Lisbon on 12 May for the offsite."},
-    {"role": "assistant", "content": "Great, I booked the Lisbon hotel near Belem."},
-]
-BUDGET = [
-    {"role": "user", "name": "bob", "content": "The Q3 marketing budget is $40,000."},
-    {"role": "assistant", "content": "Noted: the budget covers ads and two conferences."},
-]
-PETS = [
-    {"role": "user", "name": "carol", "content": "My beagle Rex needs his vaccine next week."},
-    {"role": "user", "name": "carol", "content": "Alice will walk Rex while I travel."},
-]
 
 
 def build(kind: str, request: pytest.FixtureRequest, folder: Path) -> EpisodeStoreBase:
@@ -60,133 +53,6 @@ async def store(unopened: EpisodeStoreBase) -> AsyncIterator[EpisodeStoreBase]:
         await unopened.migrate()
     yield unopened
     await unopened.close()
-
-
-async def test_save_and_get_round_trip(store: EpisodeStoreBase) -> None:
-    said = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
-    messages = [ChatMessage(role="user", content="Ship 2.1.0 on Friday", id="m1", timestamp=said)]
-    episode_id = await store.save_episode(
-        "s1",
-        [*messages, *TRIP],
-        metadata={"channel": "slack", "n": 3},
-        project_id="p1",
-        user_id="alice",
-    )
-    episode = await store.get_episode(episode_id)
-    assert episode is not None
-    assert (episode.session_id, episode.project_id, episode.user_id) == ("s1", "p1", "alice")
-    assert episode.messages[0] == messages[0]
-    assert episode.messages[1].name == "alice"
-    assert episode.metadata == {"channel": "slack", "n": 3}
-    assert episode.summary
-    assert "Lisbon" in episode.summary
-    assert await store.get_episode("no-such-episode") is None
-
-
-async def test_search_finds_the_session_that_discussed_it(store: EpisodeStoreBase) -> None:
-    ids = {
-        name: await store.save_episode(name, messages, project_id="p1")
-        for name, messages in (("trip", TRIP), ("budget", BUDGET), ("pets", PETS))
-    }
-    for query, expected in (
-        ("when do we fly to Lisbon", "trip"),
-        ("marketing budget for Q3", "budget"),
-        ("Rex vaccine", "pets"),
-    ):
-        found = await store.search_episodes(query, project_id="p1", limit=3)
-        assert found[0].id == ids[expected], query
-        assert found[0].score is not None
-        assert found[0].score >= (found[-1].score or 0)
-
-
-async def test_episodes_of_another_project_are_never_seen(store: EpisodeStoreBase) -> None:
-    mine = await store.save_episode("s1", TRIP, project_id="p1")
-    theirs = await store.save_episode("s1", TRIP, project_id="p2")
-    found = await store.search_episodes("Lisbon hotel", project_id="p1", limit=10)
-    assert [e.id for e in found] == [mine]
-    assert await store.get_episode(theirs, project_id="p1") is None
-    assert await store.delete_session("s1", project_id="p1") == 1
-    assert await store.get_episode(theirs) is not None
-    assert [e.id for e in await store.search_episodes("Lisbon", project_id="p2")] == [theirs]
-
-
-async def test_delete_user_and_project_return_counts(store: EpisodeStoreBase) -> None:
-    await store.save_episode("s1", TRIP, project_id="p1", user_id="alice")
-    await store.save_episode("s2", BUDGET, project_id="p1", user_id="alice")
-    await store.save_episode("s3", PETS, project_id="p1", user_id="carol")
-    await store.save_episode("s4", PETS, project_id="p2", user_id="alice")
-    assert await store.delete_user("alice", project_id="p1") == 2
-    assert [e.session_id for e in await store.list_episodes(project_id="p1")] == ["s3"]
-    assert await store.delete_project("p1") == 1
-    assert await store.list_episodes(project_id="p1") == []
-    assert len(await store.list_episodes(project_id="p2")) == 1
-
-
-async def test_forget_subject_removes_every_mention(store: EpisodeStoreBase) -> None:
-    pets = await store.save_episode("pets", PETS, project_id="p1")
-    only_alice = await store.save_episode(
-        "a", [{"role": "user", "name": "alice", "content": "Hi there"}], project_id="p1"
-    )
-    budget = await store.save_episode("budget", BUDGET, project_id="p1")
-    other_project = await store.save_episode("pets", PETS, project_id="p2")
-    assert await store.forget_subject("Alice", project_id="p1") == 2
-    redacted = await store.get_episode(pets)
-    assert redacted is not None
-    assert [m.content for m in redacted.messages] == [PETS[0]["content"]]
-    assert "alice" not in redacted.summary.lower()
-    assert await store.get_episode(only_alice) is None
-    assert await store.get_episode(budget) is not None
-    assert await store.search_episodes("Alice walk", project_id="p1") != []
-    assert all(
-        "Alice" not in m.content
-        for e in await store.list_episodes(project_id="p1")
-        for m in e.messages
-    )
-    kept = await store.get_episode(other_project)
-    assert kept is not None
-    assert len(kept.messages) == 2
-
-
-async def test_saving_under_an_id_replaces(store: EpisodeStoreBase) -> None:
-    first = await store.save_episode("s1", TRIP, project_id="p1", episode_id="ep-1")
-    again = await store.save_episode("s1", BUDGET, project_id="p1", episode_id="ep-1")
-    assert first == again == "ep-1"
-    (episode,) = await store.list_episodes(project_id="p1")
-    assert episode.messages[0].content == BUDGET[0]["content"]
-    assert [e.id for e in await store.search_episodes("budget", project_id="p1")] == ["ep-1"]
-    assert await store.search_episodes("Belem hotel", project_id="p1") != []
-
-
-@pytest.mark.parametrize(
-    "hostile",
-    [
-        "'; DROP TABLE episodes; --",
-        'NEAR( "tea" * -coffee OR',
-        "a & b | !c <-> d:*",
-        "\\x00 ) ( ' \" `",
-    ],
-)
-async def test_hostile_text_is_data_not_syntax(store: EpisodeStoreBase, hostile: str) -> None:
-    episode_id = await store.save_episode(
-        "s'1", [{"role": "user", "content": f"remember {hostile}"}], project_id="p'1"
-    )
-    found = await store.search_episodes(hostile, project_id="p'1")
-    assert [e.id for e in found] == [episode_id]
-    assert await store.forget_subject("remember", project_id="p'1") == 1
-    assert await store.list_episodes(project_id="p'1") == []
-
-
-async def test_bad_input_is_a_typed_error(store: EpisodeStoreBase) -> None:
-    with pytest.raises(InvalidInputError):
-        await store.save_episode("s1", [], project_id="p1")
-    with pytest.raises(InvalidInputError):
-        await store.save_episode("s1", [{"role": "user", "content": "  "}])
-    with pytest.raises(InvalidInputError):
-        await store.save_episode("bad\nid", TRIP)
-    with pytest.raises(InvalidInputError):
-        await store.search_episodes("   ")
-    with pytest.raises(InvalidInputError):
-        await store.save_episode("s1", TRIP, metadata={"x": float("nan")})
 
 
 async def test_engine_forget_reaches_the_episodes(store: EpisodeStoreBase) -> None:
@@ -280,3 +146,26 @@ async def test_llm_summary_falls_back_to_extractive_when_the_model_fails() -> No
         episode = await store.get_episode(await store.save_episode("s1", BUDGET))
         assert episode is not None
         assert episode.summary == extractive_summary([ChatMessage.coerce(m) for m in BUDGET])
+
+
+class TestInMemoryEpisodeStore(EpisodeStoreConformance):
+    @pytest.fixture
+    def make_store(self) -> EpisodeStoreFactory:
+        return lambda: EpisodeStore(embedder=FakeEmbedder())
+
+
+class TestSqliteEpisodeStore(EpisodeStoreConformance):
+    @pytest.fixture
+    def make_store(self, tmp_path: Path) -> EpisodeStoreFactory:
+        return lambda: SqliteEpisodeStore(tmp_path / "episodes.sqlite3", embedder=FakeEmbedder())
+
+
+@pytest.mark.postgres
+class TestPostgresEpisodeStore(EpisodeStoreConformance):
+    needs_migrate = True
+
+    @pytest.fixture
+    def make_store(self, postgres_dsn: str, postgres_schema: str) -> EpisodeStoreFactory:
+        return lambda: PersistentEpisodeStore(
+            connection_string=postgres_dsn, schema=postgres_schema, embedder=FakeEmbedder()
+        )

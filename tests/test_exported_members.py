@@ -100,6 +100,7 @@ STORES = [
     "InMemoryVectorStore",
     "MetadataStore",
     "NebulaGraphStore",
+    "PgVectorStore",
     "PostgresEpisodeStore",
     "PostgresMetadataStore",
     "QdrantEdgeVectorStore",
@@ -145,7 +146,7 @@ def test_episode_stores_have_descriptive_names_beside_the_seed_names() -> None:
 
     assert InMemoryEpisodeStore is EpisodeStore
     assert PostgresEpisodeStore is PersistentEpisodeStore
-    assert SqliteEpisodeStore.__module__.startswith("sagewai.context.episodes")
+    assert SqliteEpisodeStore.__module__.startswith("sagewai.stores.sqlite")
 
 
 def test_context_package_exports_are_curated() -> None:

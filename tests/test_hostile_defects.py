@@ -21,13 +21,13 @@ from sagewai.errors import (
     InvalidInputError,
     SagewaiError,
 )
-from sagewai.graph.memory import InMemoryGraphStore
-from sagewai.graph.sqlite import SqliteGraphStore
-from sagewai.graph.testing import FakeNebulaSession
 from sagewai.intelligence import ConversationGraphBuilder
-from sagewai.stores.memory_metadata import InMemoryMetadataStore
-from sagewai.stores.memory_vector import InMemoryVectorStore
+from sagewai.stores.memory.graph import InMemoryGraphStore
+from sagewai.stores.memory.metadata import InMemoryMetadataStore
+from sagewai.stores.memory.vector import InMemoryVectorStore
+from sagewai.stores.sqlite.graph import SqliteGraphStore
 from sagewai.testing import FakeEmbedder
+from sagewai.testing.nebula import FakeNebulaSession
 from tests.helpers import memory_engine
 
 SURROGATE = "tea \ud800 time"
@@ -133,7 +133,7 @@ async def test_a_bad_session_id_never_poisons_the_graph(backend: str, tmp_path: 
     elif backend == "sqlite":
         store = SqliteGraphStore(tmp_path / "graph.sqlite3")
     else:
-        from sagewai.graph.nebula import NebulaGraphStore
+        from sagewai.stores.nebula.graph import NebulaGraphStore
 
         store = NebulaGraphStore(session=FakeNebulaSession(), retry_delay=0.0)
         await store.setup(wait_seconds=0)
@@ -201,7 +201,7 @@ async def test_surrogates_through_the_bridge_submit_journal_and_llm(tmp_path: Pa
 
 
 async def test_lone_surrogates_reach_the_graph_as_replacement_characters(tmp_path: Path) -> None:
-    from sagewai.graph.nebula import NebulaGraphStore
+    from sagewai.stores.nebula.graph import NebulaGraphStore
 
     nebula = NebulaGraphStore(session=FakeNebulaSession(), retry_delay=0.0)
     await nebula.setup(wait_seconds=0)
@@ -461,7 +461,7 @@ async def test_bridge_conversation_checks_its_episode_before_writing_facts() -> 
 
 
 def test_ngql_ids_never_raise_on_lone_surrogates() -> None:
-    from sagewai.graph import ngql
+    from sagewai.stores.nebula import ngql
 
     assert ngql.vertex_id("p", "e\ud800") != ngql.vertex_id("p", "e\ufffd")
     assert ngql.project_key("p\udc00") != ngql.project_key("p")

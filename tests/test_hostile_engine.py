@@ -21,7 +21,7 @@ from sagewai.context.engine import ContextEngine
 from sagewai.core.queries import FactQuery
 from sagewai.core.records import Fact, FactKind, FactStatus, FactType
 from sagewai.errors import SagewaiError
-from sagewai.stores.memory_vector import InMemoryVectorStore
+from sagewai.stores.memory.vector import InMemoryVectorStore
 from sagewai.testing import FakeEmbedder
 from tests.hostile_values import (
     hostile_id,

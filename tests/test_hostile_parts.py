@@ -22,9 +22,6 @@ from sagewai.context import MemoryBridge
 from sagewai.context.engine import ContextEngine
 from sagewai.core.queries import FactQuery
 from sagewai.errors import SagewaiError
-from sagewai.graph.memory import InMemoryGraphStore
-from sagewai.graph.sqlite import SqliteGraphStore
-from sagewai.graph.testing import FakeNebulaSession
 from sagewai.intelligence import (
     ConversationGraphBuilder,
     HybridFactExtractor,
@@ -32,8 +29,11 @@ from sagewai.intelligence import (
     MemoryConsolidator,
     RuleBasedFactExtractor,
 )
+from sagewai.stores.memory.graph import InMemoryGraphStore
+from sagewai.stores.sqlite.graph import SqliteGraphStore
 from sagewai.testing import FakeEmbedder
 from sagewai.testing.llm import ScriptedLLM
+from sagewai.testing.nebula import FakeNebulaSession
 from tests.hostile_values import (
     NASTY_TEXT,
     hostile_id,
@@ -160,7 +160,7 @@ def engine_kind(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tupl
             return ContextEngine.in_memory(project_id="p", embedder=embedder)
         if kind == "local":
             return ContextEngine.local(tmp_path / "mem", project_id="p", embedder=embedder)
-        from sagewai.stores.memory_vector import InMemoryVectorStore
+        from sagewai.stores.memory.vector import InMemoryVectorStore
         from sagewai.stores.postgres import PostgresMetadataStore
 
         schema = f"sagewai_test_{uuid.uuid4().hex[:12]}"
@@ -361,7 +361,7 @@ _turn = kwargs_of(
 
 @pytest.mark.parametrize("kind", ["memory", "sqlite", "nebula"])
 def test_graph_builder_answers_hostile_turns(kind: str, tmp_path: Path) -> None:
-    from sagewai.graph.nebula import NebulaGraphStore
+    from sagewai.stores.nebula.graph import NebulaGraphStore
 
     runner = asyncio.Runner()
     store: Any

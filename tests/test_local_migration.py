@@ -19,7 +19,7 @@ from sagewai.core.pieces import piece_ids
 from sagewai.core.queries import VectorFilter, VectorPayload, VectorRecord, WriteBatch
 from sagewai.core.records import Fact
 from sagewai.stores.local_migration import migrate_vector_ids
-from sagewai.stores.qdrant_edge import QdrantEdgeVectorStore
+from sagewai.stores.qdrant.edge import QdrantEdgeVectorStore
 from sagewai.stores.sqlite import SqliteMetadataStore
 from sagewai.testing import FakeEmbedder
 

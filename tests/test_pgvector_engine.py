@@ -14,8 +14,8 @@ import pytest
 from sagewai import ContextEngine
 from sagewai.cli.consolidate import open_engine
 from sagewai.errors import ConfigurationError
-from sagewai.stores.pgvector import PgVectorStore
 from sagewai.stores.postgres import PostgresMetadataStore
+from sagewai.stores.postgres.pgvector import PgVectorStore
 from sagewai.testing import FakeEmbedder
 
 

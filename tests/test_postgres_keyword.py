@@ -15,7 +15,7 @@ import pytest
 
 from sagewai.core.queries import FactQuery, WriteBatch
 from sagewai.core.records import Fact
-from sagewai.stores.postgres import PostgresMetadataStore, significant_terms
+from sagewai.stores.postgres.metadata import PostgresMetadataStore, significant_terms
 from sagewai.stores.sqlite import SqliteMetadataStore
 
 pytestmark = pytest.mark.postgres

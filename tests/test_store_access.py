@@ -17,8 +17,8 @@ import pytest
 
 import sagewai
 from sagewai.context.engine import ContextEngine
-from sagewai.stores.metadata import MetadataStore
-from sagewai.stores.vector import VectorStore
+from sagewai.stores.base.metadata import MetadataStore
+from sagewai.stores.base.vector import VectorStore
 
 PACKAGE = Path(sagewai.__file__).parent
 

@@ -60,8 +60,8 @@ if TYPE_CHECKING:
     from sagewai.context.bridge import MemoryBridge
     from sagewai.context.engine import ContextEngine
     from sagewai.context.episodes import EpisodeStoreBase
-    from sagewai.graph.base import ProjectGraph
     from sagewai.intelligence.graph_builder import ConversationGraphBuilder
+    from sagewai.stores.base.graph import ProjectGraph
 
 __all__ = ["AgentForgetReport", "AgentReply", "UniversalAgent"]
 

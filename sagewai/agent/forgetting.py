@@ -31,7 +31,7 @@ from sagewai.context.forgetting import (
 if TYPE_CHECKING:
     from sagewai.agent.session import AgentSession
     from sagewai.context.engine import ContextEngine
-    from sagewai.graph.base import ProjectGraph
+    from sagewai.stores.base.graph import ProjectGraph
 
 __all__ = [
     "AgentForgetReport",

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from sagewai.context.engine import ContextEngine
     from sagewai.context.episodes import Episode, EpisodeStoreBase
     from sagewai.core.graph_records import Relation
-    from sagewai.graph.base import ProjectGraph
+    from sagewai.stores.base.graph import ProjectGraph
 
 __all__ = ["MemoryRecaller", "RecalledFact", "Recollection"]
 

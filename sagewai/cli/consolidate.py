@@ -160,24 +160,24 @@ def open_engine(
             f"unsupported --store {store.split('://', 1)[0]}://...; use a folder or postgresql://"
         )
     from sagewai.embeddings.minilm import MiniLMEmbedder
-    from sagewai.stores.postgres import PostgresMetadataStore
+    from sagewai.stores.postgres.metadata import PostgresMetadataStore
 
     embedder = embedder or MiniLMEmbedder()
     target = vectors or os.environ.get("SAGEWAI_VECTORS") or "./sagewai-vectors"
     vector_store: Any
     if target.startswith(("http://", "https://")):
-        from sagewai.stores.qdrant import QdrantVectorStore
+        from sagewai.stores.qdrant.server import QdrantVectorStore
 
         vector_store = QdrantVectorStore(url=target, dimension=embedder.dimension)
     elif target == "pgvector" or target.startswith("pgvector:"):
-        from sagewai.stores.pgvector import PgVectorStore
+        from sagewai.stores.postgres.pgvector import PgVectorStore
 
         # "pgvector" alone: the vectors live in the same PostgreSQL database as the facts.
         vector_store = PgVectorStore(
             target.partition(":")[2] or store, dimension=embedder.dimension
         )
     else:
-        from sagewai.stores.qdrant_edge import QdrantEdgeVectorStore
+        from sagewai.stores.qdrant.edge import QdrantEdgeVectorStore
 
         vector_store = QdrantEdgeVectorStore(target, dimension=embedder.dimension)
     return ContextEngine(

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from sagewai.errors import ConfigurationError
 from sagewai.graph.export import EXPORT_FORMATS, export_graph
-from sagewai.graph.sqlite import GRAPH_FILENAME, SqliteGraphStore, graph_file
+from sagewai.stores.sqlite.graph import GRAPH_FILENAME, SqliteGraphStore, graph_file
 
 __all__ = ["DEFAULT_STORE", "register", "run_export"]
 

@@ -231,7 +231,7 @@ def open_store(
         engine.stores, episodes=PersistentEpisodeStore(store, embedder=engine.embedder)
     )
     if graph is not None:
-        from sagewai.graph.sqlite import SqliteGraphStore
+        from sagewai.stores.sqlite.graph import SqliteGraphStore
 
         stores = dataclasses.replace(stores, graph=SqliteGraphStore(graph))
     return ContextEngine(stores=stores, project_id=project_id, org_id=engine.org_id)

@@ -23,8 +23,8 @@ from sagewai.core.embedder import Vector
 from sagewai.core.queries import FactQuery, VectorFilter, VectorHit
 from sagewai.core.records import Fact
 from sagewai.errors import InvalidInputError
-from sagewai.stores.metadata import MetadataStore
-from sagewai.stores.vector import VectorStore
+from sagewai.stores.base.metadata import MetadataStore
+from sagewai.stores.base.vector import VectorStore
 
 __all__ = ["MAX_PAGE", "StoreReads"]
 

@@ -60,13 +60,13 @@ from sagewai.errors import (
     FactNotFoundError,
     InvalidInputError,
 )
-from sagewai.stores.metadata import MetadataStore
-from sagewai.stores.vector import ProjectVectorStore, VectorStore
+from sagewai.stores.base.metadata import MetadataStore
+from sagewai.stores.base.vector import ProjectVectorStore, VectorStore
 
 if TYPE_CHECKING:
     from sagewai.context.episodes import EpisodeStoreBase
     from sagewai.context.forgetting import ForgetReport, ForgottenFacts
-    from sagewai.graph.base import GraphMemory, ProjectGraph
+    from sagewai.stores.base.graph import GraphMemory, ProjectGraph
 
 __all__ = ["MAX_QUERY_CHARS", "MAX_TOP_K", "ContextEngine"]
 
@@ -155,7 +155,7 @@ class ContextEngine(StoreReads):
     ) -> None:
         self.project_id = validate_identifier(project_id, "project_id")
         self.org_id = None if org_id is None else validate_identifier(org_id, "org_id")
-        from sagewai.graph.base import ProjectGraph
+        from sagewai.stores.base.graph import ProjectGraph
 
         view: ProjectGraph | None = None
         if stores is None:
@@ -265,7 +265,7 @@ class ContextEngine(StoreReads):
     def persistent(self) -> bool:
         """Whether this engine's records outlive the process (its metadata store is not the
         in-memory one): what tells a bridge that a recorded message is durable."""
-        from sagewai.stores.memory_metadata import InMemoryMetadataStore
+        from sagewai.stores.memory.metadata import InMemoryMetadataStore
 
         return not isinstance(self._stores.metadata, InMemoryMetadataStore)
 

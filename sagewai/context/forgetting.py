@@ -24,13 +24,13 @@ from sagewai.core.records import Fact, FactKind
 from sagewai.core.scope import ContextScope, scope_key, validate_identifier
 from sagewai.core.text import clean_text
 from sagewai.errors import FactNotFoundError, InvalidInputError
-from sagewai.graph.base import GraphWrite
+from sagewai.stores.base.graph import GraphWrite
 
 if TYPE_CHECKING:
     from sagewai.context.engine import ContextEngine
     from sagewai.context.episodes import EpisodeStoreBase
     from sagewai.core.graph_records import Relation
-    from sagewai.graph.base import ProjectGraph
+    from sagewai.stores.base.graph import ProjectGraph
 
 __all__ = [
     "ForgetReport",

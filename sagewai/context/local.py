@@ -28,8 +28,8 @@ from sagewai.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from sagewai.core.embedder import Embedder
-    from sagewai.stores.metadata import MetadataStore
-    from sagewai.stores.vector import VectorStore
+    from sagewai.stores.base.metadata import MetadataStore
+    from sagewai.stores.base.vector import VectorStore
 
 __all__ = ["LocalLayout"]
 
@@ -60,7 +60,7 @@ class LocalLayout:
 
     @property
     def graph_path(self) -> Path:
-        from sagewai.graph.sqlite import GRAPH_FILENAME
+        from sagewai.stores.sqlite.graph import GRAPH_FILENAME
 
         return self.root / GRAPH_FILENAME
 

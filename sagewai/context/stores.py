@@ -23,9 +23,9 @@ from sagewai.errors import InvalidInputError
 if TYPE_CHECKING:
     from sagewai.context.episodes import EpisodeStoreBase
     from sagewai.core.embedder import Embedder
-    from sagewai.graph.base import GraphMemory
-    from sagewai.stores.metadata import MetadataStore
-    from sagewai.stores.vector import VectorStore
+    from sagewai.stores.base.graph import GraphMemory
+    from sagewai.stores.base.metadata import MetadataStore
+    from sagewai.stores.base.vector import VectorStore
 
 __all__ = ["ProjectStores"]
 
@@ -94,9 +94,9 @@ class ProjectStores:
         No episode store: pass one to ``UniversalAgent(episode_store=...)`` or
         ``ContextEngine(episode_store=...)`` when sessions should be kept.
         """
-        from sagewai.graph.memory import InMemoryGraphStore
-        from sagewai.stores.memory_metadata import InMemoryMetadataStore
-        from sagewai.stores.memory_vector import InMemoryVectorStore
+        from sagewai.stores.memory.graph import InMemoryGraphStore
+        from sagewai.stores.memory.metadata import InMemoryMetadataStore
+        from sagewai.stores.memory.vector import InMemoryVectorStore
 
         embedder = _default_embedder(embedder)
         return cls(
@@ -117,9 +117,9 @@ class ProjectStores:
         """
         from sagewai.context.episodes import SqliteEpisodeStore
         from sagewai.context.local import LocalLayout
-        from sagewai.graph.sqlite import SqliteGraphStore
-        from sagewai.stores.qdrant_edge import QdrantEdgeVectorStore
+        from sagewai.stores.qdrant.edge import QdrantEdgeVectorStore
         from sagewai.stores.sqlite import SqliteMetadataStore
+        from sagewai.stores.sqlite.graph import SqliteGraphStore
 
         layout = LocalLayout(Path(path))
         embedder = _default_embedder(embedder)

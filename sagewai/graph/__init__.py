@@ -4,6 +4,10 @@
 * :class:`SqliteGraphStore`, the embedded default (``<folder>/graph.sqlite3``),
 * :class:`NebulaGraphStore` for a NebulaGraph cluster (``pip install "sagewai[nebula]"``).
 
+The stores and their contract live with every other backend in :mod:`sagewai.stores`
+(``sagewai.stores.memory``, ``.sqlite``, ``.nebula``; the contract in ``sagewai.stores.base``);
+this package holds the graph's records, name matching and exports, and names the stores too.
+
 All three implement :class:`GraphMemory` and pass one conformance suite. Stores are shared by
 projects; ``store.for_project("p")`` gives the :class:`ProjectGraph` view that the conversation
 graph builder and the context engine use.
@@ -15,6 +19,9 @@ Example:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from sagewai._lazy import lazy_exports
 from sagewai.core.graph_matching import name_key
 from sagewai.core.graph_records import (
     Entity,
@@ -24,11 +31,13 @@ from sagewai.core.graph_records import (
     Neighbourhood,
     Relation,
 )
-from sagewai.graph.base import GraphMemory, GraphWrite, ProjectGraph
 from sagewai.graph.export import export_graph, graph_to_graphml, graph_to_html, graph_to_json
-from sagewai.graph.memory import InMemoryGraphStore
-from sagewai.graph.nebula import NebulaGraphStore
-from sagewai.graph.sqlite import GRAPH_FILENAME, SqliteGraphStore, graph_file
+
+if TYPE_CHECKING:
+    from sagewai.stores.base.graph import GraphMemory, GraphWrite, ProjectGraph
+    from sagewai.stores.memory.graph import InMemoryGraphStore
+    from sagewai.stores.nebula.graph import NebulaGraphStore
+    from sagewai.stores.sqlite.graph import GRAPH_FILENAME, SqliteGraphStore, graph_file
 
 __all__ = [
     "GRAPH_FILENAME",
@@ -51,3 +60,18 @@ __all__ = [
     "graph_to_json",
     "name_key",
 ]
+
+# The graph stores live with the other backends in sagewai.stores; they are named here too, so
+# everything a graph user needs comes from one package.
+_LAZY = {
+    "GRAPH_FILENAME": "sagewai.stores.sqlite.graph",
+    "GraphMemory": "sagewai.stores.base.graph",
+    "GraphWrite": "sagewai.stores.base.graph",
+    "InMemoryGraphStore": "sagewai.stores.memory.graph",
+    "NebulaGraphStore": "sagewai.stores.nebula.graph",
+    "ProjectGraph": "sagewai.stores.base.graph",
+    "SqliteGraphStore": "sagewai.stores.sqlite.graph",
+    "graph_file": "sagewai.stores.sqlite.graph",
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

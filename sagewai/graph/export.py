@@ -12,12 +12,15 @@ import html
 import json
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from sagewai.core.graph_records import Entity, Relation
 from sagewai.errors import InvalidInputError
 from sagewai.graph._html import page_script, page_style
-from sagewai.graph.base import ProjectGraph
+from sagewai.stores.base.graph import ProjectGraph
+
+if TYPE_CHECKING:
+    from sagewai.stores.base.graph import ProjectGraph
 
 __all__ = ["EXPORT_FORMATS", "export_graph", "graph_to_graphml", "graph_to_html", "graph_to_json"]
 

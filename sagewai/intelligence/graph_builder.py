@@ -37,7 +37,6 @@ from sagewai.errors import (
     MissingDependencyError,
     ModelNotAvailableError,
 )
-from sagewai.graph.base import GraphMemory, GraphWrite, ProjectGraph
 from sagewai.intelligence.entities import (
     EntityExtractor,
     ExtractedEntity,
@@ -48,6 +47,7 @@ from sagewai.intelligence.relations import (
     HeuristicRelationExtractor,
     RelationExtractor,
 )
+from sagewai.stores.base.graph import GraphMemory, GraphWrite, ProjectGraph
 
 __all__ = ["ConversationGraphBuilder", "GraphUpdateResult"]
 

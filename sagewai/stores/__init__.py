@@ -5,13 +5,18 @@ backend's driver (``asyncpg``, ``qdrant-client``, ``nebula3-python``) is needed 
 backend is used, and a missing one fails with the exact ``pip install "sagewai[...]"`` to run.
 
 * vector (:class:`VectorStore`): :class:`InMemoryVectorStore`, :class:`QdrantEdgeVectorStore`,
-  :class:`QdrantVectorStore`;
+  :class:`QdrantVectorStore`, :class:`PgVectorStore`;
 * metadata (:class:`MetadataStore`): :class:`InMemoryMetadataStore`,
   :class:`SqliteMetadataStore`, :class:`PostgresMetadataStore`;
 * graph (:class:`GraphMemory`): :class:`InMemoryGraphStore`, :class:`SqliteGraphStore`,
   :class:`NebulaGraphStore`;
 * episodes (:class:`EpisodeStoreBase`): :class:`InMemoryEpisodeStore`,
   :class:`SqliteEpisodeStore`, :class:`PostgresEpisodeStore`.
+
+Inside, the package holds backends only, grouped by technology: ``base`` (the four contracts and
+their query and record types), ``memory``, ``sqlite`` (one plumbing module for its three stores),
+``postgres`` (one pool module for its three stores), ``qdrant`` and ``nebula``. Every backend
+passes the conformance suite of its contract (:mod:`sagewai.testing.conformance`).
 
 Example:
     >>> import asyncio
@@ -37,26 +42,17 @@ from typing import TYPE_CHECKING
 from sagewai._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from sagewai.context.episodes import (
-        EpisodeStoreBase,
+    from sagewai.stores.base import EpisodeStoreBase, GraphMemory, MetadataStore, VectorStore
+    from sagewai.stores.memory import (
         InMemoryEpisodeStore,
-        PostgresEpisodeStore,
-        SqliteEpisodeStore,
-    )
-    from sagewai.graph import (
-        GraphMemory,
         InMemoryGraphStore,
-        NebulaGraphStore,
-        SqliteGraphStore,
+        InMemoryMetadataStore,
+        InMemoryVectorStore,
     )
-    from sagewai.stores.memory_metadata import InMemoryMetadataStore
-    from sagewai.stores.memory_vector import InMemoryVectorStore
-    from sagewai.stores.metadata import MetadataStore
-    from sagewai.stores.postgres import PostgresMetadataStore
-    from sagewai.stores.qdrant import QdrantVectorStore
-    from sagewai.stores.qdrant_edge import QdrantEdgeVectorStore
-    from sagewai.stores.sqlite import SqliteMetadataStore
-    from sagewai.stores.vector import VectorStore
+    from sagewai.stores.nebula import NebulaGraphStore
+    from sagewai.stores.postgres import PgVectorStore, PostgresEpisodeStore, PostgresMetadataStore
+    from sagewai.stores.qdrant import QdrantEdgeVectorStore, QdrantVectorStore
+    from sagewai.stores.sqlite import SqliteEpisodeStore, SqliteGraphStore, SqliteMetadataStore
 
 __all__ = [
     "EpisodeStoreBase",
@@ -67,6 +63,7 @@ __all__ = [
     "InMemoryVectorStore",
     "MetadataStore",
     "NebulaGraphStore",
+    "PgVectorStore",
     "PostgresEpisodeStore",
     "PostgresMetadataStore",
     "QdrantEdgeVectorStore",
@@ -78,22 +75,23 @@ __all__ = [
 ]
 
 _LAZY = {
-    "EpisodeStoreBase": "sagewai.context.episodes",
-    "InMemoryEpisodeStore": "sagewai.context.episodes",
-    "PostgresEpisodeStore": "sagewai.context.episodes",
-    "SqliteEpisodeStore": "sagewai.context.episodes",
-    "GraphMemory": "sagewai.graph",
-    "InMemoryGraphStore": "sagewai.graph",
-    "NebulaGraphStore": "sagewai.graph",
-    "SqliteGraphStore": "sagewai.graph",
-    "InMemoryMetadataStore": "sagewai.stores.memory_metadata",
-    "InMemoryVectorStore": "sagewai.stores.memory_vector",
-    "MetadataStore": "sagewai.stores.metadata",
-    "PostgresMetadataStore": "sagewai.stores.postgres",
-    "QdrantVectorStore": "sagewai.stores.qdrant",
-    "QdrantEdgeVectorStore": "sagewai.stores.qdrant_edge",
-    "SqliteMetadataStore": "sagewai.stores.sqlite",
-    "VectorStore": "sagewai.stores.vector",
+    "EpisodeStoreBase": "sagewai.stores.base.episodes",
+    "GraphMemory": "sagewai.stores.base.graph",
+    "MetadataStore": "sagewai.stores.base.metadata",
+    "VectorStore": "sagewai.stores.base.vector",
+    "InMemoryEpisodeStore": "sagewai.stores.memory.episodes",
+    "InMemoryGraphStore": "sagewai.stores.memory.graph",
+    "InMemoryMetadataStore": "sagewai.stores.memory.metadata",
+    "InMemoryVectorStore": "sagewai.stores.memory.vector",
+    "NebulaGraphStore": "sagewai.stores.nebula.graph",
+    "PgVectorStore": "sagewai.stores.postgres.pgvector",
+    "PostgresEpisodeStore": "sagewai.stores.postgres.episodes",
+    "PostgresMetadataStore": "sagewai.stores.postgres.metadata",
+    "QdrantEdgeVectorStore": "sagewai.stores.qdrant.edge",
+    "QdrantVectorStore": "sagewai.stores.qdrant.server",
+    "SqliteEpisodeStore": "sagewai.stores.sqlite.episodes",
+    "SqliteGraphStore": "sagewai.stores.sqlite.graph",
+    "SqliteMetadataStore": "sagewai.stores.sqlite.metadata",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from sagewai.core.queries import FactQuery
+from sagewai.core.queries import ChangeQuery, FactQuery
 from sagewai.core.records import Fact, FactChange, Provenance
 from sagewai.core.scope import ContextScope, scope_key
 from sagewai.core.text import keyword_terms
@@ -27,8 +27,10 @@ __all__ = [
     "CHANGE_COLUMNS",
     "FACT_COLUMNS",
     "Binder",
+    "change_conditions",
     "change_from_row",
     "change_values",
+    "equal_conditions",
     "fact_conditions",
     "fact_from_row",
     "fact_values",
@@ -307,6 +309,39 @@ def fact_conditions(query: FactQuery, binder: Binder, *, paginate: bool) -> list
             f"(f.created_at, f.id) > ({binder.bind(binder.time(created))}, {binder.bind(fact_id)})"
         )
     return out
+
+
+def change_conditions(query: ChangeQuery, binder: Binder) -> str:
+    """The ``WHERE`` clause (ANDed conditions) over audit rows that answers ``query``."""
+    where = [f"project_id = {binder.bind(query.project_id)}"]
+    if query.fact_id is not None:
+        where.append(f"fact_id = {binder.bind(query.fact_id)}")
+    if query.run_id is not None:
+        where.append(f"run_id = {binder.bind(query.run_id)}")
+    if query.since is not None:
+        where.append(f"at >= {binder.bind(binder.time(query.since))}")
+    return " AND ".join(where)
+
+
+def equal_conditions(
+    alias: str, values: Sequence[tuple[str, object]], params: list[Any], mark: str
+) -> str:
+    """``alias.column = <param>`` for each pair whose value is set, ANDed (``1 = 1`` if none).
+
+    Each value is appended to ``params`` and written as ``mark`` plus its 1-based position
+    (``"?"`` for SQLite, ``"$"`` for PostgreSQL), so the SQL text never holds a value.
+
+    Example:
+        >>> params: list[Any] = []
+        >>> equal_conditions("e", [("project_id", "p"), ("user_id", None)], params, "$"), params
+        ('1 = 1 AND e.project_id = $1', ['p'])
+    """
+    out = ["1 = 1"]
+    for column, value in values:
+        if value is not None:
+            params.append(value)
+            out.append(f"{alias}.{column} = {mark}{len(params)}")
+    return " AND ".join(out)
 
 
 def visible_condition(project_id: str, binder: Binder) -> str:

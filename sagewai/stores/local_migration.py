@@ -1,7 +1,8 @@
 """The one-time upgrade of an embedded folder whose vector points are keyed by fact id alone.
 
 Why: the previous release wrote a fact's vector under its fact id. Point ids now carry the project
-(``project_id + "\\x1f" + fact_id``, see :class:`~sagewai.stores.vector.ProjectVectorStore`), so
+(``project_id + "\\x1f" + fact_id``, see
+:class:`~sagewai.stores.base.vector.ProjectVectorStore`), so
 an old folder opened by this release would find none of its vectors: dense search would miss
 every old fact and deleting one would leave its point behind. This module re-keys the old points
 of every project in the folder, once, before the engine's first operation.
@@ -23,8 +24,8 @@ from typing import Final
 from sagewai.core.pieces import piece_ids
 from sagewai.core.queries import FactQuery, VectorPayload, VectorRecord
 from sagewai.core.records import Fact
-from sagewai.stores.sqlite import SqliteMetadataStore
-from sagewai.stores.vector import ProjectVectorStore, VectorStore
+from sagewai.stores.base.vector import ProjectVectorStore, VectorStore
+from sagewai.stores.sqlite.metadata import SqliteMetadataStore
 
 __all__ = ["VectorIdMigration", "migrate_vector_ids"]
 

@@ -1,6 +1,9 @@
-"""Test doubles shipped with sagewai: a deterministic embedder and a scripted LLM.
+"""Test doubles and conformance suites shipped with sagewai.
 
-Use them in your own tests so they run offline, fast and deterministically.
+Use the doubles (a deterministic embedder, a scripted LLM, a recording NebulaGraph session) in
+your own tests so they run offline, fast and deterministically; subclass a conformance suite
+(:mod:`sagewai.testing.conformance`, which needs pytest) to hold a store backend of your own to
+the contract every sagewai backend passes.
 """
 
 from __future__ import annotations
@@ -13,9 +16,33 @@ from sagewai.testing.llm import ScriptedLLM, ScriptExhaustedError
 
 if TYPE_CHECKING:
     from sagewai.testing.agent import offline_stand_in
+    from sagewai.testing.conformance import (
+        EpisodeStoreConformance,
+        GraphStoreConformance,
+        MetadataStoreConformance,
+        VectorStoreConformance,
+    )
+    from sagewai.testing.nebula import FakeNebulaSession
 
-__all__ = ["FakeEmbedder", "ScriptExhaustedError", "ScriptedLLM", "offline_stand_in"]
+__all__ = [
+    "EpisodeStoreConformance",
+    "FakeEmbedder",
+    "FakeNebulaSession",
+    "GraphStoreConformance",
+    "MetadataStoreConformance",
+    "ScriptExhaustedError",
+    "ScriptedLLM",
+    "VectorStoreConformance",
+    "offline_stand_in",
+]
 
-__getattr__, __dir__ = lazy_exports(
-    __name__, {"offline_stand_in": "sagewai.testing.agent"}, __all__
-)
+_LAZY = {
+    "EpisodeStoreConformance": "sagewai.testing.conformance.episodes",
+    "FakeNebulaSession": "sagewai.testing.nebula",
+    "GraphStoreConformance": "sagewai.testing.conformance.graph",
+    "MetadataStoreConformance": "sagewai.testing.conformance.metadata",
+    "VectorStoreConformance": "sagewai.testing.conformance.vector",
+    "offline_stand_in": "sagewai.testing.agent",
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

@@ -4,7 +4,9 @@ Three stores share one behaviour (the base class holds it): :class:`InMemoryEpis
 :class:`SqliteEpisodeStore` for the embedded default (``episodes.sqlite3`` in the engine's folder)
 and :class:`PostgresEpisodeStore` on PostgreSQL. ``EpisodeStore`` and ``PersistentEpisodeStore``
 are the same classes under the names of the original design (in memory and PostgreSQL). Give one
-to ``ContextEngine(episode_store=...)`` and ``engine.forget(...)`` reaches it.
+to ``ContextEngine(episode_store=...)`` and ``engine.forget(...)`` reaches it. The stores live
+with every other backend in :mod:`sagewai.stores` (their contract in ``sagewai.stores.base``); this
+package holds the episode records and summarizers, and names the stores too.
 
 Example:
     >>> import asyncio
@@ -18,10 +20,6 @@ Example:
     ['s1']
 """
 
-from sagewai.context.episodes.base import EpisodeStoreBase, rank_episodes
-from sagewai.context.episodes.memory import EpisodeStore
-from sagewai.context.episodes.postgres import PersistentEpisodeStore
-from sagewai.context.episodes.sqlite import SqliteEpisodeStore
 from sagewai.context.episodes.summary import (
     EpisodeSummarizer,
     ExtractiveSummarizer,
@@ -29,11 +27,10 @@ from sagewai.context.episodes.summary import (
     extractive_summary,
 )
 from sagewai.core.episode_records import Episode, EpisodeFilter
-
-InMemoryEpisodeStore = EpisodeStore
-"""Episodes in memory: the descriptive name of :class:`EpisodeStore`."""
-PostgresEpisodeStore = PersistentEpisodeStore
-"""Episodes on PostgreSQL: the descriptive name of :class:`PersistentEpisodeStore`."""
+from sagewai.stores.base.episodes import EpisodeStoreBase, rank_episodes
+from sagewai.stores.memory.episodes import EpisodeStore, InMemoryEpisodeStore
+from sagewai.stores.postgres.episodes import PersistentEpisodeStore, PostgresEpisodeStore
+from sagewai.stores.sqlite.episodes import SqliteEpisodeStore
 
 __all__ = [
     "Episode",

@@ -1,8 +1,11 @@
-"""Versioned schema migrations of the SQL metadata stores, kept as plain ``.sql`` files.
+"""Versioned schema migrations of every SQL store, kept as plain ``.sql`` files.
 
-Each dialect has a folder (``sqlite/``, ``postgres/``; ``pgvector/`` holds the vector table of
-:class:`~sagewai.stores.pgvector.PgVectorStore`) of files named ``NNNN_description.sql``.
-A store applies the files it has not recorded in its ``schema_migrations`` table, in version
+Each store has a folder of files named ``NNNN_description.sql``: ``sqlite/`` and ``postgres/``
+(the metadata stores), ``sqlite_graph/``, ``sqlite_episodes/`` and ``postgres_episodes/``, and
+``pgvector/`` (the vector table of :class:`~sagewai.stores.postgres.pgvector.PgVectorStore`).
+One runner per database applies them (:mod:`sagewai.stores.sqlite._database`,
+:mod:`sagewai.stores.postgres._pool`).
+A store applies the files it has not recorded in its migrations table, in version
 order, each in its own transaction together with the row that records it, so a migration is
 either applied and recorded or not applied at all. Files are never edited once released: a change
 to the schema is a new file.
@@ -19,7 +22,12 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Literal
 
-__all__ = ["Migration", "load_migrations"]
+__all__ = ["Migration", "MigrationSet", "load_migrations"]
+
+MigrationSet = Literal[
+    "sqlite", "sqlite_graph", "sqlite_episodes", "postgres", "postgres_episodes", "pgvector"
+]
+"""The migration folders shipped with sagewai, one per store and database."""
 
 _FILE = re.compile(r"^(?P<version>\d{4})_(?P<name>[a-z0-9_]+)\.sql$")
 
@@ -33,7 +41,7 @@ class Migration:
     sql: str
 
 
-def load_migrations(dialect: Literal["sqlite", "postgres", "pgvector"]) -> list[Migration]:
+def load_migrations(dialect: MigrationSet) -> list[Migration]:
     """The migrations shipped for ``dialect``, oldest first.
 
     Raises:

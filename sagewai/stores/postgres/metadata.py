@@ -15,45 +15,30 @@ OR (or, for frequent words only, an AND) of quoted terms, passed as a bound para
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import re
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import UTC, datetime
-from types import ModuleType
 from typing import Any, cast
 
 from pydantic import JsonValue
 
-from sagewai._optional import require
 from sagewai.core.queries import ChangeQuery, FactQuery, WriteBatch
 from sagewai.core.records import Fact, FactChange, utcnow
 from sagewai.errors import (
-    BackendError,
-    BackendUnavailableError,
     ConfigurationError,
     FactConflictError,
-    IntegrityError,
-    InvalidInputError,
     LockedError,
-    SagewaiError,
-)
-from sagewai.stores._postgres_common import (
-    apply_migrations,
-    describe_dsn,
-    driver_errors,
-    is_unreachable,
-    lock_key,
-    redact,
 )
 from sagewai.stores._sql import (
     CHANGE_COLUMNS,
     FACT_COLUMNS,
     FACT_LIST_COLUMNS,
     Binder,
+    change_conditions,
     change_from_row,
     change_values,
     fact_conditions,
@@ -65,8 +50,12 @@ from sagewai.stores._sql import (
     tsvector_literal,
     visible_condition,
 )
-from sagewai.stores.metadata import MetadataStore
-from sagewai.stores.migrations import load_migrations
+from sagewai.stores.base.metadata import MetadataStore
+from sagewai.stores.postgres._pool import (
+    PostgresPool,
+    describe_dsn,
+    lock_key,
+)
 
 __all__ = ["PostgresMetadataStore"]
 
@@ -119,10 +108,6 @@ _FACT_ARRAY_TYPES = {
 }
 
 
-def _asyncpg() -> ModuleType:
-    return require("asyncpg", extra="postgres", feature="PostgresMetadataStore")
-
-
 def _aware(value: datetime) -> datetime:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value
 
@@ -164,7 +149,7 @@ class PostgresMetadataStore(MetadataStore):
     Example:
         >>> import asyncio
         >>> from sagewai.core.records import Fact
-        >>> from sagewai.stores.metadata import FactQuery, WriteBatch
+        >>> from sagewai.stores.base.metadata import FactQuery, WriteBatch
         >>> async def demo() -> int:
         ...     async with PostgresMetadataStore("postgresql://postgres@127.0.0.1/test") as store:
         ...         await store.migrate()
@@ -187,23 +172,23 @@ class PostgresMetadataStore(MetadataStore):
         close_timeout: float = 10.0,
     ) -> None:
         super().__init__()
-        if dsn is None and pool is None:
-            raise ConfigurationError("PostgresMetadataStore needs a dsn or a pool")
         if not _SCHEMA_NAME.match(schema):
             raise ConfigurationError(
                 f"schema {schema!r} is not a plain identifier (lower-case letters, digits and _,"
                 " at most 63 characters, not starting with a digit)"
             )
-        if not 0 <= min_size <= max_size or max_size < 1:
-            raise ConfigurationError("pool sizes need 0 <= min_size <= max_size and max_size >= 1")
+        self._postgres = PostgresPool(
+            dsn,
+            pool=pool,
+            min_size=min_size,
+            max_size=max_size,
+            connect_timeout=connect_timeout,
+            close_timeout=close_timeout,
+            feature="PostgresMetadataStore",
+            unmigrated=f'schema "{schema}"',
+        )
         self._dsn = dsn
         self._schema = schema
-        self._min_size = min_size
-        self._max_size = max_size
-        self._pool: Any = pool
-        self._owns_pool = pool is None
-        self._connect_timeout = connect_timeout
-        self._close_timeout = close_timeout
         self._checked = False
         self._corpus_cache: tuple[float, float, float] | None = None
         """(when, facts, average tokens when large) of the facts table, for BM25."""
@@ -256,60 +241,17 @@ class PostgresMetadataStore(MetadataStore):
 
     # -- connections and errors ----------------------------------------------------------------
 
-    def _translate(self, exc: BaseException) -> SagewaiError:
-        asyncpg = _asyncpg()
-        where = f"PostgreSQL at {describe_dsn(self._dsn)}"
-        message = redact(f"{type(exc).__name__}: {exc}", self._dsn)
-        if isinstance(exc, asyncpg.UndefinedTableError | asyncpg.InvalidSchemaNameError):
-            return ConfigurationError(
-                f'schema "{self._schema}" on {where} is not migrated ({message}):'
-                " call `await store.migrate()` first"
-            )
-        if isinstance(exc, asyncpg.IntegrityConstraintViolationError):
-            return IntegrityError(f"{where} rejected a write: {message}")
-        client = asyncpg.exceptions._base  # client-side errors live there
-        if isinstance(exc, asyncpg.DataError | client.DataError):
-            return InvalidInputError(f"{where} rejected a value: {message}")
-        if is_unreachable(asyncpg, exc):
-            return BackendUnavailableError(f"{where} is not reachable: {message}")
-        return BackendError(f"{where} failed: {message}")
+    @property
+    def _pool(self) -> Any:
+        return self._postgres.pool
 
-    @asynccontextmanager
-    async def _errors(self) -> AsyncIterator[None]:
+    def _errors(self) -> AbstractAsyncContextManager[None]:
         """Translate driver exceptions raised inside the block into sagewai errors."""
-        asyncpg = _asyncpg()
-        try:
-            yield
-        except driver_errors(asyncpg) as exc:
-            raise self._translate(exc) from exc
+        return self._postgres.errors()
 
     async def open(self) -> None:
         """Create the connection pool. Safe to call more than once."""
-        if self._pool is not None:
-            return
-        asyncpg = _asyncpg()
-        try:
-            pool = await asyncpg.create_pool(
-                self._dsn,
-                min_size=self._min_size,
-                max_size=self._max_size,
-                timeout=self._connect_timeout,
-            )
-        except driver_errors(asyncpg) as exc:
-            # A refused connection, a bad DSN, an unknown database or a refused login: the
-            # message names host, port and database, never the password.
-            raise BackendUnavailableError(
-                f"PostgreSQL at {describe_dsn(self._dsn)} is not reachable: "
-                + redact(f"{type(exc).__name__}: {exc}", self._dsn)
-            ) from exc
-        if not self._adopt(pool):  # another task opened a pool meanwhile
-            await pool.close()
-
-    def _adopt(self, pool: Any) -> bool:
-        if self._pool is not None:
-            return False
-        self._pool = pool
-        return True
+        await self._postgres.open()
 
     async def close(self) -> None:
         """Close the pool (unless it was given). Safe to call more than once.
@@ -317,23 +259,14 @@ class PostgresMetadataStore(MetadataStore):
         Connections still in use get ``close_timeout`` seconds to come back before the pool is
         terminated (which also releases any advisory lock they hold).
         """
-        pool, self._checked = self._pool, False
-        if pool is None or not self._owns_pool:
-            return
-        self._pool = None
-        try:
-            async with self._errors():
-                # Waits for connections in use to come back; a held lock() would wait forever.
-                await asyncio.wait_for(pool.close(), self._close_timeout)
-        except BackendUnavailableError:
-            pool.terminate()
+        self._checked = False
+        await self._postgres.close()
 
     async def _ready(self) -> Any:
         """The pool, once the schema is known to be migrated."""
-        await self.open()
+        pool = await self._postgres.open()
         if not self._checked:
-            async with self._errors():
-                missing = await self._missing_versions(self._pool)
+            missing = await self._postgres.missing_versions(self._migrations, "postgres")
             if missing:
                 raise ConfigurationError(
                     f'schema "{self._schema}" on PostgreSQL at {describe_dsn(self._dsn)} is not'
@@ -341,15 +274,7 @@ class PostgresMetadataStore(MetadataStore):
                     " call `await store.migrate()` first"
                 )
             self._checked = True
-        return self._pool
-
-    async def _missing_versions(self, connection: Any) -> list[str]:
-        exists = await connection.fetchval("SELECT to_regclass($1) IS NOT NULL", self._migrations)
-        recorded: set[str] = set()
-        if exists:
-            rows = await connection.fetch(f"SELECT version FROM {self._migrations}")
-            recorded = {row[0] for row in rows}
-        return [m.version for m in load_migrations("postgres") if m.version not in recorded]
+        return pool
 
     async def migrate(self) -> list[str]:
         """Create or upgrade the schema; return the versions applied by this call.
@@ -361,18 +286,13 @@ class PostgresMetadataStore(MetadataStore):
             >>> async def deploy(store: PostgresMetadataStore) -> None:
             ...     print(await store.migrate())  # ['0001'] the first time, [] afterwards
         """
-        await self.open()
-        async with self._errors(), self._pool.acquire() as connection, connection.transaction():
-            await connection.execute(
-                "SELECT pg_advisory_xact_lock($1)", lock_key("sagewai.migrate", self._schema)
-            )
-            await connection.execute(f"CREATE SCHEMA IF NOT EXISTS {self._quoted_schema}")
-            applied = await apply_migrations(
-                connection,
-                table=self._migrations,
-                folder="postgres",
-                render=lambda sql: sql.replace("__SCHEMA__", self._quoted_schema),
-            )
+        applied = await self._postgres.migrate(
+            lock=lock_key("sagewai.migrate", self._schema),
+            schema=self._quoted_schema,
+            table=self._migrations,
+            folder="postgres",
+            render=lambda sql: sql.replace("__SCHEMA__", self._quoted_schema),
+        )
         self._checked = True
         return applied
 
@@ -624,16 +544,10 @@ class PostgresMetadataStore(MetadataStore):
 
     async def changes(self, query: ChangeQuery) -> list[FactChange]:
         binder = _PostgresBinder()
-        where = [f"project_id = {binder.bind(query.project_id)}"]
-        if query.fact_id is not None:
-            where.append(f"fact_id = {binder.bind(query.fact_id)}")
-        if query.run_id is not None:
-            where.append(f"run_id = {binder.bind(query.run_id)}")
-        if query.since is not None:
-            where.append(f"at >= {binder.bind(binder.time(query.since))}")
+        where = change_conditions(query, binder)
         sql = (
             f"SELECT {', '.join(CHANGE_COLUMNS)} FROM {self._changes}"
-            f" WHERE {' AND '.join(where)} ORDER BY at, seq"
+            f" WHERE {where} ORDER BY at, seq"
         )
         if query.limit is not None:
             sql += f" LIMIT {binder.bind(query.limit)}"

@@ -44,10 +44,14 @@ class VectorStore(ABC):
     async def upsert(self, records: Sequence[VectorRecord]) -> None:
         """Insert or replace vectors and payloads by id."""
 
-    @abstractmethod
     async def search(self, vector: Vector, top_k: int, where: VectorFilter) -> list[VectorHit]:
-        """The ``top_k`` nearest vectors (cosine, highest first) that match ``where``."""
+        """The ``top_k`` nearest vectors (cosine, highest first) that match ``where``.
 
+        A batch of one: :meth:`search_many` is the only search a backend implements.
+        """
+        return (await self.search_many([vector], top_k, where))[0]
+
+    @abstractmethod
     async def search_many(
         self,
         vectors: Sequence[Vector],
@@ -56,15 +60,14 @@ class VectorStore(ABC):
         *,
         ef: int | None = None,
     ) -> list[list[VectorHit]]:
-        """:meth:`search` for each vector under one filter: one hit list per vector, in order.
+        """The ``top_k`` nearest vectors to each of ``vectors`` under one filter, in order.
 
-        The default runs the searches one after another. Backends that can answer a batch at once
-        override it (Qdrant's batch query; one matrix product in memory), which is what makes a
-        consolidation pass over a large project fast. ``ef`` is the beam an approximate index
-        keeps per query instead of its own setting (raised to ``top_k``); exact stores ignore it.
+        The one search core of every backend (:meth:`search` is a batch of one). A backend
+        answers the batch at once where it can (Qdrant's batch query; one matrix product in
+        memory), which is what makes a consolidation pass over a large project fast. ``ef`` is
+        the beam an approximate index keeps per query instead of its own setting (raised to
+        ``top_k``); exact stores ignore it (but still reject a value that is not positive).
         """
-        self._check_ef(ef)
-        return [await self.search(vector, top_k, where) for vector in vectors]
 
     @abstractmethod
     async def get_vectors(self, ids: Sequence[str]) -> dict[str, Vector]:
@@ -192,9 +195,6 @@ class ProjectVectorStore(VectorStore):
         await self.store.upsert(
             [VectorRecord(self._key(r.id), r.vector, r.payload) for r in records]
         )
-
-    async def search(self, vector: Vector, top_k: int, where: VectorFilter) -> list[VectorHit]:
-        return self._hits(await self.store.search(vector, top_k, self._where(where)))
 
     async def search_many(
         self,

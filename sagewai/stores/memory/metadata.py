@@ -16,7 +16,7 @@ from sagewai.core.records import Fact, FactChange, utcnow
 from sagewai.core.scope import ContextScope
 from sagewai.core.text import keyword_terms
 from sagewai.errors import FactConflictError
-from sagewai.stores.metadata import MetadataStore
+from sagewai.stores.base.metadata import MetadataStore
 
 __all__ = ["InMemoryMetadataStore"]
 

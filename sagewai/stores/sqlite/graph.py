@@ -2,23 +2,22 @@
 
 It is the default graph store of an embedded project folder: ``ContextEngine.local(path)`` and
 ``sagewai graph export --store PATH`` both open ``PATH/graph.sqlite3`` (:data:`GRAPH_FILENAME`).
-Calls run in a worker thread (``asyncio.to_thread``) so the event loop never blocks on disk, and
-each :class:`~sagewai.graph.GraphWrite` is one SQLite transaction: it lands whole or not at all.
+Calls run on the shared SQLite worker thread (:mod:`sagewai.stores.sqlite._database`) so the
+event loop never blocks on disk, and each :class:`~sagewai.graph.GraphWrite` is one SQLite
+transaction: it lands whole or not at all. The schema comes from versioned SQL migrations
+(recorded in ``graph_migrations``); files written before that table existed open unchanged.
 """
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
-import threading
 from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 from sagewai.core.graph_matching import entity_keys
 from sagewai.core.graph_records import Entity, Relation
-from sagewai.errors import BackendError, BackendUnavailableError
-from sagewai.graph._codec import (
+from sagewai.stores._graph_codec import (
     ENTITY_COLUMNS,
     RELATION_COLUMNS,
     entity_from_row,
@@ -26,7 +25,8 @@ from sagewai.graph._codec import (
     relation_from_row,
     relation_to_row,
 )
-from sagewai.graph.base import GraphMemory, GraphWrite
+from sagewai.stores.base.graph import GraphMemory, GraphWrite
+from sagewai.stores.sqlite._database import MEMORY, SqliteDatabase, write_transaction
 
 __all__ = ["GRAPH_FILENAME", "SqliteGraphStore", "graph_file"]
 
@@ -34,45 +34,9 @@ GRAPH_FILENAME = "graph.sqlite3"
 """The graph file's name inside an embedded store folder (the one place this name is written)."""
 
 _SCHEMA_VERSION = 1
+"""The ``user_version`` the file is marked with (files before the migrations table have it)."""
 _CHUNK = 500
 _T = TypeVar("_T")
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS graph_entities (
-    project_id TEXT NOT NULL,
-    id TEXT NOT NULL,
-    name TEXT NOT NULL,
-    label TEXT NOT NULL,
-    aliases TEXT NOT NULL,
-    session_ids TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    metadata TEXT NOT NULL,
-    PRIMARY KEY (project_id, id)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS graph_entity_keys (
-    project_id TEXT NOT NULL,
-    key TEXT NOT NULL,
-    entity_id TEXT NOT NULL,
-    PRIMARY KEY (project_id, key, entity_id)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS graph_entity_keys_entity ON graph_entity_keys (project_id, entity_id);
-CREATE TABLE IF NOT EXISTS graph_relations (
-    project_id TEXT NOT NULL,
-    id TEXT NOT NULL,
-    subject_id TEXT NOT NULL,
-    predicate TEXT NOT NULL,
-    object_id TEXT NOT NULL,
-    valid_from TEXT NOT NULL,
-    valid_to TEXT,
-    confidence REAL NOT NULL,
-    sources TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    superseded_by TEXT,
-    PRIMARY KEY (project_id, id)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS graph_relations_subject ON graph_relations (project_id, subject_id);
-CREATE INDEX IF NOT EXISTS graph_relations_object ON graph_relations (project_id, object_id);
-"""
 
 
 def graph_file(folder: str | Path) -> Path:
@@ -117,9 +81,16 @@ class SqliteGraphStore(GraphMemory):
             candidate = Path(path)
             is_folder = candidate.is_dir() or (not candidate.exists() and not candidate.suffix)
             self._path = graph_file(candidate) if is_folder else candidate
-        self._timeout = timeout
-        self._connection: sqlite3.Connection | None = None
-        self._lock = threading.Lock()
+        self._database = SqliteDatabase(
+            MEMORY if self._path is None else str(self._path),
+            migrations="sqlite_graph",
+            table="graph_migrations",
+            busy_timeout=timeout,
+            pragmas=("PRAGMA foreign_keys = ON",),
+            row_factory=sqlite3.Row,
+            user_version=_SCHEMA_VERSION,
+            thread_name="sagewai-graph",
+        )
 
     def __repr__(self) -> str:
         return f"SqliteGraphStore({str(self._path) if self._path else ':memory:'!r})"
@@ -131,64 +102,14 @@ class SqliteGraphStore(GraphMemory):
 
     # ----------------------------------------------------------------- connection
 
-    def _connect(self) -> sqlite3.Connection:
-        if self._connection is not None:
-            return self._connection
-        try:
-            if self._path is None:
-                connection = sqlite3.connect(":memory:", check_same_thread=False)
-            else:
-                self._path.parent.mkdir(parents=True, exist_ok=True)
-                connection = sqlite3.connect(
-                    self._path, timeout=self._timeout, check_same_thread=False
-                )
-                connection.execute("PRAGMA journal_mode=WAL")
-            connection.row_factory = sqlite3.Row
-            connection.execute("PRAGMA foreign_keys=ON")
-            version = connection.execute("PRAGMA user_version").fetchone()[0]
-            if version > _SCHEMA_VERSION:
-                raise BackendError(
-                    f"{self._path} holds graph schema {version}; this sagewai knows up to "
-                    f"{_SCHEMA_VERSION}: upgrade sagewai"
-                )
-            with connection:
-                connection.executescript(_SCHEMA)
-                connection.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
-        except sqlite3.Error as exc:
-            raise BackendUnavailableError(
-                f"cannot open the graph database {self._path}: {exc}"
-            ) from exc
-        self._connection = connection
-        return connection
-
     async def _run(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
-        def call() -> _T:
-            with self._lock:
-                connection = self._connect()
-                try:
-                    return work(connection)
-                except sqlite3.OperationalError as exc:
-                    if "locked" in str(exc) or "busy" in str(exc):
-                        raise BackendUnavailableError(
-                            f"the graph database is locked: {exc}"
-                        ) from exc
-                    raise BackendError(f"graph database error: {exc}") from exc
-                except sqlite3.Error as exc:
-                    raise BackendError(f"graph database error: {exc}") from exc
-
-        return await asyncio.to_thread(call)
+        return await self._database.run(lambda: work(self._database.connection))
 
     async def open(self) -> None:
-        await self._run(lambda db: None)
+        await self._database.open()
 
     async def close(self) -> None:
-        def shut() -> None:
-            with self._lock:
-                if self._connection is not None:
-                    self._connection.close()
-                    self._connection = None
-
-        await asyncio.to_thread(shut)
+        await self._database.close()
 
     # ----------------------------------------------------------------- core
 
@@ -199,7 +120,7 @@ class SqliteGraphStore(GraphMemory):
         project = write.project_id
 
         def work(db: sqlite3.Connection) -> None:
-            with db:
+            with write_transaction(db):
                 for ids in _chunks([r.id for r in write.delete_relations]):
                     db.execute(
                         "DELETE FROM graph_relations WHERE project_id = ? "
@@ -305,7 +226,7 @@ class SqliteGraphStore(GraphMemory):
 
     async def _delete_project(self, project_id: str) -> tuple[int, int]:
         def work(db: sqlite3.Connection) -> tuple[int, int]:
-            with db:
+            with write_transaction(db):
                 relations = db.execute(
                     "DELETE FROM graph_relations WHERE project_id = ?", (project_id,)
                 ).rowcount

@@ -28,7 +28,8 @@ from sagewai.errors import (
     InvalidInputError,
     SagewaiError,
 )
-from sagewai.stores._qdrant_common import (
+from sagewai.stores.base.vector import VectorStore
+from sagewai.stores.qdrant._common import (
     FLOAT_FIELDS,
     ID_FIELD,
     KEYWORD_FIELDS,
@@ -40,7 +41,6 @@ from sagewai.stores._qdrant_common import (
     split_by_scope,
     wants_acorn,
 )
-from sagewai.stores.vector import VectorStore
 
 if TYPE_CHECKING:
     import qdrant_edge
@@ -137,7 +137,7 @@ class QdrantEdgeVectorStore(VectorStore):
     Example:
         >>> import asyncio, tempfile
         >>> import numpy as np
-        >>> from sagewai.stores.vector import VectorFilter, VectorPayload, VectorRecord
+        >>> from sagewai.stores.base.vector import VectorFilter, VectorPayload, VectorRecord
         >>> async def demo(folder: str) -> list[str]:
         ...     payload = VectorPayload("p", "project:p:p", "active", "fact", "general")
         ...     vector = np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32)
@@ -346,9 +346,6 @@ class QdrantEdgeVectorStore(VectorStore):
             self._maybe_optimize(shard)
 
         await self._call("upsert vectors", work)
-
-    async def search(self, vector: Vector, top_k: int, where: VectorFilter) -> list[VectorHit]:
-        return (await self.search_many([vector], top_k, where))[0]
 
     async def search_many(
         self,

@@ -8,7 +8,7 @@ One class covers the three engines ``qdrant-client`` offers, through its async c
 
 Local mode is pure Python brute force (tens of milliseconds per query at a few thousand points)
 and runs its work on the event loop; it suits tests and prototypes that later move to a server.
-The embedded default is :class:`~sagewai.stores.qdrant_edge.QdrantEdgeVectorStore`.
+The embedded default is :class:`~sagewai.stores.qdrant.edge.QdrantEdgeVectorStore`.
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ from sagewai.errors import (
     SagewaiError,
     SagewaiTimeoutError,
 )
-from sagewai.stores._qdrant_common import (
+from sagewai.stores.base.vector import VectorStore
+from sagewai.stores.qdrant._common import (
     FLOAT_FIELDS,
     ID_FIELD,
     KEYWORD_FIELDS,
@@ -43,7 +44,6 @@ from sagewai.stores._qdrant_common import (
     split_by_scope,
     wants_acorn,
 )
-from sagewai.stores.vector import VectorStore
 
 if TYPE_CHECKING:
     from qdrant_client import AsyncQdrantClient
@@ -115,7 +115,7 @@ class QdrantVectorStore(VectorStore):
 
     On a server a search over several scopes runs one query per scope in one batch request and
     merges the hits, and an "as of" search (``valid_at``) asks for ACORN; both keep filtered
-    search accurate (see :func:`~sagewai.stores._qdrant_common.split_by_scope`) and the second
+    search accurate (see :func:`~sagewai.stores.qdrant._common.split_by_scope`) and the second
     needs a server with ACORN search parameters (Qdrant 1.16 or later).
 
     Give exactly one of ``location``, ``path`` or ``url``. Nothing connects before :meth:`open`.
@@ -135,7 +135,7 @@ class QdrantVectorStore(VectorStore):
     Example:
         >>> import asyncio
         >>> import numpy as np
-        >>> from sagewai.stores.vector import VectorFilter, VectorPayload, VectorRecord
+        >>> from sagewai.stores.base.vector import VectorFilter, VectorPayload, VectorRecord
         >>> async def demo() -> int:
         ...     payload = VectorPayload("p", "project:p:p", "active", "fact", "general")
         ...     vector = np.array([0.0, 1.0, 0.0, 0.0], dtype=np.float32)
@@ -359,9 +359,6 @@ class QdrantVectorStore(VectorStore):
                 await client.upsert(self._collection, points=batch, wait=True)
 
         await self._call("upsert vectors", work)
-
-    async def search(self, vector: Vector, top_k: int, where: VectorFilter) -> list[VectorHit]:
-        return (await self.search_many([vector], top_k, where))[0]
 
     async def search_many(
         self,

@@ -18,34 +18,26 @@ import json
 import math
 import re
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from types import ModuleType
 from typing import Any, Final
 
 import numpy as np
 
-from sagewai._optional import require
 from sagewai.core.embedder import Vector
 from sagewai.core.queries import VectorFilter, VectorHit, VectorPayload, VectorRecord
 from sagewai.errors import (
-    BackendError,
     BackendUnavailableError,
     ConfigurationError,
     InvalidInputError,
-    SagewaiError,
 )
-from sagewai.stores._postgres_common import (
-    apply_migrations,
+from sagewai.stores.base.vector import VectorStore
+from sagewai.stores.postgres._pool import (
+    PostgresPool,
     describe_dsn,
-    driver_errors,
-    is_unreachable,
     lock_key,
-    redact,
 )
-from sagewai.stores.migrations import load_migrations
-from sagewai.stores.vector import VectorStore
 
 __all__ = ["PgVectorStore"]
 
@@ -58,10 +50,6 @@ _MAX_EF: Final = 1000
 """pgvector's largest ``hnsw.ef_search``."""
 _SIZE_TTL: Final = 30.0
 """Seconds the table size estimate (exact or approximate search) is trusted."""
-
-
-def _asyncpg() -> ModuleType:
-    return require("asyncpg", extra="pgvector", feature="PgVectorStore")
 
 
 def _key(point_id: str) -> bytes:
@@ -120,6 +108,15 @@ def vector_conditions(where: VectorFilter, params: _Params) -> list[str]:
     return conditions
 
 
+async def _create_extension(connection: Any) -> None:
+    """Create the ``vector`` extension when it is missing (that needs a role allowed to)."""
+    has_extension = await connection.fetchval(
+        "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector')"
+    )
+    if not has_extension:
+        await connection.execute("CREATE EXTENSION IF NOT EXISTS vector")
+
+
 class PgVectorStore(VectorStore):
     """Vectors in a PostgreSQL table with pgvector: HNSW (cosine) search, filters in SQL.
 
@@ -150,7 +147,7 @@ class PgVectorStore(VectorStore):
     Example:
         >>> import asyncio
         >>> import numpy as np
-        >>> from sagewai.stores.vector import VectorFilter, VectorPayload, VectorRecord
+        >>> from sagewai.stores.base.vector import VectorFilter, VectorPayload, VectorRecord
         >>> async def demo(dsn: str) -> list[str]:
         ...     payload = VectorPayload("p", "project:p:p", "active", "fact", "general")
         ...     vector = np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32)
@@ -179,8 +176,6 @@ class PgVectorStore(VectorStore):
         pool: Any = None,
         connect_timeout: float = 10.0,
     ) -> None:
-        if dsn is None and pool is None:
-            raise ConfigurationError("PgVectorStore needs a dsn or a pool")
         if dimension <= 0 or dimension > 16_000:
             raise InvalidInputError(f"dimension must be in 1..16000, got {dimension}")
         for name, identifier in (("schema", schema), ("table", table)):
@@ -198,8 +193,6 @@ class PgVectorStore(VectorStore):
                 raise InvalidInputError(f"{name} must be positive, got {value}")
         if exact_threshold < 0:
             raise InvalidInputError("exact_threshold must be zero or positive")
-        if not 0 <= min_size <= max_size or max_size < 1:
-            raise ConfigurationError("pool sizes need 0 <= min_size <= max_size and max_size >= 1")
         self._dsn = dsn
         self._dimension = dimension
         self._schema = schema
@@ -210,11 +203,20 @@ class PgVectorStore(VectorStore):
         self._ef_construct = ef_construct
         self._ef_search = min(ef_search, _MAX_EF)
         self._exact_threshold = exact_threshold
-        self._min_size = min_size
-        self._max_size = max_size
-        self._pool: Any = pool
-        self._owns_pool = pool is None
-        self._connect_timeout = connect_timeout
+        self._postgres = PostgresPool(
+            dsn,
+            pool=pool,
+            min_size=min_size,
+            max_size=max_size,
+            connect_timeout=connect_timeout,
+            server_settings={
+                "hnsw.ef_search": str(self._ef_search),
+                "hnsw.iterative_scan": "relaxed_order",
+            },
+            extra="pgvector",
+            feature="PgVectorStore",
+            unmigrated=f"the vector table {self._table}",
+        )
         self._checked = False
         self._size: tuple[float, float] | None = None
         """(when, rows) of the last table size estimate."""
@@ -236,75 +238,22 @@ class PgVectorStore(VectorStore):
 
     # -- connections and errors ----------------------------------------------------------------
 
-    def _translate(self, exc: BaseException, action: str) -> SagewaiError:
-        asyncpg = _asyncpg()
-        where = f"PostgreSQL at {describe_dsn(self._dsn)}"
-        message = redact(f"{type(exc).__name__}: {exc}", self._dsn)
-        if isinstance(exc, asyncpg.UndefinedTableError | asyncpg.InvalidSchemaNameError):
-            return ConfigurationError(
-                f"the vector table {self._table} on {where} is not migrated ({message}):"
-                " call `await store.migrate()` first"
-            )
-        if isinstance(exc, asyncpg.UndefinedObjectError | asyncpg.UndefinedFunctionError):
-            return ConfigurationError(
-                f"cannot {action}: the pgvector extension is missing on {where} ({message}):"
-                " call `await store.migrate()` or run CREATE EXTENSION vector"
-            )
-        if isinstance(exc, asyncpg.InsufficientPrivilegeError):
-            return ConfigurationError(f"cannot {action} on {where}: {message}")
-        client = asyncpg.exceptions._base
-        if isinstance(exc, asyncpg.DataError | client.DataError):
-            return InvalidInputError(f"cannot {action}: {where} rejected a value: {message}")
-        if is_unreachable(asyncpg, exc):
-            return BackendUnavailableError(f"cannot {action}: {where} is not reachable: {message}")
-        return BackendError(f"cannot {action}: {where} failed: {message}")
+    @property
+    def _pool(self) -> Any:
+        return self._postgres.pool
 
-    @asynccontextmanager
-    async def _errors(self, action: str) -> AsyncIterator[None]:
-        asyncpg = _asyncpg()
-        try:
-            yield
-        except SagewaiError:
-            raise
-        except driver_errors(asyncpg) as exc:
-            raise self._translate(exc, action) from exc
+    def _errors(self, action: str) -> AbstractAsyncContextManager[None]:
+        """Translate driver exceptions raised inside the block into sagewai errors."""
+        return self._postgres.errors(action)
 
     async def open(self) -> None:
         """Create the connection pool. Safe to call more than once."""
-        if self._pool is not None:
-            return
-        asyncpg = _asyncpg()
-        async with self._errors("connect"):
-            pool = await asyncpg.create_pool(
-                self._dsn,
-                min_size=self._min_size,
-                max_size=self._max_size,
-                timeout=self._connect_timeout,
-                server_settings={
-                    "hnsw.ef_search": str(self._ef_search),
-                    "hnsw.iterative_scan": "relaxed_order",
-                },
-            )
-        if not self._adopt(pool):  # another task opened a pool meanwhile
-            await pool.close()
-
-    def _adopt(self, pool: Any) -> bool:
-        if self._pool is not None:
-            return False
-        self._pool = pool
-        return True
+        await self._postgres.open()
 
     async def close(self) -> None:
         """Close the pool (unless it was given). Safe to call more than once."""
-        pool, self._checked = self._pool, False
-        if pool is None or not self._owns_pool:
-            return
-        self._pool = None
-        try:
-            async with self._errors("close the pool"):
-                await pool.close()
-        except BackendUnavailableError:
-            pool.terminate()
+        self._checked = False
+        await self._postgres.close()
 
     def _require_pool(self) -> Any:
         if self._pool is None:
@@ -318,25 +267,17 @@ class PgVectorStore(VectorStore):
         """The pool, once the table is known to be migrated for this dimension."""
         pool = self._require_pool()
         if not self._checked:
+            missing = await self._postgres.missing_versions(self._migrations, "pgvector")
+            if missing:
+                raise ConfigurationError(
+                    f"the vector table {self._table} on PostgreSQL at"
+                    f" {describe_dsn(self._dsn)} is not migrated (missing versions"
+                    f" {', '.join(missing)}): call `await store.migrate()` first"
+                )
             async with self._errors("check the vector table"):
-                missing = await self._missing_versions(pool)
-                if missing:
-                    raise ConfigurationError(
-                        f"the vector table {self._table} on PostgreSQL at"
-                        f" {describe_dsn(self._dsn)} is not migrated (missing versions"
-                        f" {', '.join(missing)}): call `await store.migrate()` first"
-                    )
                 await self._check_dimension(pool)
             self._checked = True
         return pool
-
-    async def _missing_versions(self, connection: Any) -> list[str]:
-        exists = await connection.fetchval("SELECT to_regclass($1) IS NOT NULL", self._migrations)
-        recorded: set[str] = set()
-        if exists:
-            rows = await connection.fetch(f"SELECT version FROM {self._migrations}")
-            recorded = {row[0] for row in rows}
-        return [m.version for m in load_migrations("pgvector") if m.version not in recorded]
 
     async def _check_dimension(self, connection: Any) -> None:
         stored = await connection.fetchval(
@@ -356,26 +297,16 @@ class PgVectorStore(VectorStore):
         Pending migrations run in one transaction under an advisory lock, so concurrent calls
         apply each version once. Creates the ``vector`` extension first when it is missing.
         """
-        pool = self._require_pool()
-        async with (
-            self._errors("migrate the vector table"),
-            pool.acquire() as connection,
-            connection.transaction(),
-        ):
-            await connection.execute(
-                "SELECT pg_advisory_xact_lock($1)",
-                lock_key("sagewai.pgvector.migrate", self._schema, self._table_name),
-            )
-            has_extension = await connection.fetchval(
-                "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector')"
-            )
-            if not has_extension:
-                await connection.execute("CREATE EXTENSION IF NOT EXISTS vector")
-            await connection.execute(f'CREATE SCHEMA IF NOT EXISTS "{self._schema}"')
-            applied = await apply_migrations(
-                connection, table=self._migrations, folder="pgvector", render=self._render
-            )
-            await self._check_dimension(connection)
+        self._require_pool()
+        applied = await self._postgres.migrate(
+            lock=lock_key("sagewai.pgvector.migrate", self._schema, self._table_name),
+            schema=f'"{self._schema}"',
+            table=self._migrations,
+            folder="pgvector",
+            render=self._render,
+            prepare=_create_extension,
+            check=self._check_dimension,
+        )
         self._checked = True
         return applied
 
@@ -459,9 +390,6 @@ class PgVectorStore(VectorStore):
                 columns[7] = [json.dumps(tags) for tags in columns[7]]
                 await connection.execute(sql, *columns)
         self._grew(len(rows))
-
-    async def search(self, vector: Vector, top_k: int, where: VectorFilter) -> list[VectorHit]:
-        return (await self.search_many([vector], top_k, where))[0]
 
     async def search_many(
         self,

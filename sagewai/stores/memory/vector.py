@@ -8,7 +8,7 @@ import numpy as np
 
 from sagewai.core.embedder import Vector
 from sagewai.core.queries import VectorFilter, VectorHit, VectorPayload, VectorRecord
-from sagewai.stores.vector import VectorStore
+from sagewai.stores.base.vector import VectorStore
 
 __all__ = ["InMemoryVectorStore"]
 
@@ -75,23 +75,6 @@ class InMemoryVectorStore(VectorStore):
             self._matrix[row] = vector
             self._payloads[row] = record.payload
 
-    async def search(self, vector: Vector, top_k: int, where: VectorFilter) -> list[VectorHit]:
-        query = _unit(self._check_vector(vector))
-        if top_k <= 0 or not self._row_of:
-            return []
-        used = len(self._ids)
-        scores = self._matrix[:used] @ query
-        hits: list[VectorHit] = []
-        for row in np.argsort(-scores, kind="stable"):
-            point_id = self._ids[row]
-            payload = self._payloads[row]
-            if point_id is None or payload is None or not where.matches(payload, point_id):
-                continue
-            hits.append(VectorHit(point_id, float(scores[row])))
-            if len(hits) == top_k:
-                break
-        return hits
-
     async def search_many(
         self,
         vectors: Sequence[Vector],
@@ -126,11 +109,14 @@ class InMemoryVectorStore(VectorStore):
             scores = np.stack(queries[start : start + _QUERY_BLOCK]) @ candidates.T
             for line in scores:
                 if keep < rows.size:
-                    best = np.argpartition(-line, keep - 1)[:keep]
+                    # Every row scoring at least the keep-th best: ties at the edge are all in,
+                    # so the row-order tie break below picks the same rows a full sort would.
+                    edge = -np.partition(-line, keep - 1)[keep - 1]
+                    best = np.flatnonzero(line >= edge)
                 else:
-                    best = np.arange(keep)
-                # Highest first; ties in row order, as :meth:`search` orders them.
-                best = best[np.lexsort((best, -line[best]))]
+                    best = np.arange(rows.size)
+                # Highest first; ties in row (insertion) order.
+                best = best[np.lexsort((best, -line[best]))][:keep]
                 out.append([VectorHit(str(self._ids[rows[i]]), float(line[i])) for i in best])
         return out
 

@@ -7,7 +7,9 @@ asks for (full-text hits plus the most recent episodes): one scorer for every ba
 rankings congruent, and the candidate set is bounded, so only a few hundred vectors cross the wire.
 
 The schema is created by an explicit :meth:`PersistentEpisodeStore.migrate` call (a deployment
-step, like any database migration), recorded in ``<schema>.episode_migrations``; operations on a
+step, like any database migration) from the SQL files in ``migrations/postgres_episodes``,
+recorded in ``<schema>.episode_migrations``; the pool, error translation and migration runner
+are the ones every PostgreSQL store shares (:mod:`sagewai.stores.postgres._pool`); operations on a
 store that was never migrated fail with a :class:`~sagewai.errors.ConfigurationError` that says so.
 Every value is a bound parameter; the schema name is validated and quoted before it is used.
 """
@@ -17,62 +19,31 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import numpy as np
 
-from sagewai._optional import require
-from sagewai.context.episodes.base import EpisodeStoreBase
 from sagewai.context.episodes.summary import EpisodeSummarizer
 from sagewai.core.embedder import Embedder, Vector
 from sagewai.core.episode_records import Episode, EpisodeFilter, episode_text
-from sagewai.errors import BackendError, BackendUnavailableError, ConfigurationError
+from sagewai.errors import ConfigurationError
+from sagewai.stores._sql import equal_conditions
+from sagewai.stores.base.episodes import EpisodeStoreBase
+from sagewai.stores.postgres._pool import PostgresPool, lock_key
 
-__all__ = ["PersistentEpisodeStore"]
+__all__ = ["PersistentEpisodeStore", "PostgresEpisodeStore"]
 
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
-_MIGRATION_LOCK = 0x5A6E_E715  # pg_advisory_xact_lock key: one migrating process at a time
-
-_MIGRATIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
-    (
-        "0001",
-        "episodes",
-        (
-            """CREATE TABLE {schema}.episodes (
-                id         text COLLATE "C" PRIMARY KEY,
-                project_id text COLLATE "C",
-                user_id    text COLLATE "C",
-                session_id text COLLATE "C" NOT NULL,
-                created_at timestamptz NOT NULL,
-                summary    text NOT NULL,
-                messages   json NOT NULL,
-                metadata   json NOT NULL,
-                vector     real[] NOT NULL,
-                search     tsvector NOT NULL
-            )""",
-            "CREATE INDEX episodes_project_created ON {schema}.episodes (project_id, created_at)",
-            "CREATE INDEX episodes_project_session ON {schema}.episodes (project_id, session_id)",
-            "CREATE INDEX episodes_project_user ON {schema}.episodes (project_id, user_id)",
-            "CREATE INDEX episodes_search ON {schema}.episodes USING gin (search)",
-        ),
-    ),
-)
-
 _COLUMNS = (
     "e.id, e.project_id, e.user_id, e.session_id, e.created_at, e.summary, e.messages, e.metadata"
 )
 
 
 def _conditions(where: EpisodeFilter, params: list[Any]) -> str:
-    out = ["TRUE"]
-    for column in ("project_id", "session_id", "user_id"):
-        value = getattr(where, column)
-        if value is not None:
-            params.append(value)
-            out.append(f"e.{column} = ${len(params)}")
-    return " AND ".join(out)
+    columns = ("project_id", "session_id", "user_id")
+    return equal_conditions("e", [(c, getattr(where, c)) for c in columns], params, "$")
 
 
 class PersistentEpisodeStore(EpisodeStoreBase):
@@ -112,11 +83,16 @@ class PersistentEpisodeStore(EpisodeStoreBase):
             )
         if pool_size < 1:
             raise ConfigurationError("pool_size must be at least 1")
-        self._dsn = connection_string
         self.schema = schema
         self._quoted = f'"{schema}"'
-        self._pool_size = pool_size
-        self._pool: Any = None
+        self._migrations = f"{self._quoted}.episode_migrations"
+        self._postgres = PostgresPool(
+            connection_string,
+            min_size=1,
+            max_size=pool_size,
+            feature="PersistentEpisodeStore",
+            unmigrated=f"the episode tables of schema {schema!r}",
+        )
         self._ready = False
         self._lock = asyncio.Lock()
 
@@ -130,29 +106,11 @@ class PersistentEpisodeStore(EpisodeStoreBase):
 
     # ------------------------------------------------------------------ connections & errors
 
-    @asynccontextmanager
-    async def _translated(self) -> AsyncIterator[None]:
-        asyncpg = require("asyncpg", extra="postgres", feature="PersistentEpisodeStore")
-        try:
-            yield
-        except (asyncpg.UndefinedTableError, asyncpg.InvalidSchemaNameError) as exc:
-            raise ConfigurationError(
-                f"the episode tables do not exist in schema {self.schema!r}: "
-                "run `await store.migrate()` once before using the store"
-            ) from exc
-        except (OSError, TimeoutError, asyncpg.InterfaceError) as exc:
-            raise BackendUnavailableError(f"PostgreSQL is not reachable: {exc}") from exc
-        except asyncpg.PostgresError as exc:
-            raise BackendError(f"PostgreSQL error in the episode store: {exc}") from exc
+    def _translated(self) -> AbstractAsyncContextManager[None]:
+        return self._postgres.errors()
 
     async def _connect(self) -> Any:
-        if self._pool is None:
-            asyncpg = require("asyncpg", extra="postgres", feature="PersistentEpisodeStore")
-            async with self._translated():
-                self._pool = await asyncpg.create_pool(
-                    self._dsn, min_size=1, max_size=self._pool_size
-                )
-        return self._pool
+        return await self._postgres.open()
 
     async def open(self) -> None:
         """Connect and check that the schema was migrated. Safe to call more than once.
@@ -166,62 +124,33 @@ class PersistentEpisodeStore(EpisodeStoreBase):
         async with self._lock:
             if self.is_open:  # checked by a concurrent caller while this one waited
                 return
-            pool = await self._connect()
-            async with self._translated():
-                latest = await pool.fetchval(
-                    f"SELECT max(version) FROM {self._quoted}.episode_migrations"
-                )
-            if latest is None:
+            await self._connect()
+            missing = await self._postgres.missing_versions(self._migrations, "postgres_episodes")
+            if missing:
                 raise ConfigurationError(
-                    f"schema {self.schema!r} holds no episode migration: run "
-                    "`await store.migrate()` once before using the store"
-                )
-            if latest > _MIGRATIONS[-1][0]:
-                raise ConfigurationError(
-                    f"schema {self.schema!r} was migrated by a newer sagewai; upgrade sagewai"
+                    f"schema {self.schema!r} lacks the episode migrations {', '.join(missing)}:"
+                    " run `await store.migrate()` once before using the store"
                 )
             self._ready = True
 
     async def close(self) -> None:
         """Close the connection pool. Safe to call more than once."""
-        pool, self._pool = self._pool, None
         self._ready = False
-        if pool is not None:
-            await pool.close()
+        await self._postgres.close()
 
     async def migrate(self) -> list[str]:
         """Create or upgrade the schema; return the versions applied by this call.
 
-        Each migration runs in its own transaction with the row that records it, under an
-        advisory lock, so concurrent callers apply it once.
+        Pending migrations run in one transaction with the rows that record them, under an
+        advisory lock, so concurrent callers apply each once.
         """
-        pool = await self._connect()
-        applied: list[str] = []
-        async with self._translated(), pool.acquire() as connection:
-            for version, name, statements in _MIGRATIONS:
-                async with connection.transaction():
-                    await connection.execute("SELECT pg_advisory_xact_lock($1)", _MIGRATION_LOCK)
-                    await connection.execute(f"CREATE SCHEMA IF NOT EXISTS {self._quoted}")
-                    await connection.execute(
-                        f"CREATE TABLE IF NOT EXISTS {self._quoted}.episode_migrations ("
-                        " version text PRIMARY KEY, name text NOT NULL,"
-                        " applied_at timestamptz NOT NULL DEFAULT now())"
-                    )
-                    done = await connection.fetchval(
-                        f"SELECT 1 FROM {self._quoted}.episode_migrations WHERE version = $1",
-                        version,
-                    )
-                    if done:
-                        continue
-                    for statement in statements:
-                        await connection.execute(statement.format(schema=self._quoted))
-                    await connection.execute(
-                        f"INSERT INTO {self._quoted}.episode_migrations (version, name)"
-                        " VALUES ($1, $2)",
-                        version,
-                        name,
-                    )
-                    applied.append(version)
+        applied = await self._postgres.migrate(
+            lock=lock_key("sagewai.episodes.migrate", self.schema),
+            schema=self._quoted,
+            table=self._migrations,
+            folder="postgres_episodes",
+            render=lambda sql: sql.replace("__SCHEMA__", self._quoted),
+        )
         self._ready = False
         await self.open()
         return applied
@@ -337,3 +266,7 @@ class PersistentEpisodeStore(EpisodeStoreBase):
                 f"DELETE FROM {self._quoted}.episodes AS e WHERE {condition}", *params
             )
         return int(status.split()[-1])
+
+
+PostgresEpisodeStore = PersistentEpisodeStore
+"""Episodes on PostgreSQL: the descriptive name of :class:`PersistentEpisodeStore`."""

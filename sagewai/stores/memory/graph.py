@@ -11,7 +11,7 @@ from collections.abc import Collection, Sequence
 
 from sagewai.core.graph_matching import entity_keys
 from sagewai.core.graph_records import Entity, Relation
-from sagewai.graph.base import GraphMemory, GraphWrite
+from sagewai.stores.base.graph import GraphMemory, GraphWrite
 
 __all__ = ["InMemoryGraphStore"]
 

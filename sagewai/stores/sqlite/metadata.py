@@ -19,8 +19,7 @@ import hashlib
 import json
 import os
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -33,13 +32,9 @@ from sagewai.core.queries import ChangeQuery, FactQuery, WriteBatch
 from sagewai.core.records import Fact, FactChange, utcnow
 from sagewai.core.text import keyword_terms
 from sagewai.errors import (
-    BackendError,
     BackendUnavailableError,
-    ConfigurationError,
     FactConflictError,
-    IntegrityError,
     LockedError,
-    SagewaiError,
 )
 from sagewai.stores._sql import (
     CHANGE_COLUMNS,
@@ -47,6 +42,7 @@ from sagewai.stores._sql import (
     FACT_LIST_COLUMNS,
     FACT_TIME_COLUMNS,
     Binder,
+    change_conditions,
     change_from_row,
     change_values,
     fact_conditions,
@@ -56,15 +52,20 @@ from sagewai.stores._sql import (
     to_json,
     visible_condition,
 )
-from sagewai.stores.metadata import MetadataStore
-from sagewai.stores.migrations import load_migrations
+from sagewai.stores.base.metadata import MetadataStore
+from sagewai.stores.sqlite._database import (
+    MEMORY,
+    SqliteDatabase,
+    from_micros,
+    micros,
+    write_transaction,
+)
 
 __all__ = ["SqliteMetadataStore"]
 
 _T = TypeVar("_T")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
-MEMORY = ":memory:"
 _COMMON_TERM_MIN_FACTS = 10_000
 _FREQUENT_SHARE = 0.05
 """In a large store, a term in more than this share of the facts is "frequent"."""
@@ -91,29 +92,6 @@ _CHANGE_AT = CHANGE_COLUMNS.index("at")
 _CHANGE_RELATED = CHANGE_COLUMNS.index("related_fact_ids")
 
 
-def _micros(value: datetime) -> int:
-    """A datetime as integer microseconds since the epoch (exact, ordered; naive means UTC)."""
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    return (value - _EPOCH) // _MICROSECOND
-
-
-def _from_micros(value: int | None) -> datetime | None:
-    return None if value is None else _EPOCH + value * _MICROSECOND
-
-
-def _statements(script: str) -> Iterator[str]:
-    """The statements of a migration script (``executescript`` would commit our transaction)."""
-    buffer = ""
-    for line in script.splitlines(keepends=True):
-        buffer += line
-        if sqlite3.complete_statement(buffer):
-            yield buffer
-            buffer = ""
-    if buffer.strip():
-        yield buffer
-
-
 def _id_list(ids: Sequence[str]) -> str:
     """Many ids as ONE bound parameter (a JSON array read with ``json_each``)."""
     return json.dumps(list(ids))
@@ -134,7 +112,7 @@ class _SqliteBinder(Binder):
         return f"?{position}"
 
     def time(self, value: datetime) -> int:
-        return _micros(value)
+        return micros(value)
 
     def one_of(self, column: str, values: Sequence[str]) -> str:
         return f"{column} IN (SELECT value FROM json_each({self.bind(_id_list(values))}))"
@@ -152,7 +130,7 @@ def _fact_row(fact: Fact, updated_at: int) -> list[Any]:
     row = list(fact_values(fact))
     for i in _TIME_INDEXES:
         if row[i] is not None:
-            row[i] = _micros(row[i])
+            row[i] = micros(row[i])
     for i in _LIST_INDEXES:
         row[i] = to_json(list(row[i]), "a string list")
     row.append(updated_at)
@@ -161,25 +139,9 @@ def _fact_row(fact: Fact, updated_at: int) -> list[Any]:
 
 def _change_row(change: FactChange) -> list[Any]:
     row = list(change_values(change))
-    row[_CHANGE_AT] = _micros(row[_CHANGE_AT])
+    row[_CHANGE_AT] = micros(row[_CHANGE_AT])
     row[_CHANGE_RELATED] = to_json(list(row[_CHANGE_RELATED]), "related_fact_ids")
     return row
-
-
-def _translate(exc: sqlite3.Error, where: str) -> SagewaiError:
-    """The sagewai error for a sqlite3 error (the original is chained by the caller)."""
-    name = getattr(exc, "sqlite_errorname", "") or ""
-    if name.startswith("SQLITE_CONSTRAINT") or isinstance(exc, sqlite3.IntegrityError):
-        return IntegrityError(f"SQLite rejected a write to {where}: {exc}")
-    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
-        return BackendUnavailableError(
-            f"SQLite database {where} is locked by another writer: {exc}"
-        )
-    if name.startswith(("SQLITE_CANTOPEN", "SQLITE_IOERR", "SQLITE_READONLY", "SQLITE_FULL")):
-        return BackendUnavailableError(f"SQLite database {where} cannot be used: {exc}")
-    if name == "SQLITE_NOTADB":
-        return ConfigurationError(f"{where} is not a SQLite database: {exc}")
-    return BackendError(f"SQLite error on {where}: {exc}")
 
 
 class SqliteMetadataStore(MetadataStore):
@@ -198,7 +160,7 @@ class SqliteMetadataStore(MetadataStore):
     Example:
         >>> import asyncio, tempfile
         >>> from sagewai.core.records import Fact
-        >>> from sagewai.stores.metadata import FactQuery, WriteBatch
+        >>> from sagewai.stores.base.metadata import FactQuery, WriteBatch
         >>> async def demo(folder: str) -> list[str]:
         ...     async with SqliteMetadataStore(f"{folder}/metadata.db") as store:
         ...         fact = Fact(project_id="demo", content="Alice prefers tea")
@@ -212,13 +174,15 @@ class SqliteMetadataStore(MetadataStore):
 
     def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 5.0) -> None:
         super().__init__()
-        if busy_timeout < 0:
-            raise ConfigurationError("busy_timeout must not be negative")
         self._path = MEMORY if str(path) == MEMORY else str(Path(path))
-        self._busy_timeout = busy_timeout
-        self._worker: ThreadPoolExecutor | None = None
-        self._opening: Future[list[str]] | None = None
-        self._connection: sqlite3.Connection | None = None
+        self._database = SqliteDatabase(
+            self._path,
+            migrations="sqlite",
+            table="schema_migrations",
+            busy_timeout=busy_timeout,
+            pragmas=("PRAGMA cache_size = -32000",),
+            after_open=self._prepare_statistics,
+        )
         self._applied_on_open: list[str] = []
         self._frequencies: dict[str, tuple[int, int]] = {}
         self._written = 0
@@ -232,87 +196,32 @@ class SqliteMetadataStore(MetadataStore):
     def __repr__(self) -> str:
         return f"SqliteMetadataStore({self._path!r})"
 
-    # -- the worker thread -------------------------------------------------------------------
+    # -- the database ----------------------------------------------------------------------
 
     async def open(self) -> None:
         """Open the database and apply pending migrations. Safe to call more than once."""
-        if self._worker is None:
-            self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sagewai-sqlite")
-            self._opening = self._worker.submit(self._open_sync)
-            self._opening.add_done_callback(self._opened)
-        assert self._opening is not None
-        opening = self._opening
-        try:
-            await asyncio.wrap_future(opening)
-        except BaseException as exc:
-            if self._opening is opening:
-                self._abandon_worker()
-            if isinstance(exc, sqlite3.Error):
-                raise _translate(exc, self._path) from exc
-            raise
-
-    def _opened(self, future: Future[list[str]]) -> None:
-        if not future.cancelled() and future.exception() is None:
-            self._applied_on_open = future.result()
-
-    def _abandon_worker(self) -> None:
-        worker, self._worker, self._opening = self._worker, None, None
-        if worker is not None:
-            worker.submit(self._close_sync)
-            worker.shutdown(wait=False)
+        if not self._database.is_open:
+            self._applied_on_open = await self._database.open()
 
     async def close(self) -> None:
         """Close the database. Safe to call more than once; a later call reopens it."""
-        worker, self._worker, self._opening = self._worker, None, None
-        if worker is None:
-            return
-        try:
-            await asyncio.wrap_future(worker.submit(self._close_sync))
-        finally:
-            worker.shutdown(wait=False)
+        await self._database.close()
 
     async def _run(self, function: Callable[..., _T], *args: Any) -> _T:
         """Run ``function(*args)`` on the worker thread, translating sqlite3 errors."""
         await self.open()
-        assert self._worker is not None
-        try:
-            return await asyncio.wrap_future(self._worker.submit(function, *args))
-        except sqlite3.Error as exc:
-            raise _translate(exc, self._path) from exc
+        return await self._database.run(function, *args)
 
     def _db(self) -> sqlite3.Connection:
-        if self._connection is None:
-            raise BackendUnavailableError(f"SQLite database {self._path} is closed")
-        return self._connection
+        return self._database.connection
 
-    def _open_sync(self) -> list[str]:
-        if self._path != MEMORY:
-            try:
-                Path(self._path).parent.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise BackendUnavailableError(f"cannot create the folder of {self._path}") from exc
-        connection = sqlite3.connect(
-            self._path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=True
-        )
-        try:
-            connection.execute("PRAGMA journal_mode = WAL")
-            # NORMAL in WAL mode: a crash never corrupts or half-applies a batch; only a power
-            # loss may drop the last committed batches.
-            connection.execute("PRAGMA synchronous = NORMAL")
-            connection.execute("PRAGMA temp_store = MEMORY")
-            connection.execute("PRAGMA cache_size = -32000")
-            self._connection = connection
-            applied = self._migrate_sync()
-            self._analyzed_rows = self._rows_at_last_analysis()
-            total = int(connection.execute("SELECT count(*) FROM facts").fetchone()[0])
-            self._written = max(0, total - self._analyzed_rows)
-            if self._written >= max(_ANALYZE_MIN_ROWS, self._analyzed_rows):
-                self._analyze()
-            return applied
-        except BaseException:
-            self._connection = None
-            connection.close()
-            raise
+    def _prepare_statistics(self, connection: sqlite3.Connection) -> None:
+        """After open: learn when the planner's statistics were last refreshed (see _analyze)."""
+        self._analyzed_rows = self._rows_at_last_analysis()
+        total = int(connection.execute("SELECT count(*) FROM facts").fetchone()[0])
+        self._written = max(0, total - self._analyzed_rows)
+        if self._written >= max(_ANALYZE_MIN_ROWS, self._analyzed_rows):
+            self._analyze()
 
     def _rows_at_last_analysis(self) -> int:
         db = self._db()
@@ -321,50 +230,6 @@ class SqliteMetadataStore(MetadataStore):
             if row is not None:
                 return int(str(row[0]).split()[0])
         return 0
-
-    def _close_sync(self) -> None:
-        connection, self._connection = self._connection, None
-        if connection is not None:
-            connection.close()
-
-    def _migrate_sync(self) -> list[str]:
-        db = self._db()
-        migrations = load_migrations("sqlite")
-        db.execute(
-            "CREATE TABLE IF NOT EXISTS schema_migrations ("
-            " version TEXT PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)"
-        )
-        applied: list[str] = []
-        for migration in migrations:
-            # Each step in its own write transaction, recorded in the same transaction, so a
-            # concurrent opener waits for it and then finds it recorded.
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                done = db.execute(
-                    "SELECT 1 FROM schema_migrations WHERE version = ?", (migration.version,)
-                ).fetchone()
-                if done is None:
-                    for statement in _statements(migration.sql):
-                        db.execute(statement)
-                    db.execute(
-                        "INSERT INTO schema_migrations (version, name, applied_at)"
-                        " VALUES (?, ?, ?)",
-                        (migration.version, migration.name, _micros(utcnow())),
-                    )
-                    applied.append(migration.version)
-                db.execute("COMMIT")
-            except BaseException:
-                if db.in_transaction:
-                    db.execute("ROLLBACK")
-                raise
-        known = {migration.version for migration in migrations}
-        recorded = {row[0] for row in db.execute("SELECT version FROM schema_migrations")}
-        if recorded - known:
-            raise ConfigurationError(
-                f"{self._path} was migrated by a newer sagewai (versions "
-                f"{sorted(recorded - known)}); upgrade sagewai to open it"
-            )
-        return applied
 
     # -- the contract ------------------------------------------------------------------------
 
@@ -376,7 +241,7 @@ class SqliteMetadataStore(MetadataStore):
         """
         await self.open()
         applied, self._applied_on_open = self._applied_on_open, []
-        return applied + await self._run(self._migrate_sync)
+        return applied + await self._run(self._database.migrate_sync)
 
     async def apply(self, batch: WriteBatch) -> None:
         batch.validate()
@@ -385,12 +250,11 @@ class SqliteMetadataStore(MetadataStore):
 
     def _apply_sync(self, batch: WriteBatch) -> None:
         # Encode everything first: a record that cannot be stored fails before the transaction.
-        now = _micros(utcnow())
+        now = micros(utcnow())
         facts = [_fact_row(fact, now) for fact in batch.upserts]
         changes = [_change_row(change) for change in batch.changes]
         db = self._db()
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with write_transaction(db):
             if batch.deletes:
                 doomed = (batch.project_id, _id_list(batch.deletes))
                 db.execute(
@@ -413,11 +277,6 @@ class SqliteMetadataStore(MetadataStore):
                 self._upsert_sync(batch.project_id, batch.upserts, facts)
             if changes:
                 db.executemany(_CHANGE_INSERT, changes)
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise
         self._written += len(facts)
         if self._written >= max(_ANALYZE_MIN_ROWS, self._analyzed_rows):
             self._analyze()
@@ -472,7 +331,7 @@ class SqliteMetadataStore(MetadataStore):
 
     def _facts_sync(self, sql: str, params: Sequence[Any]) -> list[Fact]:
         rows = self._db().execute(sql, params).fetchall()
-        return [fact_from_row(row, _from_micros) for row in rows]
+        return [fact_from_row(row, from_micros) for row in rows]
 
     async def get(self, project_id: str, ids: Sequence[str]) -> list[Fact]:
         if not ids:
@@ -587,21 +446,12 @@ class SqliteMetadataStore(MetadataStore):
 
     def _changes_sync(self, sql: str, params: Sequence[Any]) -> list[FactChange]:
         rows = self._db().execute(sql, params).fetchall()
-        return [change_from_row(row, _from_micros) for row in rows]
+        return [change_from_row(row, from_micros) for row in rows]
 
     async def changes(self, query: ChangeQuery) -> list[FactChange]:
         binder = _SqliteBinder()
-        where = [f"project_id = {binder.bind(query.project_id)}"]
-        if query.fact_id is not None:
-            where.append(f"fact_id = {binder.bind(query.fact_id)}")
-        if query.run_id is not None:
-            where.append(f"run_id = {binder.bind(query.run_id)}")
-        if query.since is not None:
-            where.append(f"at >= {binder.bind(_micros(query.since))}")
-        sql = (
-            f"SELECT {', '.join(CHANGE_COLUMNS)} FROM changes WHERE {' AND '.join(where)}"
-            " ORDER BY at, seq"
-        )
+        where = change_conditions(query, binder)
+        sql = f"SELECT {', '.join(CHANGE_COLUMNS)} FROM changes WHERE {where} ORDER BY at, seq"
         if query.limit is not None:
             sql += f" LIMIT {binder.bind(query.limit)}"
         return await self._run(self._changes_sync, sql, binder.values)
@@ -615,13 +465,12 @@ class SqliteMetadataStore(MetadataStore):
                 self._write_sync,
                 "UPDATE facts SET last_accessed_at = ?1"
                 " WHERE project_id = ?2 AND id IN (SELECT value FROM json_each(?3))",
-                (_micros(at), project_id, _id_list(ids)),
+                (micros(at), project_id, _id_list(ids)),
             )
 
     def _delete_project_sync(self, project_id: str) -> int:
         db = self._db()
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with write_transaction(db):
             db.execute(
                 "DELETE FROM changes WHERE project_id = ?1"
                 " OR fact_id IN (SELECT id FROM facts WHERE project_id = ?1)",
@@ -634,11 +483,6 @@ class SqliteMetadataStore(MetadataStore):
             )
             deleted = db.execute("DELETE FROM facts WHERE project_id = ?1", (project_id,)).rowcount
             db.execute("DELETE FROM project_state WHERE project_id = ?1", (project_id,))
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise
         return deleted
 
     async def delete_project(self, project_id: str) -> int:

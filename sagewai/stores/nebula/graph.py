@@ -6,7 +6,7 @@ One space holds every project: a tag ``sagewai_entity`` for entities and an edge
 ``project_id`` it gets back. The schema is created only by an explicit
 :meth:`NebulaGraphStore.setup` call. Statements run on a session pool in a worker thread,
 transient failures are retried with backoff, and every value is escaped (see
-:mod:`sagewai.graph.ngql`).
+:mod:`sagewai.stores.nebula.ngql`).
 
 NebulaGraph has no multi-statement transactions: a :class:`~sagewai.graph.GraphWrite` is sent as
 deletes, then vertex inserts, then edge inserts. Inserts overwrite, so re-running an interrupted
@@ -24,14 +24,14 @@ from typing import Any, Protocol, TypeVar
 from sagewai._optional import require
 from sagewai.core.graph_records import Entity, Relation
 from sagewai.errors import BackendError, BackendUnavailableError, InvalidInputError
-from sagewai.graph import ngql
-from sagewai.graph._codec import (
+from sagewai.stores._graph_codec import (
     entity_from_row,
     entity_to_row,
     relation_from_row,
     relation_to_row,
 )
-from sagewai.graph.base import GraphMemory, GraphWrite
+from sagewai.stores.base.graph import GraphMemory, GraphWrite
+from sagewai.stores.nebula import ngql
 
 __all__ = ["NebulaExecutor", "NebulaGraphStore"]
 
@@ -49,7 +49,7 @@ class NebulaExecutor(Protocol):
     """What the store needs from a NebulaGraph session: ``execute(statement) -> ResultSet``.
 
     ``nebula3.gclient.net.SessionPool`` satisfies it; so does
-    :class:`sagewai.graph.testing.FakeNebulaSession`.
+    :class:`sagewai.testing.nebula.FakeNebulaSession`.
     """
 
     def execute(self, stmt: str) -> Any:
@@ -127,7 +127,7 @@ class NebulaGraphStore(GraphMemory):
         password: Its password.
         space: The space to use (letters, digits, underscore); created by :meth:`setup`.
         session: An executor to use instead of a session pool: a ``SessionPool`` you built, or
-            :class:`~sagewai.graph.testing.FakeNebulaSession` in tests. With it no connection is
+            :class:`~sagewai.testing.nebula.FakeNebulaSession` in tests. With it no connection is
             opened by the store itself.
         pool_size: Most sessions the pool opens.
         max_retries: Retries of a statement after a transient failure.

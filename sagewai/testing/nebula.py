@@ -12,7 +12,7 @@ It needs ``nebula3-python`` (``pip install "sagewai[nebula]"``) for the result t
 Example:
     >>> import asyncio
     >>> from sagewai.graph import NebulaGraphStore
-    >>> from sagewai.graph.testing import FakeNebulaSession
+    >>> from sagewai.testing.nebula import FakeNebulaSession
     >>> session = FakeNebulaSession()
     >>> store = NebulaGraphStore(session=session)
     >>> asyncio.run(store.setup(wait_seconds=0))

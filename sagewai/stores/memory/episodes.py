@@ -6,13 +6,13 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 
-from sagewai.context.episodes.base import EpisodeStoreBase
 from sagewai.context.episodes.summary import EpisodeSummarizer
 from sagewai.core.embedder import Embedder, Vector
 from sagewai.core.episode_records import Episode, EpisodeFilter, episode_text
 from sagewai.core.text import keyword_terms
+from sagewai.stores.base.episodes import EpisodeStoreBase
 
-__all__ = ["EpisodeStore", "bm25"]
+__all__ = ["EpisodeStore", "InMemoryEpisodeStore", "bm25"]
 
 _K1 = 1.2
 _B = 0.75
@@ -120,3 +120,7 @@ class EpisodeStore(EpisodeStoreBase):
             del self._terms[episode_id]
             del self._order[episode_id]
         return len(doomed)
+
+
+InMemoryEpisodeStore = EpisodeStore
+"""Episodes in memory: the descriptive name of :class:`EpisodeStore`."""
