@@ -6,12 +6,14 @@ Read from the bottom up (a module may import its own layer and any layer listed 
    tokeniser, the fact lifecycle, the predicate vocabulary), with ``sagewai.errors`` (the one
    exception tree), ``sagewai._lazy`` (lazy package exports) and ``sagewai._optional`` (the
    "pip install sagewai[extra]" guard): plumbing every layer uses and that uses nothing of ours.
-2. ``stores``: ``sagewai.stores``, the backends and their contracts.
-3. ``embeddings`` and ``llm``: model adapters (the fake embedder is an embedder like the others).
+2. ``embeddings`` and ``llm``: model adapters (the fake embedder is an embedder like the
+   others). They need nothing but the core, and the episode stores use both (an episode's
+   summary is embedded by the store, and may be written by an LLM), so they sit below storage.
+3. ``stores``: ``sagewai.stores``, the backends, their contracts and the episode summarisers.
 4. ``extraction``: ``sagewai.intelligence.extraction`` reads text into facts with rules or an LLM
    and stores nothing, so the memory bridge of the context layer reads through it.
 5. ``context``: the engine, the bridge, episodes, archives, and ``sagewai.graph`` (the graph's
-   export, page and its backends until they move to ``stores``).
+   export and page; its backends are in ``stores``).
 6. ``intelligence``: consolidation, the graph builder, entity and relation extraction.
 7. ``agent``.
 8. the front ends: ``sagewai.cli`` and ``sagewai.integrations`` (``sagewai mcp`` serves the MCP
@@ -35,8 +37,8 @@ ROOT = Path(__file__).resolve().parent.parent / "sagewai"
 
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("core", frozenset({"sagewai.core", "sagewai.errors", "sagewai._lazy", "sagewai._optional"})),
-    ("stores", frozenset({"sagewai.stores"})),
     ("embeddings/llm", frozenset({"sagewai.embeddings", "sagewai.llm"})),
+    ("stores", frozenset({"sagewai.stores"})),
     ("extraction", frozenset({"sagewai.intelligence.extraction"})),
     ("context", frozenset({"sagewai.context", "sagewai.graph"})),
     ("intelligence", frozenset({"sagewai.intelligence"})),
@@ -44,19 +46,6 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("front ends", frozenset({"sagewai.cli", "sagewai.integrations"})),
     ("top", frozenset({"sagewai", "sagewai.__main__", "sagewai.testing"})),
 )
-
-KNOWN_UNTIL_MERGE: frozenset[tuple[str, str]] = frozenset(
-    {
-        # The `stores` work (issue #12, part 2) moves the graph and episode backends into
-        # sagewai.stores; these lazy exports then point inside stores.
-        ("sagewai.stores", "sagewai.context.episodes"),
-        ("sagewai.stores", "sagewai.graph"),
-    }
-)
-"""Upward imports that the other two parts of issue #12 remove; delete entries as they merge.
-
-Each entry is ``(importing module, imported module)``. An entry that no longer occurs fails the
-test, so the set only ever shrinks."""
 
 
 def _modules() -> dict[str, Path]:
@@ -146,18 +135,13 @@ def test_every_module_has_a_layer() -> None:
 
 def test_no_module_imports_upward() -> None:
     found = upward_imports()
-    unexpected = sorted(found - KNOWN_UNTIL_MERGE)
+    unexpected = sorted(found)
     described = [
         f"{importer} ({LAYERS[layer_of(importer)][0]}) imports {target} "
         f"({LAYERS[layer_of(target)][0]})"
         for importer, target in unexpected
     ]
     assert not described, "upward imports:\n" + "\n".join(described)
-
-
-def test_the_allowance_only_shrinks() -> None:
-    stale = sorted(KNOWN_UNTIL_MERGE - upward_imports())
-    assert not stale, f"no longer imported upward, delete from KNOWN_UNTIL_MERGE: {stale}"
 
 
 def package_of(module: str) -> str:
@@ -207,9 +191,6 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 def test_no_import_cycle_between_packages() -> None:
     graph = package_graph()
-    # The allowed upward imports close the one loop left (stores.local -> context.engine).
-    for importer, target in KNOWN_UNTIL_MERGE:
-        graph[package_of(importer)].discard(package_of(target))
     loop = find_cycle(graph)
     assert loop is None, "packages import each other: " + " -> ".join(loop or [])
 

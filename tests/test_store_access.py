@@ -30,7 +30,7 @@ WRITES = frozenset(METADATA_WRITES + VECTOR_WRITES)
 
 ENGINE_MODULES = frozenset({"context/access.py", "context/engine.py", "context/stores.py"})
 """The engine (its class, its read methods) and the set of stores it opens: the only callers."""
-BACKEND_FOLDERS = ("stores/", "graph/", "context/episodes/", "testing/")
+BACKEND_FOLDERS = ("stores/", "testing/")
 """Backends (and the shipped test doubles) implement the contracts and call their own methods."""
 
 FACT_STORES = frozenset({"metadata_store", "vector_store"})

@@ -17,7 +17,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sagewai.context.episodes.summary import extractive_summary
 from sagewai.core.episode_records import subject_pattern
 from sagewai.core.queries import FactQuery
 from sagewai.core.records import Fact, FactKind
@@ -25,6 +24,7 @@ from sagewai.core.scope import ContextScope, scope_key, validate_identifier
 from sagewai.core.text import clean_text
 from sagewai.errors import FactNotFoundError, InvalidInputError
 from sagewai.stores.base.graph import GraphWrite
+from sagewai.stores.base.summary import extractive_summary
 
 if TYPE_CHECKING:
     from sagewai.context.engine import ContextEngine

@@ -30,7 +30,7 @@ from sagewai.errors import (
     ConfigurationError,
     LockedError,
 )
-from sagewai.stores._sql import (
+from sagewai.stores.base._sql import (
     index_terms,
     match_expression,
     query_terms,

@@ -20,14 +20,14 @@ Example:
     ['s1']
 """
 
-from sagewai.context.episodes.summary import (
+from sagewai.core.episode_records import Episode, EpisodeFilter
+from sagewai.stores.base.episodes import EpisodeStoreBase, rank_episodes
+from sagewai.stores.base.summary import (
     EpisodeSummarizer,
     ExtractiveSummarizer,
     LLMSummarizer,
     extractive_summary,
 )
-from sagewai.core.episode_records import Episode, EpisodeFilter
-from sagewai.stores.base.episodes import EpisodeStoreBase, rank_episodes
 from sagewai.stores.memory.episodes import EpisodeStore, InMemoryEpisodeStore
 from sagewai.stores.postgres.episodes import PersistentEpisodeStore, PostgresEpisodeStore
 from sagewai.stores.sqlite.episodes import SqliteEpisodeStore

@@ -23,11 +23,6 @@ from typing import Any, Self
 import numpy as np
 from pydantic import JsonValue, ValidationError
 
-from sagewai.context.episodes.summary import (
-    EpisodeSummarizer,
-    ExtractiveSummarizer,
-    extractive_summary,
-)
 from sagewai.core.arguments import check_int
 from sagewai.core.conversation import ChatMessage, MessageLike
 from sagewai.core.embedder import Embedder, Vector
@@ -41,6 +36,11 @@ from sagewai.core.episode_records import (
 from sagewai.core.scope import validate_identifier
 from sagewai.core.text import clean_json, clean_text, keyword_terms
 from sagewai.errors import ConfigurationError, InvalidInputError
+from sagewai.stores.base.summary import (
+    EpisodeSummarizer,
+    ExtractiveSummarizer,
+    extractive_summary,
+)
 
 __all__ = ["MAX_EPISODE_CHARS", "MAX_EPISODE_MESSAGES", "EpisodeStoreBase", "rank_episodes"]
 

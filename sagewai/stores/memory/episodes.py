@@ -6,11 +6,11 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 
-from sagewai.context.episodes.summary import EpisodeSummarizer
 from sagewai.core.embedder import Embedder, Vector
 from sagewai.core.episode_records import Episode, EpisodeFilter, episode_text
 from sagewai.core.text import keyword_terms
 from sagewai.stores.base.episodes import EpisodeStoreBase
+from sagewai.stores.base.summary import EpisodeSummarizer
 
 __all__ = ["EpisodeStore", "InMemoryEpisodeStore", "bm25"]
 

@@ -24,7 +24,7 @@ from typing import Any, Protocol, TypeVar
 from sagewai._optional import require
 from sagewai.core.graph_records import Entity, Relation
 from sagewai.errors import BackendError, BackendUnavailableError, InvalidInputError
-from sagewai.stores._graph_codec import (
+from sagewai.stores.base._graph_codec import (
     entity_from_row,
     entity_to_row,
     relation_from_row,

@@ -25,12 +25,12 @@ from typing import Any
 
 import numpy as np
 
-from sagewai.context.episodes.summary import EpisodeSummarizer
 from sagewai.core.embedder import Embedder, Vector
 from sagewai.core.episode_records import Episode, EpisodeFilter, episode_text
 from sagewai.errors import ConfigurationError
-from sagewai.stores._sql import equal_conditions
+from sagewai.stores.base._sql import equal_conditions
 from sagewai.stores.base.episodes import EpisodeStoreBase
+from sagewai.stores.base.summary import EpisodeSummarizer
 from sagewai.stores.postgres._pool import PostgresPool, lock_key
 
 __all__ = ["PersistentEpisodeStore", "PostgresEpisodeStore"]

@@ -33,7 +33,7 @@ from sagewai.errors import (
     FactConflictError,
     LockedError,
 )
-from sagewai.stores._sql import (
+from sagewai.stores.base._sql import (
     CHANGE_COLUMNS,
     FACT_COLUMNS,
     FACT_LIST_COLUMNS,

@@ -18,11 +18,11 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from sagewai.context.episodes.summary import EpisodeSummarizer
 from sagewai.core.embedder import Embedder, Vector
 from sagewai.core.episode_records import Episode, EpisodeFilter, episode_text
-from sagewai.stores._sql import equal_conditions, fts5_match
+from sagewai.stores.base._sql import equal_conditions, fts5_match
 from sagewai.stores.base.episodes import EpisodeStoreBase
+from sagewai.stores.base.summary import EpisodeSummarizer
 from sagewai.stores.sqlite._database import (
     MEMORY,
     SqliteDatabase,

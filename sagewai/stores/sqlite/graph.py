@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from sagewai.core.graph_matching import entity_keys
 from sagewai.core.graph_records import Entity, Relation
-from sagewai.stores._graph_codec import (
+from sagewai.stores.base._graph_codec import (
     ENTITY_COLUMNS,
     RELATION_COLUMNS,
     entity_from_row,
