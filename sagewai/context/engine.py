@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from pydantic import JsonValue, ValidationError
 
+from sagewai.context.access import AccessLog
 from sagewai.context.arguments import (
     aware_time,
     check_flag,
@@ -176,6 +177,8 @@ class ContextEngine:
         self.graph_store = graph_store
         self.episode_store = episode_store
         self.search_config = search_config or SearchConfig()
+        self._access = AccessLog(metadata_store, self.project_id)
+        """The reads of searches, written off the search path (see sagewai.context.access)."""
         self._opened = False
         self._open_lock = asyncio.Lock()
         self.before_open: builtins.list[Callable[[], None]] = []
@@ -274,6 +277,7 @@ class ContextEngine:
         """Close the stores. Safe to call more than once."""
         if not self._opened:
             return
+        await self._access.flush()  # the reads of the last searches
         self._opened = False
         if self.graph_store is not None and hasattr(self.graph_store, "close"):
             await self.graph_store.close()
@@ -619,6 +623,7 @@ class ContextEngine:
         """
         validate_identifier(fact_id, "fact_id")
         await self.open()
+        await self._access.flush()  # a search's read marks show in the fact it returns
         found = await self.metadata_store.get(self.project_id, [fact_id])
         if not found or not self._readable(found[0]):
             raise FactNotFoundError(fact_id)
@@ -887,7 +892,7 @@ class ContextEngine:
                 for fact in (r.fact, *r.related)
                 if fact.project_id == self.project_id
             ]
-            await self.metadata_store.touch(self.project_id, own, now)
+            self._access.record(own, now)
         return results
 
     async def history(self, fact_id: str) -> builtins.list[FactChange]:

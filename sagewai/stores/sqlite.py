@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import asynccontextmanager
@@ -68,6 +69,8 @@ _FREQUENT_SHARE = 0.05
 """In a large store, a term in more than this share of the facts is "frequent"."""
 _CACHED_FREQUENCY_MIN = 1_000
 _ANALYZE_MIN_ROWS = 2_000
+_TOTAL_TTL = 30.0
+"""Seconds the fact count of the frequent-term rule is trusted (other processes may write)."""
 _FEW_TAGGED = 2_000
 
 _FACT_SELECT = ", ".join(f"f.{column}" for column in FACT_COLUMNS)
@@ -221,6 +224,8 @@ class SqliteMetadataStore(MetadataStore):
         self._frequencies: dict[str, tuple[int, int]] = {}
         self._written = 0
         self._analyzed_rows = 0
+        self._total: tuple[float, int] | None = None
+        """(when counted, facts): counting a million rows costs more than the keyword query."""
 
     @property
     def path(self) -> str:
@@ -387,6 +392,7 @@ class SqliteMetadataStore(MetadataStore):
         facts = [_fact_row(fact, now) for fact in batch.upserts]
         changes = [_change_row(change) for change in batch.changes]
         db = self._db()
+        grown = 0
         db.execute("BEGIN IMMEDIATE")
         try:
             if batch.deletes:
@@ -402,13 +408,13 @@ class SqliteMetadataStore(MetadataStore):
                     " WHERE project_id = ?1 AND id IN (SELECT value FROM json_each(?2))",
                     doomed,
                 )
-                db.execute(
+                grown -= db.execute(
                     "DELETE FROM facts"
                     " WHERE project_id = ?1 AND id IN (SELECT value FROM json_each(?2))",
                     doomed,
-                )
+                ).rowcount
             if facts:
-                self._upsert_sync(batch.project_id, batch.upserts, facts)
+                grown += self._upsert_sync(batch.project_id, batch.upserts, facts)
             if changes:
                 db.executemany(_CHANGE_INSERT, changes)
             db.execute("COMMIT")
@@ -416,12 +422,17 @@ class SqliteMetadataStore(MetadataStore):
             if db.in_transaction:
                 db.execute("ROLLBACK")
             raise
+        if self._total is not None:  # this process's writes are counted at once
+            self._total = (self._total[0], self._total[1] + grown)
         self._written += len(facts)
         if self._written >= max(_ANALYZE_MIN_ROWS, self._analyzed_rows):
             self._analyze()
 
-    def _upsert_sync(self, project_id: str, upserts: list[Fact], rows: list[list[Any]]) -> None:
-        """Upsert fact rows and keep the keyword index in step, in bulk (see the migration)."""
+    def _upsert_sync(self, project_id: str, upserts: list[Fact], rows: list[list[Any]]) -> int:
+        """Upsert fact rows and keep the keyword index in step, in bulk (see the migration).
+
+        Returns the number of new rows.
+        """
         db = self._db()
         contents = {fact.id: fact.content for fact in upserts}
         # An id another project holds is never taken over, nor skipped in silence.
@@ -451,6 +462,7 @@ class SqliteMetadataStore(MetadataStore):
             " WHERE seq > ?1 OR seq IN (SELECT value FROM json_each(?2))",
             (last, changed),
         )
+        return len(contents) - len(existing)
 
     def _analyze(self) -> None:
         """Refresh the planner's statistics each time the table has doubled in size.
@@ -558,8 +570,7 @@ class SqliteMetadataStore(MetadataStore):
         (an AND stays cheap: frequent terms rarely occur together). Small stores keep every term
         with OR: there the scan is cheap and every match is worth showing.
         """
-        db = self._db()
-        total = int(db.execute("SELECT count(*) FROM facts").fetchone()[0])
+        total = self._fact_total()
         if total < _COMMON_TERM_MIN_FACTS:
             return terms, False
         rare = [
@@ -570,6 +581,13 @@ class SqliteMetadataStore(MetadataStore):
         if rare:
             return rare, False
         return terms, len(terms) > 1
+
+    def _fact_total(self) -> int:
+        """The number of facts, recounted every 30 s (this process's writes count at once)."""
+        now = time.monotonic()
+        if self._total is None or now - self._total[0] > _TOTAL_TTL:
+            self._total = (now, int(self._db().execute("SELECT count(*) FROM facts").fetchone()[0]))
+        return self._total[1]
 
     def _document_frequency(self, term: str, total: int) -> int:
         # Counting a term's documents walks its posting list, so frequent terms are cached
@@ -637,6 +655,7 @@ class SqliteMetadataStore(MetadataStore):
             if db.in_transaction:
                 db.execute("ROLLBACK")
             raise
+        self._total = None
         return deleted
 
     async def delete_project(self, project_id: str) -> int:
