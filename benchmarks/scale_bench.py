@@ -780,8 +780,8 @@ async def drop_kept(backend: str, folder: Path, dsn: str, schema: str) -> None:
 
 async def run(args: argparse.Namespace) -> None:
     keep: Path | None = args.keep_dir
-    if args.search_only and keep is None:
-        raise SystemExit("--search-only needs --keep-dir (the folder of an earlier --keep-dir run)")
+    if (args.search_only or args.fill_only) and keep is None:
+        raise SystemExit("--search-only and --fill-only need --keep-dir")
     if keep is not None:
         await asyncio.to_thread(keep.mkdir, parents=True, exist_ok=True)
         tmp = keep
@@ -870,7 +870,8 @@ async def one_deployment(
         result = await fill_and_index(backend, size, folder, dsn, schema, pool)
         if keep is not None:
             record_kept(keep, result, folder, schema)
-        result.update(run_search_process(backend, folder, dsn, schema, queries_file, args))
+        if not args.fill_only:
+            result.update(run_search_process(backend, folder, dsn, schema, queries_file, args))
     except Exception as exc:
         result = {"backend": backend, "size": size, "error": repr(exc)[:2000]}
     finally:
@@ -887,6 +888,9 @@ def print_table(report: dict[str, Any]) -> None:
     for r in report["results"]:
         if "error" in r:
             print(f"{r['backend']:<22}{r['size']:>9}  error: {r['error'][:80]}")
+            continue
+        if "search_excluded" not in r:  # --fill-only
+            print(f"{r['backend']:<22}{r['size']:>9}{r['fill_facts_per_s']:>9.0f}")
             continue
         s, i, q = r["search_excluded"], r["search_included"], r["throughput_qps"]
         print(
@@ -926,6 +930,11 @@ def main() -> None:
         "--search-only",
         action="store_true",
         help="re-measure search on the stores kept in --keep-dir (no fill)",
+    )
+    parser.add_argument(
+        "--fill-only",
+        action="store_true",
+        help="fill and keep the stores (--keep-dir), measure search later with --search-only",
     )
     parser.add_argument(
         "--shared-buffers", default="2GB", help="PostgreSQL shared_buffers ('' for the default)"

@@ -26,6 +26,7 @@ __all__ = [
     "describe_dsn",
     "driver_errors",
     "is_unreachable",
+    "keep_session",
     "lock_key",
     "redact",
 ]
@@ -125,3 +126,15 @@ async def apply_migrations(
         )
         applied.append(migration.version)
     return applied
+
+
+async def keep_session(connection: Any) -> None:
+    """The pool's ``reset``: nothing to undo, so releasing a connection costs no round trip.
+
+    asyncpg's default reset sends ``pg_advisory_unlock_all(); CLOSE ALL; UNLISTEN *; RESET ALL``
+    on every release, one more round trip for every statement run through the pool. The stores
+    leave no session state behind: settings are ``SET LOCAL`` or statement-local, cursors live
+    in transactions (an open transaction is still rolled back by asyncpg), and ``lock()`` unlocks
+    its advisory lock or ends the session.
+    """
+    del connection

@@ -67,6 +67,8 @@ MEMORY = ":memory:"
 _COMMON_TERM_MIN_FACTS = 10_000
 _FREQUENT_SHARE = 0.05
 """In a large store, a term in more than this share of the facts is "frequent"."""
+_FREQUENT_FACTS = 10_000
+"""... or in more than this many facts: scoring a term costs a visit to each fact holding it."""
 _CACHED_FREQUENCY_MIN = 1_000
 _ANALYZE_MIN_ROWS = 2_000
 _TOTAL_TTL = 30.0
@@ -568,16 +570,15 @@ class SqliteMetadataStore(MetadataStore):
         the facts is about 3, against 5 to 10 for the rare ones). When the query has rare terms,
         the frequent ones are left out; when every term is frequent, facts must hold them all
         (an AND stays cheap: frequent terms rarely occur together). Small stores keep every term
-        with OR: there the scan is cheap and every match is worth showing.
+        with OR: there the scan is cheap and every match is worth showing. Above 200,000 facts a
+        term is frequent from 10,000 facts on (not 5 %), so no term costs more than 10,000
+        visits, whatever the store's size.
         """
         total = self._fact_total()
         if total < _COMMON_TERM_MIN_FACTS:
             return terms, False
-        rare = [
-            term
-            for term in terms
-            if self._document_frequency(term, total) <= _FREQUENT_SHARE * total
-        ]
+        bound = min(_FREQUENT_SHARE * total, _FREQUENT_FACTS)
+        rare = [term for term in terms if self._document_frequency(term, total) <= bound]
         if rare:
             return rare, False
         return terms, len(terms) > 1
