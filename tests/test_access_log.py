@@ -32,14 +32,17 @@ class CountingStore(InMemoryMetadataStore):
         await super().touch(project_id, ids, at)
 
 
-async def test_search_returns_before_the_marks_are_written_and_get_sees_them() -> None:
+async def test_search_returns_before_the_marks_are_written_and_get_shows_them() -> None:
     store = CountingStore()
     async with memory_engine(metadata=store) as ctx:
         fact = await ctx.add("the printer is in room 12")
         await ctx.search("printer room")
         assert store.touches == []  # nothing written inside the search
-        assert (await ctx.get(fact.id)).last_accessed_at is not None
-        assert store.touches == [[fact.id]]
+        assert (await ctx.get(fact.id)).last_accessed_at is not None  # the pending mark
+        assert store.touches == []  # get only reads
+        (stored,) = await store.get(ctx.project_id, [fact.id])
+        assert stored.last_accessed_at is None
+    assert store.touches == [[fact.id]]  # written by close
 
 
 async def test_many_searches_share_one_write() -> None:
@@ -94,3 +97,15 @@ def test_delay_must_be_a_non_negative_number() -> None:
         AccessLog(InMemoryMetadataStore(), "p1", delay=-1.0)
     with pytest.raises(InvalidInputError):
         AccessLog(InMemoryMetadataStore(), "p1", delay=float("nan"))
+
+
+async def test_consolidation_sees_the_reads_of_searches_just_made() -> None:
+    from sagewai.intelligence import MemoryConsolidator
+
+    store = CountingStore()
+    async with memory_engine(metadata=store) as ctx:
+        ctx._access = AccessLog(store, ctx.project_id, delay=60.0)  # no background write in time
+        fact = await ctx.add("the printer is in room 12")
+        await ctx.search("printer room")
+        await MemoryConsolidator(ctx).consolidate(dry_run=True)
+        assert store.touches[:1] == [[fact.id]]  # written before the run read the facts

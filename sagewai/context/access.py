@@ -5,11 +5,12 @@ Writing that mark inside the search costs a write transaction per search, the la
 search on PostgreSQL; so the engine records the reads here and a background task writes them, at
 most one statement per ``delay`` seconds however many searches ran meanwhile.
 
-What a caller can rely on: :meth:`ContextEngine.get` and :meth:`ContextEngine.close` write what is
-pending first, so the engine that searched reads its own marks, and a closed engine has written
-them all. Another process sees them within ``delay`` seconds. A process that dies loses the marks
-of its last ``delay`` seconds (never a fact: a mark only delays decay). A write that fails is
-logged and counted in :attr:`AccessLog.failed`, and the search that caused it is not affected.
+What a caller can rely on: :meth:`ContextEngine.get` shows the engine's own pending marks (without
+writing them), a consolidation run and :meth:`ContextEngine.close` write what is pending first, so
+decay counts every read and a closed engine has written them all. Another process sees them
+within ``delay`` seconds. A process that dies loses the marks of its last ``delay`` seconds (never
+a fact: a mark only delays decay). A write that fails is logged and counted in
+:attr:`AccessLog.failed`, and the search that caused it is not affected.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from datetime import datetime
 from typing import Final
 
 from sagewai.errors import InvalidInputError
+from sagewai.records import Fact
 from sagewai.stores.metadata import MetadataStore
 
 __all__ = ["AccessLog"]
@@ -65,6 +67,8 @@ class AccessLog:
         self._project_id = project_id
         self._delay = delay
         self._pending: dict[str, datetime] = {}
+        self._writing: dict[str, datetime] = {}
+        """The batch being written: still shown by :meth:`overlay` until it is stored."""
         self._task: asyncio.Task[None] | None = None
         self._wake: asyncio.Event | None = None
         self.written = 0
@@ -94,6 +98,13 @@ class AccessLog:
         # A task of an event loop that has ended never runs again: start a new one.
         return task.get_loop() is asyncio.get_running_loop()
 
+    def overlay(self, fact: Fact) -> Fact:
+        """``fact`` with its pending read mark, if this log holds a later one than the store."""
+        at = self._pending.get(fact.id) or self._writing.get(fact.id)
+        if at is None or (fact.last_accessed_at is not None and fact.last_accessed_at >= at):
+            return fact
+        return fact.model_copy(update={"last_accessed_at": at})
+
     async def flush(self) -> None:
         """Write every pending mark now (and wait for a write already under way)."""
         if self._running() and self._task is not None and self._wake is not None:
@@ -112,6 +123,7 @@ class AccessLog:
         batch, self._pending = self._pending, {}
         if not batch:
             return
+        self._writing = batch
         # One statement for the batch, stamped with its latest read: the marks of one batch are
         # at most ``delay`` seconds apart, and decay counts in days.
         try:
@@ -121,3 +133,5 @@ class AccessLog:
             logger.warning("could not record %d reads: %s", len(batch), exc)
         else:
             self.written += len(batch)
+        finally:
+            self._writing = {}

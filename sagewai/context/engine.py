@@ -623,11 +623,10 @@ class ContextEngine:
         """
         validate_identifier(fact_id, "fact_id")
         await self.open()
-        await self._access.flush()  # a search's read marks show in the fact it returns
         found = await self.metadata_store.get(self.project_id, [fact_id])
         if not found or not self._readable(found[0]):
             raise FactNotFoundError(fact_id)
-        return found[0]
+        return self._access.overlay(found[0])  # with the read marks not yet written
 
     def _readable(self, fact: Fact) -> bool:
         if fact.project_id == self.project_id:

@@ -184,6 +184,7 @@ class MemoryConsolidator:
             tags=tags,
         )
         await engine.open()
+        await engine._access.flush()  # reads of this engine's searches count against decay
         started_clock = time.perf_counter()
         store = engine.metadata_store
         key = state_key(selection.describe)
