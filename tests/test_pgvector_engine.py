@@ -13,7 +13,7 @@ import pytest
 
 from sagewai import ContextEngine
 from sagewai.cli.consolidate import open_engine
-from sagewai.errors import ConfigurationError
+from sagewai.errors import ConfigurationError, InvalidInputError
 from sagewai.stores.postgres import PostgresMetadataStore
 from sagewai.stores.postgres.pgvector import PgVectorStore
 from sagewai.testing import FakeEmbedder
@@ -73,3 +73,42 @@ async def test_missing_asyncpg_names_the_pgvector_extra(monkeypatch: pytest.Monk
     store = PgVectorStore("postgresql://nobody@127.0.0.1/none", dimension=4)
     with pytest.raises(MissingDependencyError, match=r'pip install "sagewai\[pgvector\]"'):
         await store.open()
+
+
+@pytest.mark.postgres
+async def test_bulk_load_builds_the_index_once_and_search_stays_right(
+    engine: ContextEngine,
+) -> None:
+    vectors = engine.vector_store.store
+    assert isinstance(vectors, PgVectorStore)
+    index = vectors.table.replace('"fact_vectors"', '"fact_vectors_embedding"')
+    pool = vectors._pool  # inspect the catalogue the test's way
+
+    async def has_index() -> bool:
+        return bool(await pool.fetchval("SELECT to_regclass($1) IS NOT NULL", index))
+
+    async with vectors.bulk_load(maintenance_work_mem="64MB"):
+        assert not await has_index()
+        added = await engine.add_many([f"note {i} about the Lisbon trip" for i in range(50)])
+        # Without the graph a search is an exact scan: still the right answer.
+        assert (await engine.search(added[7].content, top_k=1))[0].fact.id == added[7].id
+    assert await has_index()
+    assert (await engine.search(added[31].content, top_k=1))[0].fact.id == added[31].id
+    assert not await vectors.build_index()  # present: nothing to do
+
+
+@pytest.mark.postgres
+async def test_bulk_load_rebuilds_the_index_when_the_block_fails(engine: ContextEngine) -> None:
+    vectors = engine.vector_store.store
+    assert isinstance(vectors, PgVectorStore)
+
+    async def load_then_fail() -> None:
+        async with vectors.bulk_load():
+            await engine.add("Alice flies to Kyoto")
+            raise RuntimeError("stop")
+
+    with pytest.raises(RuntimeError, match="stop"):
+        await load_then_fail()
+    assert not await vectors.build_index()  # the exit built it already
+    with pytest.raises(InvalidInputError):
+        await vectors.build_index(maintenance_work_mem="1GB; DROP TABLE x")

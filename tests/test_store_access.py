@@ -28,7 +28,9 @@ VECTOR_WRITES = ("delete", "delete_project", "update_payloads", "upsert")
 """The write methods of the vector contract (:class:`VectorStore`)."""
 WRITES = frozenset(METADATA_WRITES + VECTOR_WRITES)
 
-ENGINE_MODULES = frozenset({"context/access.py", "context/engine.py", "context/stores.py"})
+ENGINE_MODULES = frozenset(
+    {"context/access.py", "context/access_log.py", "context/engine.py", "context/stores.py"}
+)
 """The engine (its class, its read methods) and the set of stores it opens: the only callers."""
 BACKEND_FOLDERS = ("stores/", "testing/")
 """Backends (and the shipped test doubles) implement the contracts and call their own methods."""

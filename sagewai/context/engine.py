@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Self, overload
 from pydantic import JsonValue, ValidationError
 
 from sagewai.context.access import StoreReads
+from sagewai.context.access_log import AccessLog
 from sagewai.context.indexing import vector_records
 from sagewai.context.ranking import SearchConfig
 from sagewai.context.search import MAX_QUERY_CHARS, MAX_TOP_K, SEARCHABLE
@@ -198,6 +199,8 @@ class ContextEngine(StoreReads):
             view = stores.graph.for_project(self.project_id)
         self._graph = view
         self.search_config = search_config or SearchConfig()
+        self._access = AccessLog(stores.metadata, self.project_id)
+        """The reads of searches, written off the search path (see sagewai.context.access_log)."""
         self._opened = False
         self._open_lock = asyncio.Lock()
 
@@ -338,6 +341,7 @@ class ContextEngine(StoreReads):
         """Close the stores. Safe to call more than once."""
         if not self._opened:
             return
+        await self._access.flush()  # the reads of the last searches
         self._opened = False
         await self._stores.close()
 
@@ -643,14 +647,20 @@ class ContextEngine(StoreReads):
             await self.vector_store.update_payloads(payloads)
         return count
 
+    async def flush_access(self) -> None:
+        """Write the read marks of this engine's searches now (they are otherwise written in the
+        background within half a second); a consolidation run calls it before deciding decay."""
+        await self._access.flush()
+
     async def record_access(self, fact_ids: Sequence[str], at: datetime) -> None:
         """Stamp these facts of this project as read at ``at`` (what ranks recent use higher).
 
-        Access time is bookkeeping, not content: it is not audited and changes no vector.
+        Access time is bookkeeping, not content: it is not audited and changes no vector. The
+        marks are written in the background, off the caller's path
+        (:class:`~sagewai.context.access_log.AccessLog`); :meth:`get` shows them at once.
         """
         if fact_ids:
-            await self.open()
-            await self.metadata_store.touch(self.project_id, fact_ids, at)
+            self._access.record(fact_ids, at)
 
     # ------------------------------------------------------------------ reading
 
@@ -665,7 +675,7 @@ class ContextEngine(StoreReads):
         found = await self.metadata_store.get(self.project_id, [fact_id])
         if not found or not self._readable(found[0]):
             raise FactNotFoundError(fact_id)
-        return found[0]
+        return self._access.overlay(found[0])  # with the read marks not yet written
 
     def _readable(self, fact: Fact) -> bool:
         if fact.project_id == self.project_id:

@@ -389,6 +389,42 @@ async def test_edge_optimizer_keeps_results_exact(tmp_path: Path) -> None:
             assert [hit.id for hit in await store.search(query, 5, where())] == expected
 
 
+async def test_edge_bulk_load_optimizes_once_at_the_end(tmp_path: Path) -> None:
+    rng = np.random.default_rng(4)
+    vectors = normalize_rows(rng.standard_normal((300, DIM)))
+    records = [VectorRecord(f"f{n}", v, payload()) for n, v in enumerate(vectors)]
+    reference = InMemoryVectorStore(DIM)
+    await reference.upsert(records)
+    async with QdrantEdgeVectorStore(tmp_path, DIM, optimize_threshold=50) as store:
+        runs: list[int] = []
+        optimize = store._optimize_locked  # counted, not replaced
+
+        def counted(shard: Any) -> bool:
+            runs.append(1)
+            return optimize(shard)
+
+        store._optimize_locked = counted  # type: ignore[method-assign]
+        async with store.bulk_load():
+            for start in range(0, 300, 60):
+                await store.upsert(records[start : start + 60])
+            assert runs == []  # past the threshold five times, never optimized in the block
+            expected = [hit.id for hit in await reference.search(vectors[7], 5, where())]
+            assert [hit.id for hit in await store.search(vectors[7], 5, where())] == expected
+        assert runs == [1]
+        with pytest.raises(RuntimeError, match="stop"):
+            async with store.bulk_load():
+                raise RuntimeError("stop")
+        assert runs == [1, 1]  # a failed block still leaves the index built
+        extra = normalize_rows(rng.standard_normal((60, DIM)))
+        more = [VectorRecord(f"g{n}", v, payload()) for n, v in enumerate(extra)]
+        await reference.upsert(more)
+        await store.upsert(more)
+        assert runs == [1, 1, 1]  # outside a block the threshold applies again
+        for query in vectors[:20]:
+            expected = [hit.id for hit in await reference.search(query, 5, where())]
+            assert [hit.id for hit in await store.search(query, 5, where())] == expected
+
+
 async def test_qdrant_client_path_with_another_dimension_is_a_configuration_error(
     tmp_path: Path,
 ) -> None:

@@ -183,6 +183,7 @@ class MemoryConsolidator:
             tags=tags,
         )
         await engine.open()
+        await engine.flush_access()  # reads of this engine's searches count against decay
         started_clock = time.perf_counter()
         key = state_key(selection.describe)
         async with engine.lock(LOCK_NAME):

@@ -66,6 +66,8 @@ _COMMON_TERM_MIN_FACTS = 10_000
 """From this many facts on, frequent query terms are bounded (as in the SQLite store)."""
 _FREQUENT_SHARE = 0.05
 """A term in more than this share of the facts is frequent."""
+_FREQUENT_FACTS = 10_000
+"""... or in more than this many facts (as in the SQLite store)."""
 _CACHED_FREQUENCY_MIN = 1_000
 _CORPUS_TTL = 300.0
 
@@ -76,18 +78,21 @@ def significant_terms(
     """The query terms worth matching, and whether a fact must hold all of them.
 
     The SQLite store's rule (see ``SqliteMetadataStore._significant_terms``): below 10,000 facts
-    every term counts, OR-ed; above, frequent terms give way to rare ones, and a query of
-    frequent terms only requires them all.
+    every term counts, OR-ed; above, frequent terms (in more than 5 % of the facts, or in more
+    than 10,000) give way to rare ones, and a query of frequent terms only requires them all.
 
     Example:
         >>> significant_terms(["the", "kyoto"], {"the": 9000, "kyoto": 3}, 20_000)
         (['kyoto'], False)
         >>> significant_terms(["the", "cat"], {"the": 9000, "cat": 5000}, 20_000)
         (['the', 'cat'], True)
+        >>> significant_terms(["alice", "kyoto"], {"alice": 30_000, "kyoto": 800}, 1_000_000)
+        (['kyoto'], False)
     """
     if total < _COMMON_TERM_MIN_FACTS:
         return list(terms), False
-    rare = [term for term in terms if frequencies.get(term, 0.0) <= _FREQUENT_SHARE * total]
+    bound = min(_FREQUENT_SHARE * total, _FREQUENT_FACTS)
+    rare = [term for term in terms if frequencies.get(term, 0.0) <= bound]
     if rare:
         return rare, False
     return list(terms), len(terms) > 1
@@ -392,9 +397,10 @@ class PostgresMetadataStore(MetadataStore):
         whole table, the same length normalisation (tokens of the fact against the table's
         average) and the same frequent-term rule as :class:`~sagewai.stores.sqlite.
         SqliteMetadataStore`: in a table of 10,000 facts or more, terms found in more than 5 % of
-        the facts are left out when the query has rarer ones, and when every term is frequent a
-        fact must hold all of them. Either way the GIN index reads short posting lists only, so
-        a query stays fast at a million facts whatever its words.
+        the facts (or in more than 10,000 of them) are left out when the query has rarer ones,
+        and when every term is frequent a fact must hold all of them. Either way no more than
+        10,000 facts are scored per term, so a query stays fast at a million facts whatever its
+        words.
 
         One statement: the table's size, average length and the document counts it needs are
         computed inside it (a small table is counted exactly, so the ranking follows every

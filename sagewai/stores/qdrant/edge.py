@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
@@ -180,6 +181,8 @@ class QdrantEdgeVectorStore(VectorStore):
         self._ef_search = ef_search
         self._full_scan_threshold_kb = full_scan_threshold_kb
         self._optimize_threshold = optimize_threshold
+        self._bulk_loads = 0
+        """Open :meth:`bulk_load` blocks: while any is open, writes never optimize."""
         self._shard: qdrant_edge.EdgeShard | None = None
         self._lock = threading.Lock()
         """Serialises every shard call: the shard may not be closed while another thread uses it."""
@@ -311,7 +314,7 @@ class QdrantEdgeVectorStore(VectorStore):
 
     def _maybe_optimize(self, shard: Any) -> None:
         """Optimize when writes left ``optimize_threshold`` points outside HNSW segments."""
-        if self._optimize_threshold is None:
+        if self._optimize_threshold is None or self._bulk_loads:
             return
         info = shard.info()
         unindexed = info.points_count - info.indexed_vectors_count
@@ -472,3 +475,26 @@ class QdrantEdgeVectorStore(VectorStore):
             True when segments changed, False when the shard was already optimal.
         """
         return await self._call("optimize the vector store", lambda _, s: self._optimize_locked(s))
+
+    @asynccontextmanager
+    async def bulk_load(self) -> AsyncIterator[None]:
+        """Load many vectors inside the block, then build the index once (:meth:`optimize`).
+
+        Writes in the block never run the optimizer: with the default ``optimize_threshold``, a
+        million points would otherwise rebuild growing graphs fifty times over. The optimizer
+        runs once on exit, whether the block succeeds or fails. Meanwhile searches stay correct
+        (the new points are scanned exactly, slower as they grow).
+
+        Example:
+            >>> async def load(ctx, store: QdrantEdgeVectorStore, texts: list[str]) -> None:
+            ...     async with store.bulk_load():
+            ...         for start in range(0, len(texts), 2048):
+            ...             await ctx.add_many(texts[start : start + 2048])
+        """
+        self._bulk_loads += 1
+        try:
+            yield
+        finally:
+            self._bulk_loads -= 1
+            if not self._bulk_loads:
+                await self.optimize()

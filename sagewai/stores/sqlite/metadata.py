@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
@@ -69,8 +70,12 @@ _MICROSECOND = timedelta(microseconds=1)
 _COMMON_TERM_MIN_FACTS = 10_000
 _FREQUENT_SHARE = 0.05
 """In a large store, a term in more than this share of the facts is "frequent"."""
+_FREQUENT_FACTS = 10_000
+"""... or in more than this many facts: scoring a term costs a visit to each fact holding it."""
 _CACHED_FREQUENCY_MIN = 1_000
 _ANALYZE_MIN_ROWS = 2_000
+_TOTAL_TTL = 30.0
+"""Seconds the fact count of the frequent-term rule is trusted (other processes may write)."""
 _FEW_TAGGED = 2_000
 
 _FACT_SELECT = ", ".join(f"f.{column}" for column in FACT_COLUMNS)
@@ -187,6 +192,8 @@ class SqliteMetadataStore(MetadataStore):
         self._frequencies: dict[str, tuple[int, int]] = {}
         self._written = 0
         self._analyzed_rows = 0
+        self._total: tuple[float, int] | None = None
+        """(when counted, facts): counting a million rows costs more than the keyword query."""
 
     @property
     def path(self) -> str:
@@ -254,6 +261,7 @@ class SqliteMetadataStore(MetadataStore):
         facts = [_fact_row(fact, now) for fact in batch.upserts]
         changes = [_change_row(change) for change in batch.changes]
         db = self._db()
+        grown = 0
         with write_transaction(db):
             if batch.deletes:
                 doomed = (batch.project_id, _id_list(batch.deletes))
@@ -268,21 +276,26 @@ class SqliteMetadataStore(MetadataStore):
                     " WHERE project_id = ?1 AND id IN (SELECT value FROM json_each(?2))",
                     doomed,
                 )
-                db.execute(
+                grown -= db.execute(
                     "DELETE FROM facts"
                     " WHERE project_id = ?1 AND id IN (SELECT value FROM json_each(?2))",
                     doomed,
-                )
+                ).rowcount
             if facts:
-                self._upsert_sync(batch.project_id, batch.upserts, facts)
+                grown += self._upsert_sync(batch.project_id, batch.upserts, facts)
             if changes:
                 db.executemany(_CHANGE_INSERT, changes)
+        if self._total is not None:  # this process's writes are counted at once
+            self._total = (self._total[0], self._total[1] + grown)
         self._written += len(facts)
         if self._written >= max(_ANALYZE_MIN_ROWS, self._analyzed_rows):
             self._analyze()
 
-    def _upsert_sync(self, project_id: str, upserts: list[Fact], rows: list[list[Any]]) -> None:
-        """Upsert fact rows and keep the keyword index in step, in bulk (see the migration)."""
+    def _upsert_sync(self, project_id: str, upserts: list[Fact], rows: list[list[Any]]) -> int:
+        """Upsert fact rows and keep the keyword index in step, in bulk (see the migration).
+
+        Returns the number of new rows.
+        """
         db = self._db()
         contents = {fact.id: fact.content for fact in upserts}
         # An id another project holds is never taken over, nor skipped in silence.
@@ -312,6 +325,7 @@ class SqliteMetadataStore(MetadataStore):
             " WHERE seq > ?1 OR seq IN (SELECT value FROM json_each(?2))",
             (last, changed),
         )
+        return len(contents) - len(existing)
 
     def _analyze(self) -> None:
         """Refresh the planner's statistics each time the table has doubled in size.
@@ -417,20 +431,25 @@ class SqliteMetadataStore(MetadataStore):
         the facts is about 3, against 5 to 10 for the rare ones). When the query has rare terms,
         the frequent ones are left out; when every term is frequent, facts must hold them all
         (an AND stays cheap: frequent terms rarely occur together). Small stores keep every term
-        with OR: there the scan is cheap and every match is worth showing.
+        with OR: there the scan is cheap and every match is worth showing. Above 200,000 facts a
+        term is frequent from 10,000 facts on (not 5 %), so no term costs more than 10,000
+        visits, whatever the store's size.
         """
-        db = self._db()
-        total = int(db.execute("SELECT count(*) FROM facts").fetchone()[0])
+        total = self._fact_total()
         if total < _COMMON_TERM_MIN_FACTS:
             return terms, False
-        rare = [
-            term
-            for term in terms
-            if self._document_frequency(term, total) <= _FREQUENT_SHARE * total
-        ]
+        bound = min(_FREQUENT_SHARE * total, _FREQUENT_FACTS)
+        rare = [term for term in terms if self._document_frequency(term, total) <= bound]
         if rare:
             return rare, False
         return terms, len(terms) > 1
+
+    def _fact_total(self) -> int:
+        """The number of facts, recounted every 30 s (this process's writes count at once)."""
+        now = time.monotonic()
+        if self._total is None or now - self._total[0] > _TOTAL_TTL:
+            self._total = (now, int(self._db().execute("SELECT count(*) FROM facts").fetchone()[0]))
+        return self._total[1]
 
     def _document_frequency(self, term: str, total: int) -> int:
         # Counting a term's documents walks its posting list, so frequent terms are cached
@@ -483,6 +502,7 @@ class SqliteMetadataStore(MetadataStore):
             )
             deleted = db.execute("DELETE FROM facts WHERE project_id = ?1", (project_id,)).rowcount
             db.execute("DELETE FROM project_state WHERE project_id = ?1", (project_id,))
+        self._total = None
         return deleted
 
     async def delete_project(self, project_id: str) -> int:
