@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from sagewai.context.bridge.background import BackgroundBridge
-from sagewai.context.bridge.turns import FACT_NAMESPACE
+from sagewai.context.bridge.turns import FACT_NAMESPACE, RECORD_DRAIN
 from sagewai.context.conversation import Conversation, MessageLike
 from sagewai.errors import (
     ConfigurationError,
@@ -63,6 +63,10 @@ class MemoryBridge(BackgroundBridge):
             waiting.
         save_episodes: Save each conversation given to :meth:`bridge_conversation` as an episode
             when the engine has an ``episode_store``.
+        context_records: Store, beside each message up to 1,000 characters, a context record:
+            the message with the end of the turn before it (what it answers), searchable as the
+            message's own source. Raised R@10 by 0.04 to 0.05 over the messages alone on LoCoMo
+            (``docs/benchmarks-locomo.md``); ``False`` stores the messages and facts only.
 
     Example:
         >>> import asyncio
@@ -216,7 +220,10 @@ class MemoryBridge(BackgroundBridge):
             pending, state.buffer = state.buffer, []
             await self._extract_batch(pending)
             self._finish(pending)
-            step = self.extract_every_n_turns
+            # Each batch is recorded, then extracted, before the next (the model's facts of a
+            # turn are reconciled before later turns' facts). An extractor with no batch stage
+            # (the rules) records many turns per write: one embedding call and one commit.
+            step = RECORD_DRAIN if self._rules_only else self.extract_every_n_turns
             for start in range(0, len(turns), step):
                 recorded, _ = await self._record(turns[start : start + step])
                 await self._extract_batch(recorded)

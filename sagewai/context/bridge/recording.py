@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from sagewai.context.arguments import string_list
 from sagewai.context.bridge.turns import (
+    CONTEXT_MESSAGE_CHARS,
     EXTRACTION_ROLES,
     MAX_SESSIONS,
     MODEL_FACT_INDEX,
@@ -29,11 +30,14 @@ from sagewai.context.bridge.turns import (
     BridgeTurn,
     PendingTurn,
     SessionState,
+    context_prefix,
+    context_record_id,
     fact_id_for,
     message_record_id,
 )
 from sagewai.context.conversation import ChatMessage, MessageLike
 from sagewai.context.journal import FsyncPolicy, WriteAheadJournal
+from sagewai.context.ranking import CONTEXT_MARK
 from sagewai.context.reconcile import Candidate, Reconciler, ReconcilingWriter, WriteOutcome
 from sagewai.context.scope import ContextScope, validate_identifier
 from sagewai.errors import (
@@ -100,6 +104,7 @@ class RecordingBridge:
         submit_timeout: float = 5.0,
         idle_flush_seconds: float = 30.0,
         save_episodes: bool = True,
+        context_records: bool = True,
     ) -> None:
         if extract_every_n_turns < 1:
             raise ConfigurationError("extract_every_n_turns must be at least 1")
@@ -117,6 +122,7 @@ class RecordingBridge:
         self.scope = None if scope is None else ContextScope(scope)
         self.roles = frozenset(role.lower() for role in roles)
         self.context_turns = context_turns
+        self.context_records = context_records
         self.writer = ReconcilingWriter(
             context_engine, reconciler=reconciler, echo_threshold=echo_threshold
         )
@@ -328,6 +334,7 @@ class RecordingBridge:
 
         engine = self.engine
         now = utcnow()
+        recalled = tuple(self._session(turn.session_id).recalled)
         out: list[Candidate] = []
         extractor_name = type(self.fact_extractor).__name__
         for offset, item in enumerate(extracted):
@@ -358,7 +365,9 @@ class RecordingBridge:
                 self.stats.facts_invalid += 1
                 logger.warning("skipped an invalid fact from message %s: %s", turn.message_id, exc)
                 continue
-            out.append(Candidate(fact=fact, role=turn.message.role, source=source))
+            out.append(
+                Candidate(fact=fact, role=turn.message.role, source=source, recalled=recalled)
+            )
         return out
 
     def _message_records(self, turn: BridgeTurn) -> list[Fact]:
@@ -399,6 +408,52 @@ class RecordingBridge:
                 logger.warning("message %s could not be stored verbatim: %s", turn.message_id, exc)
         return out
 
+    def _context_record(
+        self, turn: BridgeTurn, previous: tuple[str, str, str | None] | None
+    ) -> Fact | None:
+        """The message with the end of the turn before it: what it answers or refers to.
+
+        A reply such as "Yes, last Friday" says little by itself; with the question before it,
+        search finds it by the question's words. The record is searchable as the message's own
+        source (same provenance, so it is fused with the message and never takes a place of
+        another source) and ranks with :attr:`~sagewai.context.ranking.SearchConfig.context_weight`.
+        Only short messages get one (a long message says what it means by itself); ``None``
+        when there is no earlier turn to add.
+        """
+        text = turn.message.content
+        if (
+            not self.context_records
+            or previous is None
+            or previous[0] not in self.roles
+            or len(text) > CONTEXT_MESSAGE_CHARS
+        ):
+            return None
+        before = context_prefix(previous[1])
+        if not before:
+            return None
+        engine = self.engine
+        source = self._source(turn, speaker=turn.message.speaker_name, extractor="context")
+        try:
+            return Fact(
+                id=context_record_id(engine.project_id, turn.session_id, turn.message_id),
+                project_id=engine.project_id,
+                org_id=engine.org_id,
+                scope=self._scope_of(turn),
+                user_id=turn.user_id,
+                session_id=turn.session_id,
+                kind=FactKind.MESSAGE,
+                content=f"{before}\n{text}",
+                tags=turn.tags,
+                metadata={CONTEXT_MARK: len(before) + 1},
+                sources=(source,),
+                created_at=min(turn.timestamp, utcnow()),
+                valid_from=turn.timestamp,
+            )
+        except (ValidationError, ValueError) as exc:
+            self.stats.facts_invalid += 1
+            logger.warning("message %s has no context record: %s", turn.message_id, exc)
+            return None
+
     async def _record(
         self, turns: Sequence[BridgeTurn]
     ) -> tuple[list[PendingTurn], list[ExtractedFact]]:
@@ -424,7 +479,14 @@ class RecordingBridge:
                 context: ExtractionContext | None = None
                 if turn.message.role in self.roles and not turn.message.is_empty:
                     context = self._context(turn, history)
-                    messages.setdefault(turn.session_id, []).extend(self._message_records(turn))
+                    records = messages.setdefault(turn.session_id, [])
+                    records.extend(self._message_records(turn))
+                    # The first turn of a conversation has none before it (a session bridged
+                    # again starts over: its history holds the end of the earlier pass).
+                    previous = history[-1] if history and turn.turn_index > 0 else None
+                    around = self._context_record(turn, previous)
+                    if around is not None:
+                        records.append(around)
                 history.append((turn.message.role, turn.message.content, turn.message.speaker_name))
                 if turn.message.role == "user" and turn.message.speaker_name:
                     state.user_speaker = turn.message.speaker_name
@@ -433,25 +495,18 @@ class RecordingBridge:
                 *(self._extract_now(p.turn, p.context) for p in pendings if p.context is not None)
             )
             jobs = [p for p in pendings if p.context is not None]
-            by_session: dict[str, list[Candidate]] = {}
+            candidates: list[Candidate] = []
             facts: list[ExtractedFact] = []
             for pending, (found, deferred) in zip(jobs, extracted, strict=True):
                 assert pending.context is not None
                 pending.rule_facts, pending.deferred = found, deferred
                 facts.extend(found)
-                by_session.setdefault(pending.turn.session_id, []).extend(
-                    self._candidates(pending.turn, pending.context, found)
-                )
-            # A message and the rules' facts drawn from it land in one commit (one embedding call).
-            outcome = WriteOutcome()
-            for sid in dict.fromkeys([*messages, *by_session]):
-                outcome.merge(
-                    await self.writer.write(
-                        by_session.get(sid, []),
-                        recalled=list(self._session(sid).recalled),
-                        verbatim=messages.get(sid, []),
-                    )
-                )
+                candidates.extend(self._candidates(pending.turn, pending.context, found))
+            # The messages and the rules' facts drawn from them, of every session of these
+            # turns, land in one commit (one embedding call): a drain of the queue is one write.
+            outcome = await self.writer.write(
+                candidates, verbatim=[r for records in messages.values() for r in records]
+            )
             for sid, history in said.items():
                 state = self._session(sid)
                 state.history.clear()

@@ -62,6 +62,41 @@ def message_record_id(project_id: str, session_id: str, message_id: str, part: i
     return str(uuid.uuid5(MESSAGE_NAMESPACE, name))
 
 
+CONTEXT_MESSAGE_CHARS = 1000
+"""Messages up to this long get a context record (the end of the turn before them)."""
+CONTEXT_PREFIX_CHARS = 300
+"""How much of the turn before a message its context record carries (its end, cut at a word)."""
+
+
+def context_record_id(project_id: str, session_id: str, message_id: str) -> str:
+    """The deterministic id of a message's context record (the message with the turn before).
+
+    Example:
+        >>> context_record_id("p", "s1", "m1") != message_record_id("p", "s1", "m1")
+        True
+    """
+    name = "\x1f".join((project_id, session_id, message_id, "context"))
+    return str(uuid.uuid5(MESSAGE_NAMESPACE, name))
+
+
+def context_prefix(previous: str, limit: int = CONTEXT_PREFIX_CHARS) -> str:
+    """The end of the turn before a message, at most ``limit`` characters, cut at a word.
+
+    Example:
+        >>> context_prefix("Did you finally go to the pottery class on Friday?", 30)
+        'the pottery class on Friday?'
+    """
+    text = previous.strip()
+    if len(text) > limit:
+        start = len(text) - limit
+        tail = text[start:]
+        space = tail.find(" ")
+        if not text[start - 1].isspace() and 0 <= space < limit // 2:
+            tail = tail[space + 1 :]  # the cut fell inside a word: drop its end
+        text = tail
+    return text.strip()
+
+
 class BridgeTurn(BaseModel):
     """An accepted message with everything needed to process it later (what the journal keeps)."""
 
