@@ -425,6 +425,7 @@ class RecordingBridge:
             not self.context_records
             or previous is None
             or previous[0] not in self.roles
+            or previous[1] == text  # the message again (a replay): nothing before it to add
             or len(text) > CONTEXT_MESSAGE_CHARS
         ):
             return None
