@@ -474,9 +474,15 @@ class RecordingBridge:
             # The sessions' histories take these turns only once they are stored (a retried
             # batch must not see its own turns twice as context).
             said: dict[str, list[tuple[str, str, str | None]]] = {}
+            last: dict[str, str | None] = {}
+            # Context records whose earlier turn was recorded before these turns: kept only if
+            # that turn's record is still stored (it may have been forgotten since).
+            check: dict[str, list[Fact]] = {}
+            made: set[str] = set()
             for turn in turns:
                 state = self._session(turn.session_id)
                 history = said.setdefault(turn.session_id, list(state.history))
+                before = last.setdefault(turn.session_id, state.last_record)
                 context: ExtractionContext | None = None
                 if turn.message.role in self.roles and not turn.message.is_empty:
                     context = self._context(turn, history)
@@ -486,12 +492,30 @@ class RecordingBridge:
                     # again starts over: its history holds the end of the earlier pass).
                     previous = history[-1] if history and turn.turn_index > 0 else None
                     around = self._context_record(turn, previous)
-                    if around is not None:
+                    if around is not None and before is not None and before not in made:
+                        check.setdefault(before, []).append(around)
+                    elif around is not None:
                         records.append(around)
+                    last[turn.session_id] = message_record_id(
+                        self.engine.project_id, turn.session_id, turn.message_id
+                    )
+                    made.add(last[turn.session_id] or "")
+                else:
+                    last[turn.session_id] = None
                 history.append((turn.message.role, turn.message.content, turn.message.speaker_name))
                 if turn.message.role == "user" and turn.message.speaker_name:
                     state.user_speaker = turn.message.speaker_name
                 pendings.append(PendingTurn(turn, context, [], False))
+            if check:
+                engine = self.engine
+                present = {
+                    f.id for f in await engine.metadata_store.get(engine.project_id, list(check))
+                }
+                for record_id, arounds in check.items():
+                    if record_id in present:
+                        for around in arounds:
+                            sid = around.session_id or ""
+                            messages.setdefault(sid, []).append(around)
             extracted = await asyncio.gather(
                 *(self._extract_now(p.turn, p.context) for p in pendings if p.context is not None)
             )
@@ -512,6 +536,7 @@ class RecordingBridge:
                 state = self._session(sid)
                 state.history.clear()
                 state.history.extend(history)
+                state.last_record = last.get(sid)
         self.stats.messages_recorded += len(turns)
         self._count(len(facts), outcome)
         self._stored += outcome.added + outcome.updated

@@ -164,4 +164,7 @@ class SessionState:
     """Held while turns of the session are recorded (they enter the history in order)."""
     last_seen: float = field(default_factory=time.monotonic)
     user_speaker: str | None = None
+    last_record: str | None = None
+    """The verbatim record id of the session's last message (a context record carries its end
+    only while that record is stored: a forgotten message lends its words to nothing)."""
     recalled: deque[str] = field(default_factory=lambda: deque(maxlen=200))
