@@ -398,13 +398,21 @@ def batch_messages(conversation: Conversation, batch: int) -> list[dict[str, Any
     ]
 
 
-async def ingest_facts(engine: ContextEngine, conversation: Conversation, extractor: str) -> int:
+async def ingest_facts(
+    engine: ContextEngine,
+    conversation: Conversation,
+    extractor: str,
+    bridge_options: Mapping[str, Any] | None = None,
+) -> int:
     """Store what ``MemoryBridge`` makes of every batch; returns how many records it stored."""
     from sagewai.context.bridge import MemoryBridge
     from sagewai.core.conversation import Conversation as ChatConversation
 
     bridge = MemoryBridge(
-        context_engine=engine, fact_extractor=make_extractor(extractor), save_episodes=False
+        context_engine=engine,
+        fact_extractor=make_extractor(extractor),
+        save_episodes=False,
+        **(bridge_options or {}),
     )
     stored = 0
     for batch in sorted({m.batch for m in conversation.messages}):
@@ -426,6 +434,7 @@ async def run_sagewai(
     count_wordpieces: Callable[[str], int],
     store: str,
     folder: Path,
+    bridge_options: Mapping[str, Any] | None = None,
 ) -> int:
     """Ingest one conversation in ``mode``, ask every question per ranking setting, score."""
     project_id = f"beam-{conversation.name}-{mode}"
@@ -437,7 +446,7 @@ async def run_sagewai(
     async with engine:
         stored = 0
         if mode in ("facts", "both"):
-            stored += await ingest_facts(engine, conversation, extractor)
+            stored += await ingest_facts(engine, conversation, extractor, bridge_options)
         if mode in ("raw", "both"):
             stored += len(await engine.add_many(raw_items(conversation)))
         for config, tally in runs:
@@ -471,6 +480,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--one-vector-per-record",
         action="store_true",
         help="ablation: index each message with one vector, without its pieces",
+    )
+    parser.add_argument(
+        "--bridge", default="{}", help="facts/both modes: MemoryBridge options as JSON"
     )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     return parser.parse_args(argv)
@@ -547,6 +559,7 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                         count_wordpieces=count_wordpieces,
                         store=args.store,
                         folder=Path(tmp),
+                        bridge_options=json.loads(args.bridge),
                     )
                 except (RuntimeError, ImportError) as exc:
                     errors[f"sagewai_{mode}"] = str(exc)

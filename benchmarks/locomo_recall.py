@@ -524,7 +524,12 @@ def session_messages(conversation: Conversation, session: int) -> list[dict[str,
     ]
 
 
-async def ingest_facts(engine: ContextEngine, conversation: Conversation, extractor: str) -> int:
+async def ingest_facts(
+    engine: ContextEngine,
+    conversation: Conversation,
+    extractor: str,
+    bridge_options: Mapping[str, Any] | None = None,
+) -> int:
     """Store the facts ``MemoryBridge`` extracts from every session; returns how many.
 
     Each session is one bridged conversation (``session_id`` as in raw mode), so every fact
@@ -539,6 +544,7 @@ async def ingest_facts(engine: ContextEngine, conversation: Conversation, extrac
         context_engine=engine,
         fact_extractor=make_extractor(extractor),
         save_episodes=False,
+        **(bridge_options or {}),
     )
     stored = 0
     for session in sorted({turn.session for turn in conversation.turns}):
@@ -663,6 +669,7 @@ async def run_sagewai(
     captions: bool = True,
     graph_hops: int = 0,
     postgres_dsn: str = "",
+    bridge_options: Mapping[str, Any] | None = None,
 ) -> int:
     """Ingest one conversation in ``mode``, ask every question, score; returns the fact count.
 
@@ -678,7 +685,7 @@ async def run_sagewai(
         # Bridged facts go first: the bridge reconciles against what the project holds, and
         # must not rewrite the raw turns of "both" mode.
         if mode in ("facts", "both"):
-            stored += await ingest_facts(engine, conversation, extractor)
+            stored += await ingest_facts(engine, conversation, extractor, bridge_options)
         if mode in ("raw", "both"):
             stored += len(await engine.add_many(raw_items(conversation, captions=captions)))
         if graph_hops:
@@ -751,6 +758,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         choices=(0, 1, 2),
         help="build each project's knowledge graph and search with graph expansion",
     )
+    parser.add_argument(
+        "--bridge", default="{}", help="facts/both modes: MemoryBridge options as JSON"
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     return parser.parse_args(argv)
 
@@ -786,9 +796,11 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     if args.conversations:
         wanted = {c.strip() for c in args.conversations.split(",")}
         conversations = [c for c in conversations if c.sample_id in wanted]
+    from beam_recall import HashCachingEmbedder  # the benchmarks share one cache format
+
     from sagewai.embeddings.minilm import MiniLMEmbedder
 
-    embedder = CachingEmbedder(MiniLMEmbedder(), args.embedding_cache)
+    embedder = HashCachingEmbedder(MiniLMEmbedder(), args.embedding_cache)
     count_wordpieces = wordpiece_counter()
     tallies: dict[str, Tally] = {}
     if not args.no_baselines:
@@ -833,6 +845,7 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                         captions=not args.no_captions,
                         graph_hops=args.graph_hops,
                         postgres_dsn=args.postgres_dsn,
+                        bridge_options=json.loads(args.bridge),
                     )
                 except RuntimeError as exc:
                     errors[name] = str(exc)

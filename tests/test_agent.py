@@ -18,6 +18,7 @@ from sagewai.agent import UniversalAgent, tool_pairing_problems
 from sagewai.context.bridge import MemoryBridge
 from sagewai.context.engine import ContextEngine
 from sagewai.context.episodes import EpisodeStore
+from sagewai.context.ranking import is_context_record
 from sagewai.core.records import FactStatus
 from sagewai.errors import ConfigurationError, InvalidInputError, ScopeError
 from sagewai.intelligence.extraction import RuleBasedFactExtractor
@@ -141,8 +142,10 @@ async def test_a_forgotten_fact_is_never_shown_to_the_model_again(engine: Contex
     assert "green tea" not in "\n".join(m["content"] for m in last if m["role"] != "user")
     assert "Porto" in llm.calls[-2].prompt  # the other fact of the same message is kept
     stored = await engine.list(user_id="ana", statuses=None)
-    # Said after the forgetting (new, the user's own words) is the only record naming it.
-    assert [f.content for f in stored if "green tea" in f.content] == ["Do I like green tea?"]
+    # Said after the forgetting (new, the user's own words) is the only message naming it (with
+    # the context record of the reply to it); no record of before the forgetting names it.
+    said = [f.content for f in stored if "green tea" in f.content and not is_context_record(f)]
+    assert said == ["Do I like green tea?"]
     assert all(f.session_id == "s4" for f in stored if "green tea" in f.content)
     store = agent.episode_store
     assert store is not None

@@ -347,7 +347,7 @@ class MemoryRecaller:
             for record in (result.fact, *result.related):
                 key = message_key(record)
                 if record.kind is FactKind.MESSAGE and key is not None:
-                    quotes.setdefault(key, record.content)
+                    quotes.setdefault(key, verbatim(record).content)
         missing = [key for key in keys if key not in quotes]
         if missing:
             from sagewai.context.bridge import message_record_id
@@ -457,8 +457,36 @@ def by_source(results: Sequence[SearchResult]) -> list[SearchResult]:
     chosen: list[SearchResult] = []
     for group in groups.values():
         facts = [r for r in group if r.fact.kind is not FactKind.MESSAGE]
-        chosen.extend(facts[:FACTS_PER_SOURCE] if facts else group[:1])
+        if facts:
+            chosen.extend(facts[:FACTS_PER_SOURCE])
+        else:
+            first = group[0]
+            chosen.append(
+                SearchResult(fact=verbatim(first.fact), score=first.score, parts=first.parts)
+            )
     return chosen
+
+
+def verbatim(record: Fact) -> Fact:
+    """The message a record stands for: a context record (the message with the end of the turn
+    before it) without the earlier turn's words, any other record as it is.
+
+    Example:
+        >>> from sagewai.context.ranking import CONTEXT_MARK
+        >>> from sagewai.core.records import FactKind
+        >>> around = Fact(project_id="p", content="Did you go? Yes, on Friday.",
+        ...               kind=FactKind.MESSAGE, metadata={CONTEXT_MARK: 12})
+        >>> verbatim(around).content
+        'Yes, on Friday.'
+    """
+    from sagewai.context.ranking import CONTEXT_MARK, is_context_record
+
+    if not is_context_record(record):
+        return record
+    start = record.metadata.get(CONTEXT_MARK)
+    if not isinstance(start, int) or not 0 <= start < len(record.content):
+        return record
+    return record.model_copy(update={"content": record.content[start:]})
 
 
 def _stated_by(relation: Relation, user_id: str | None) -> bool:

@@ -33,10 +33,11 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from sagewai.context.query import QueryAnalysis, mentions_time
-from sagewai.core.records import Fact, FactType, ScoreParts
+from sagewai.core.records import Fact, FactKind, FactType, ScoreParts
 from sagewai.core.text import keyword_terms
 
 __all__ = [
+    "CONTEXT_MARK",
     "NeighbourKey",
     "RankedCandidate",
     "SearchConfig",
@@ -44,6 +45,7 @@ __all__ = [
     "convex_fusion",
     "fuse",
     "group_by_source",
+    "is_context_record",
     "limit_per_message",
     "neighbour_key",
     "neighbour_wanted",
@@ -55,6 +57,10 @@ __all__ = [
     "standardised",
     "time_matches",
 ]
+
+CONTEXT_MARK = "context_chars"
+"""Metadata key of a context record: how many leading characters of its content come from the
+turn before the message (the message itself follows, verbatim)."""
 
 NeighbourKey = tuple[str, int]
 """Where a fact sits in a conversation: ``(session_id, turn_index)`` of its first such source."""
@@ -143,6 +149,11 @@ class SearchConfig(BaseModel):
     related_weight: float = Field(default=0.0, ge=0, le=1)
     """How much the other records of a source raise its score (see :func:`group_by_source`);
     0: a source scores as its best record."""
+    context_weight: float = Field(default=0.8, ge=0, le=1)
+    """Scale of a context record's score (the bridge's record of a short message with the end of
+    the turn before it, see :func:`is_context_record`). Below 1, a source found only through the
+    words of the turn before it ranks below one its own words match; 0 leaves such sources to
+    the neighbour bonus."""
     track_access: bool = True
     """Record reads in ``last_accessed_at`` (reads keep a fact from decaying)."""
 
@@ -156,6 +167,20 @@ class RankedCandidate:
     parts: ScoreParts
     relevance: float = 0.0
     """Fusion plus speaker, time and graph bonuses (what neighbours lend each other)."""
+
+
+def is_context_record(fact: Fact) -> bool:
+    """True for a context record: a message with the end of the turn before it (the bridge's
+    :attr:`~sagewai.context.bridge.MemoryBridge.context_records`), not the message verbatim.
+
+    Example:
+        >>> from sagewai.core.records import FactKind
+        >>> record = Fact(project_id="p", content="Q? Yes.", kind=FactKind.MESSAGE,
+        ...               metadata={CONTEXT_MARK: 3})
+        >>> is_context_record(record), is_context_record(record.model_copy(update={"metadata": {}}))
+        (True, False)
+    """
+    return fact.kind is FactKind.MESSAGE and CONTEXT_MARK in fact.metadata
 
 
 def recency_score(fact: Fact, now: datetime, halflife_days: float) -> float:
@@ -417,6 +442,8 @@ def fuse(
         recency = recency_score(fact, now, config.recency_halflife_days)
         strength = min(1.0, fact.strength)
         score = blend * total + config.recency_weight * recency + config.strength_weight * strength
+        if is_context_record(fact):
+            score *= config.context_weight
         parts = ScoreParts(
             dense=dense_score.get(fact_id),
             keyword=keyword_score.get(fact_id),
@@ -518,10 +545,13 @@ def group_by_source(
         members.setdefault(key, []).append(candidate)
     groups: list[SourceGroup] = []
     for candidates in members.values():
-        best, *others = candidates
-        missing = 1.0 - best.score
-        for other in others:
+        top, *rest = candidates
+        missing = 1.0 - top.score
+        for other in rest:
             missing *= 1.0 - related_weight * max(0.0, other.score)
-        groups.append(SourceGroup(1.0 - missing, best, tuple(others)))
+        # The record shown is the message or a fact, not the context record that found them.
+        best = next((c for c in candidates if not is_context_record(c.fact)), top)
+        others = tuple(c for c in candidates if c is not best)
+        groups.append(SourceGroup(1.0 - missing, best, others))
     groups.sort(key=lambda g: (-g.score, g.best.fact.id))
     return groups

@@ -491,6 +491,9 @@ class Candidate:
     fact: Fact
     role: str
     source: Provenance
+    recalled: tuple[str, ...] | None = None
+    """Ids of the facts the agent was shown in this candidate's session (an assistant's
+    restatement of one is an echo); ``None``: the ``recalled`` given to the write."""
 
 
 @dataclass(slots=True)
@@ -666,7 +669,8 @@ class ReconcilingWriter:
         Args:
             candidates: The facts to store, oldest turn first.
             recalled: Ids of facts the agent was shown this session (assistant turns restating
-                them are echoes).
+                them are echoes); a candidate's own ``recalled`` wins, so one write may hold
+                the turns of several sessions.
             verbatim: Records stored as they are, without reconciliation, in the same commit
                 (the messages the candidates were drawn from); those already stored are skipped.
         """
@@ -749,9 +753,11 @@ class ReconcilingWriter:
             for i in assistant
         ]
         hits = await asyncio.gather(*searches)
-        recalled_vectors = (
-            await engine.get_vectors(list(recalled)) if recalled and assistant else {}
-        )
+        shown: list[tuple[str, ...]] = [
+            tuple(recalled) if c.recalled is None else c.recalled for c in fresh
+        ]
+        wanted_vectors = list(dict.fromkeys(i for row in assistant for i in shown[row]))
+        recalled_vectors = await engine.get_vectors(wanted_vectors) if wanted_vectors else {}
         wanted: dict[str, set[str]] = {}
         claims = [Claim.of(c.fact) for c in fresh]
         for candidate, key, claim in zip(fresh, keys, claims, strict=True):
@@ -789,7 +795,11 @@ class ReconcilingWriter:
                 [
                     -1.0,
                     *(h.score for h in echo_best.get(row, [])),
-                    *(float(v @ vector) for v in recalled_vectors.values()),
+                    *(
+                        float(recalled_vectors[i] @ vector)
+                        for i in (shown[row] if row in echo_best else ())
+                        if i in recalled_vectors
+                    ),
                 ]
             )
             seen.append(_Seen(neighbours, mine, best))
