@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import os
 import random
@@ -410,11 +411,34 @@ async def bench_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def action_signatures(report: Any) -> list[int]:
+class Progress:
+    """Prints a run's progress (facts, rate, load) every ``every`` batches to stderr."""
+
+    def __init__(self, label: str, every: int = 20) -> None:
+        self.label = label
+        self.every = every
+        self.started = time.perf_counter()
+
+    def __call__(self, progress: Any) -> None:
+        if progress.batches % self.every:
+            return
+        elapsed = time.perf_counter() - self.started
+        print(
+            f"  {self.label}: {progress.processed}/{progress.total} facts in {elapsed:.0f} s "
+            f"({progress.processed / max(elapsed, 1e-9):.0f}/s, load {os.getloadavg()[0]:.1f})",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+def action_signatures(report: Any) -> list[str]:
     """A digest of each action of a run (kind, rule, facts, target, reason), sorted: two runs
-    took the same set of actions when these lists are equal."""
+    took the same set of actions when these lists are equal (stable across processes)."""
     return sorted(
-        hash((a.kind.value, a.rule, tuple(a.fact_ids), a.target_id, a.reason))
+        hashlib.blake2b(
+            repr((a.kind.value, a.rule, tuple(a.fact_ids), a.target_id, a.reason)).encode(),
+            digest_size=12,
+        ).hexdigest()
         for a in report.actions
     )
 
@@ -490,6 +514,7 @@ async def bench_realistic(size: int, args: argparse.Namespace) -> dict[str, Any]
     store = folder / "store"
     schema = f"bench_{os.getpid()}_{size}"
     built = None if args.built is None or args.postgres else Path(args.built) / f"realistic-{size}"
+    keep_actions = bool(args.dry_run_check or args.dry_run_only or args.compare_dry)
     metadata: Any
     dry: dict[str, Any] | None = None
 
@@ -561,14 +586,16 @@ async def bench_realistic(size: int, args: argparse.Namespace) -> dict[str, Any]
             consolidator = MemoryConsolidator(
                 engine,
                 batch_size=args.batch_size,
-                max_report_actions=None if args.dry_run_check else 0,
+                max_report_actions=None if keep_actions else 0,
                 search_ef=args.search_ef,
             )
-            if args.dry_run_check:
+            if args.dry_run_check or args.dry_run_only:
                 load_dry = os.getloadavg()[0]
                 cpu_started = time.process_time()
                 with RssSampler() as dry_sampler:
-                    planned = await consolidator.consolidate(now=NOW, dry_run=True)
+                    planned = await consolidator.consolidate(
+                        now=NOW, dry_run=True, progress=Progress("dry run")
+                    )
                 dry = {
                     "seconds": round(planned.duration_ms / 1000.0, 2),
                     "cpu_seconds": round(time.process_time() - cpu_started, 2),
@@ -580,11 +607,21 @@ async def bench_realistic(size: int, args: argparse.Namespace) -> dict[str, Any]
                 planned_actions = action_signatures(planned)
                 del planned
                 print(f"  dry run in {dry['seconds']} s", file=sys.stderr)
+                if args.dry_run_only:
+                    signatures = {"counts": dry["counts"], "actions": planned_actions}
+                    await asyncio.to_thread(
+                        Path(args.dry_run_only).write_text, json.dumps(signatures)
+                    )
+                    return {"mode": "realistic", "size": written, "dry_run": dry}
+            elif args.compare_dry:
+                recorded = json.loads(await asyncio.to_thread(Path(args.compare_dry).read_text))
+                dry = {"counts": recorded["counts"], "from": args.compare_dry}
+                planned_actions = recorded["actions"]
             load1 = os.getloadavg()[0]
             rss_before = RssSampler.current()
             cpu_started = time.process_time()
             with RssSampler() as sampler:
-                report = await consolidator.consolidate(now=NOW)
+                report = await consolidator.consolidate(now=NOW, progress=Progress("run"))
             cpu_seconds = time.process_time() - cpu_started
             if dry is not None:
                 actions = action_signatures(report)
@@ -720,6 +757,19 @@ def main() -> None:
         help="realistic mode, embedded stores: keep the built store under this folder and "
         "reuse it next time (the run works on a copy)",
     )
+    parser.add_argument(
+        "--dry-run-only",
+        default=None,
+        metavar="FILE",
+        help="realistic mode: only the dry run; its counts and action digests go to FILE",
+    )
+    parser.add_argument(
+        "--compare-dry",
+        default=None,
+        metavar="FILE",
+        help="realistic mode: compare the real run with the dry run recorded in FILE (a dry "
+        "run made by another process on a copy of the same --built store)",
+    )
     parser.add_argument("--tmp", default=None, help="folder for the temporary stores")
     parser.add_argument("--out", default=str(RESULTS / "consolidation_bench.json"))
     args = parser.parse_args()
@@ -729,7 +779,8 @@ def main() -> None:
         print(f"consolidating {size} synthetic facts ...", file=sys.stderr)
         results.append(asyncio.run(bench_size(size, args)))
         print(json.dumps(results[-1], indent=2), file=sys.stderr)
-    print_table(results)
+    if not args.dry_run_only:
+        print_table(results)
     write_json(
         Path(args.out),
         {
