@@ -411,6 +411,20 @@ async def bench_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def write_whole(path: str, text: str) -> None:
+    """Write ``text`` under a temporary name, then rename it: a reader never sees half."""
+    partial = Path(f"{path}.partial")
+    partial.write_text(text)
+    partial.rename(path)
+
+
+def read_when_written(path: str) -> str:
+    """The text of ``path``, waiting until another process has written it."""
+    while not Path(path).exists():
+        time.sleep(5)
+    return Path(path).read_text()
+
+
 class Progress:
     """Prints a run's progress (facts, rate, load) every ``every`` batches to stderr."""
 
@@ -609,20 +623,19 @@ async def bench_realistic(size: int, args: argparse.Namespace) -> dict[str, Any]
                 print(f"  dry run in {dry['seconds']} s", file=sys.stderr)
                 if args.dry_run_only:
                     signatures = {"counts": dry["counts"], "actions": planned_actions}
-                    await asyncio.to_thread(
-                        Path(args.dry_run_only).write_text, json.dumps(signatures)
-                    )
+                    await asyncio.to_thread(write_whole, args.dry_run_only, json.dumps(signatures))
                     return {"mode": "realistic", "size": written, "dry_run": dry}
-            elif args.compare_dry:
-                recorded = json.loads(await asyncio.to_thread(Path(args.compare_dry).read_text))
-                dry = {"counts": recorded["counts"], "from": args.compare_dry}
-                planned_actions = recorded["actions"]
             load1 = os.getloadavg()[0]
             rss_before = RssSampler.current()
             cpu_started = time.process_time()
             with RssSampler() as sampler:
                 report = await consolidator.consolidate(now=NOW, progress=Progress("run"))
             cpu_seconds = time.process_time() - cpu_started
+            if args.compare_dry:
+                # Read after the run: the dry run may still be running in another process.
+                recorded = json.loads(await asyncio.to_thread(read_when_written, args.compare_dry))
+                dry = {"counts": recorded["counts"], "from": args.compare_dry}
+                planned_actions = recorded["actions"]
             if dry is not None:
                 actions = action_signatures(report)
                 dry["equal_counts"] = dry["counts"] == report_counts(report)

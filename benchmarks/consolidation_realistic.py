@@ -562,7 +562,9 @@ def copy_fact(fact: Fact, copy: int) -> Fact:
     )
 
 
-def rotate(vectors: npt.NDArray[np.float32], copy: int, *, cosine: float = 0.9, seed: int = 0):
+def rotate(
+    vectors: npt.NDArray[np.float32], copy: int, *, cosine: float = 0.9, seed: int = 0
+) -> npt.NDArray[np.float32]:
     """The vectors of ``copy``: ``vectors`` turned by one orthogonal map per copy.
 
     The map rotates 192 planes (a random pairing of the 384 coordinates, one per copy) by the
