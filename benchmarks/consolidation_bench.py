@@ -24,14 +24,23 @@ default MiniLM model (384-d; vectors cached in ``--vector-cache``), as plain fac
 near-distinct distractors (18 %: the same sentence with another predicate, object, subject,
 number, amount, date, version, unit, name or place, a negation or another tense) must never
 merge, and contradictions (1.5 %, with triples) must be superseded. Merge precision counts a
-merge as right when both facts state the same thing (the same generated statement).
+merge as right when both facts state the same thing (the same generated statement). Past
+``--pool`` embedded facts (100k by default) the corpus is copies of the pool about other people
+(:class:`RealisticCorpus`). ``--dry-run-check`` runs a dry run first and compares it with the real
+run (counts and a digest of every action); ``--dry-run-only FILE`` and ``--compare-dry FILE`` do
+the same from two processes on copies of one store kept with ``--built DIR``.
 
 Run from the repository root::
 
     python benchmarks/consolidation_bench.py --sizes 10000,100000
     python benchmarks/consolidation_bench.py --sizes 1000000 --out /tmp/c1m.json
-    python benchmarks/consolidation_bench.py --realistic --sizes 10000,100000 \
-        --out benchmarks/results/consolidation_bench_realistic.json
+    python benchmarks/consolidation_bench.py --realistic --sizes 10000 --dry-run-check
+    python benchmarks/consolidation_bench.py --realistic --sizes 100000 --built DIR \
+        --dry-run-only DRY.json &
+    python benchmarks/consolidation_bench.py --realistic --sizes 100000 --built DIR \
+        --compare-dry DRY.json
+    python benchmarks/consolidation_bench.py --realistic --sizes 100000 --dry-run-check \
+        --postgres postgresql://root@127.0.0.1:5432/test
 
 Writes JSON (``--out``, default benchmarks/results/consolidation_bench.json) and prints a table.
 """
