@@ -12,7 +12,8 @@ Builds a project of synthetic facts on the EMBEDDED default stores (``SqliteMeta
 * multi-valued decoys: a subject liking two things: nothing may happen;
 * stale facts, created long ago and never used: decay archives them.
 
-Vectors are random unit vectors written straight into the stores in bulk (nothing is embedded),
+Vectors are random unit vectors written straight into the stores in bulk (nothing is embedded;
+the vectors go through the project's view, :class:`ProjectVectorStore`, as the engine writes them),
 then the vector index is built once (``optimize``). The consolidation run is then timed on its own
 (wall and CPU), the process's resident memory is sampled during the run, and merges and
 supersessions read back from the store are scored against the planted truth.
@@ -23,14 +24,23 @@ default MiniLM model (384-d; vectors cached in ``--vector-cache``), as plain fac
 near-distinct distractors (18 %: the same sentence with another predicate, object, subject,
 number, amount, date, version, unit, name or place, a negation or another tense) must never
 merge, and contradictions (1.5 %, with triples) must be superseded. Merge precision counts a
-merge as right when both facts state the same thing (the same generated statement).
+merge as right when both facts state the same thing (the same generated statement). Past
+``--pool`` embedded facts (100k by default) the corpus is copies of the pool about other people
+(:class:`RealisticCorpus`). ``--dry-run-check`` runs a dry run first and compares it with the real
+run (counts and a digest of every action); ``--dry-run-only FILE`` and ``--compare-dry FILE`` do
+the same from two processes on copies of one store kept with ``--built DIR``.
 
 Run from the repository root::
 
     python benchmarks/consolidation_bench.py --sizes 10000,100000
     python benchmarks/consolidation_bench.py --sizes 1000000 --out /tmp/c1m.json
-    python benchmarks/consolidation_bench.py --realistic --sizes 10000,100000 \
-        --out benchmarks/results/consolidation_bench_realistic.json
+    python benchmarks/consolidation_bench.py --realistic --sizes 10000 --dry-run-check
+    python benchmarks/consolidation_bench.py --realistic --sizes 100000 --built DIR \
+        --dry-run-only DRY.json &
+    python benchmarks/consolidation_bench.py --realistic --sizes 100000 --built DIR \
+        --compare-dry DRY.json
+    python benchmarks/consolidation_bench.py --realistic --sizes 100000 --dry-run-check \
+        --postgres postgresql://root@127.0.0.1:5432/test
 
 Writes JSON (``--out``, default benchmarks/results/consolidation_bench.json) and prints a table.
 """
@@ -39,6 +49,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import os
 import random
@@ -63,14 +74,25 @@ from sagewai.context.engine import ContextEngine
 from sagewai.core.queries import FactQuery, VectorPayload, VectorRecord, WriteBatch
 from sagewai.core.records import Fact, FactStatus
 from sagewai.intelligence.consolidation import MemoryConsolidator
+from sagewai.stores.base.vector import ProjectVectorStore
 from sagewai.stores.qdrant.edge import QdrantEdgeVectorStore
 from sagewai.stores.sqlite import SqliteMetadataStore
 from sagewai.testing import FakeEmbedder
 
 try:
-    from benchmarks.consolidation_realistic import RealisticWorld, embedded_vectors
+    from benchmarks.consolidation_realistic import (
+        RealisticWorld,
+        copy_fact,
+        embedded_vectors,
+        rotate,
+    )
 except ImportError:  # run as a script from benchmarks/
-    from consolidation_realistic import RealisticWorld, embedded_vectors  # type: ignore[no-redef]
+    from consolidation_realistic import (  # type: ignore[no-redef]
+        RealisticWorld,
+        copy_fact,
+        embedded_vectors,
+        rotate,
+    )
 
 PROJECT = "bench"
 NOW = datetime(2025, 6, 1, tzinfo=UTC)
@@ -323,7 +345,7 @@ async def bench_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
             while written < size:
                 facts, rows = world.chunk(min(CHUNK, size - written))
                 await metadata.apply(WriteBatch(PROJECT, upserts=facts))
-                await vectors.upsert(
+                await ProjectVectorStore.of(vectors, PROJECT).upsert(
                     [
                         VectorRecord(fact.id, rows[i], VectorPayload.of(fact))
                         for i, fact in enumerate(facts)
@@ -398,48 +420,186 @@ async def bench_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def write_whole(path: str, text: str) -> None:
+    """Write ``text`` under a temporary name, then rename it: a reader never sees half."""
+    partial = Path(f"{path}.partial")
+    partial.write_text(text)
+    partial.rename(path)
+
+
+def read_when_written(path: str) -> str:
+    """The text of ``path``, waiting until another process has written it."""
+    while not Path(path).exists():
+        time.sleep(5)
+    return Path(path).read_text()
+
+
+class Progress:
+    """Prints a run's progress (facts, rate, load) every ``every`` batches to stderr."""
+
+    def __init__(self, label: str, every: int = 20) -> None:
+        self.label = label
+        self.every = every
+        self.started = time.perf_counter()
+
+    def __call__(self, progress: Any) -> None:
+        if progress.batches % self.every:
+            return
+        elapsed = time.perf_counter() - self.started
+        print(
+            f"  {self.label}: {progress.processed}/{progress.total} facts in {elapsed:.0f} s "
+            f"({progress.processed / max(elapsed, 1e-9):.0f}/s, load {os.getloadavg()[0]:.1f})",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+def action_signatures(report: Any) -> list[str]:
+    """A digest of each action of a run (kind, rule, facts, target, reason), sorted: two runs
+    took the same set of actions when these lists are equal (stable across processes)."""
+    return sorted(
+        hashlib.blake2b(
+            repr((a.kind.value, a.rule, tuple(a.fact_ids), a.target_id, a.reason)).encode(),
+            digest_size=12,
+        ).hexdigest()
+        for a in report.actions
+    )
+
+
+def report_counts(report: Any) -> dict[str, int]:
+    return {
+        "duplicates_removed": report.duplicates_removed,
+        "facts_decayed": report.facts_decayed,
+        "facts_archived": report.facts_archived,
+        "contradictions_resolved": report.contradictions_resolved,
+        "facts_flagged": report.facts_flagged,
+        "total_processed": report.total_processed,
+        "batches": report.batches,
+    }
+
+
+class RealisticCorpus:
+    """The realistic corpus of one size, chunk by chunk, and what was planted in it.
+
+    Up to ``pool`` facts, every fact is a generated statement with its own MiniLM vector. Past
+    the pool (MiniLM embeds about 100 short sentences a second on this shared machine, so a
+    million would take most of a day), the corpus is copies of the pool's facts about other
+    people: copy ``c`` gives every person a second surname of its own ("Ben Okafor" becomes
+    "Ben Okafor Wood", see :func:`copy_text`) and turns the pool's vectors by one orthogonal map
+    per copy (:func:`rotate`: every cosine inside a copy is MiniLM's, a fact sits at 0.9 from
+    its original and at about 0.81 from the other copies, the cosine MiniLM gives one statement
+    about two people). Restatements, distractors and contradictions are planted in every copy
+    in the same proportions; a merge across copies is a merge of two different facts.
+    """
+
+    def __init__(self, size: int, pool: int, seed: int) -> None:
+        self.size = size
+        self.world = RealisticWorld(seed)
+        self.base, base_keys = self.world.facts(min(size, pool), PROJECT, NOW)
+        self.copies = -(-size // len(self.base))
+        self.keys: dict[str, Any] = {}
+        self.restatements: dict[str, str] = {}
+        self.contradictions: dict[str, str] = {}
+        self.distractors = 0
+        planted = self.world.truth
+        for copy in range(self.copies):
+            count = min(len(self.base), size - copy * len(self.base))
+            taken = {f.id for f in self.base[:count]}
+            ident = (lambda i: i) if copy == 0 else (lambda i, c=copy: f"{i}c{c:02d}")
+            for fact in self.base[:count]:
+                self.keys[ident(fact.id)] = (copy, base_keys[fact.id])
+            for copied, base in planted.restatements.items():
+                if copied in taken and base in taken:
+                    self.restatements[ident(copied)] = ident(base)
+            for loser, winner in planted.contradictions.items():
+                if loser in taken and winner in taken:
+                    self.contradictions[ident(loser)] = ident(winner)
+            self.distractors += round(planted.distractors * count / len(self.base))
+
+    def chunks(self, rows: Vectors) -> Any:
+        """``(facts, vectors)`` in chunks of ``CHUNK``, copy after copy."""
+        for copy in range(self.copies):
+            count = min(len(self.base), self.size - copy * len(self.base))
+            for start in range(0, count, CHUNK):
+                part = self.base[start : min(count, start + CHUNK)]
+                vectors = rotate(rows[start : start + len(part)], copy, seed=7)
+                yield [copy_fact(f, copy) for f in part], vectors
+
+
 async def bench_realistic(size: int, args: argparse.Namespace) -> dict[str, Any]:
     """One size of the realistic mode: MiniLM vectors of generated facts, planted truth."""
-    world = RealisticWorld(args.seed)
-    facts, keys = world.facts(size, PROJECT, NOW)
+    corpus = RealisticCorpus(size, args.pool, args.seed)
     embed_started = time.perf_counter()
-    rows = await embedded_vectors([f.content for f in facts], Path(args.vector_cache))
+    rows = await embedded_vectors([f.content for f in corpus.base], Path(args.vector_cache))
     embed_seconds = time.perf_counter() - embed_started
     dimension = int(rows.shape[1])
     folder = Path(tempfile.mkdtemp(prefix="consolidation-bench-", dir=args.tmp))
+    store = folder / "store"
     schema = f"bench_{os.getpid()}_{size}"
+    built = None if args.built is None or args.postgres else Path(args.built) / f"realistic-{size}"
+    keep_actions = bool(args.dry_run_check or args.dry_run_only or args.compare_dry)
     metadata: Any
-    try:
+    dry: dict[str, Any] | None = None
+
+    def open_stores() -> tuple[Any, QdrantEdgeVectorStore]:
         if args.postgres:
             from sagewai.stores.postgres import PostgresMetadataStore
 
-            metadata = PostgresMetadataStore(args.postgres, schema=schema)
-            await metadata.migrate()
+            found: Any = PostgresMetadataStore(args.postgres, schema=schema)
         else:
-            metadata = SqliteMetadataStore(folder / "metadata.sqlite3")
-        vectors = QdrantEdgeVectorStore(
-            folder / "vectors", dimension=dimension, optimize_threshold=None
+            found = SqliteMetadataStore(store / "metadata.sqlite3")
+        return found, QdrantEdgeVectorStore(
+            store / "vectors", dimension=dimension, optimize_threshold=None
         )
-        load_started = time.perf_counter()
-        async with metadata, vectors:
-            for start in range(0, len(facts), CHUNK):
-                chunk = facts[start : start + CHUNK]
-                await metadata.apply(WriteBatch(PROJECT, upserts=chunk))
-                await vectors.upsert(
-                    [
-                        VectorRecord(fact.id, rows[start + i], VectorPayload.of(fact))
-                        for i, fact in enumerate(chunk)
-                    ]
-                )
-            load_seconds = time.perf_counter() - load_started
-            index_started = time.perf_counter()
-            await vectors.optimize()
-            index_seconds = time.perf_counter() - index_started
+
+    try:
+        if built is not None and (built / "build.json").exists():
+            # A store this script built before for the same corpus: copied, so the run
+            # starts from the state the build left (the build's figures are read back).
+            await asyncio.to_thread(shutil.copytree, built, store)
+            recorded = json.loads((store / "build.json").read_text())
+            written = int(recorded["size"])
+            load_seconds = float(recorded["load_seconds"])
+            index_seconds = float(recorded["index_build_seconds"])
+            print(f"  reusing the store built in {built}", file=sys.stderr)
+        else:
+            metadata, vectors = open_stores()
+            if args.postgres:
+                await metadata.migrate()
+            load_started = time.perf_counter()
+            written = 0
+            async with metadata, vectors:
+                for chunk, chunk_rows in corpus.chunks(rows):
+                    await metadata.apply(WriteBatch(PROJECT, upserts=chunk))
+                    await ProjectVectorStore.of(vectors, PROJECT).upsert(
+                        [
+                            VectorRecord(fact.id, chunk_rows[i], VectorPayload.of(fact))
+                            for i, fact in enumerate(chunk)
+                        ]
+                    )
+                    written += len(chunk)
+                    print(f"  loaded {written}/{size}", file=sys.stderr, end="\r", flush=True)
+                load_seconds = time.perf_counter() - load_started
+                index_started = time.perf_counter()
+                await vectors.optimize()
+                index_seconds = time.perf_counter() - index_started
             print(
-                f"  {len(facts)} facts loaded in {load_seconds:.0f} s, index built in "
-                f"{index_seconds:.0f} s; consolidating",
+                f"\n  {written} facts loaded in {load_seconds:.0f} s, index built in "
+                f"{index_seconds:.0f} s",
                 file=sys.stderr,
             )
+            if built is not None:
+                figures = {
+                    "size": written,
+                    "load_seconds": load_seconds,
+                    "index_build_seconds": index_seconds,
+                    "load_average": os.getloadavg()[0],
+                }
+                (store / "build.json").write_text(json.dumps(figures))
+                await asyncio.to_thread(shutil.copytree, store, built)
+        del rows
+        metadata, vectors = open_stores()
+        async with metadata, vectors:
             engine = ContextEngine(
                 metadata_store=metadata,
                 vector_store=vectors,
@@ -447,15 +607,54 @@ async def bench_realistic(size: int, args: argparse.Namespace) -> dict[str, Any]
                 embedder=FakeEmbedder(dimension),
             )
             consolidator = MemoryConsolidator(
-                engine, batch_size=args.batch_size, max_report_actions=0, search_ef=args.search_ef
+                engine,
+                batch_size=args.batch_size,
+                max_report_actions=None if keep_actions else 0,
+                search_ef=args.search_ef,
             )
+            if args.dry_run_check or args.dry_run_only:
+                load_dry = os.getloadavg()[0]
+                cpu_started = time.process_time()
+                with RssSampler() as dry_sampler:
+                    planned = await consolidator.consolidate(
+                        now=NOW, dry_run=True, progress=Progress("dry run")
+                    )
+                dry = {
+                    "seconds": round(planned.duration_ms / 1000.0, 2),
+                    "cpu_seconds": round(time.process_time() - cpu_started, 2),
+                    "rss_peak_mb": round(dry_sampler.peak / 2**20, 1),
+                    "load_average_at_start": round(load_dry, 2),
+                    "counts": report_counts(planned),
+                    "actions": len(planned.actions),
+                }
+                planned_actions = action_signatures(planned)
+                del planned
+                print(f"  dry run in {dry['seconds']} s", file=sys.stderr)
+                if args.dry_run_only:
+                    signatures = {"counts": dry["counts"], "actions": planned_actions}
+                    await asyncio.to_thread(write_whole, args.dry_run_only, json.dumps(signatures))
+                    return {"mode": "realistic", "size": written, "dry_run": dry}
             load1 = os.getloadavg()[0]
             rss_before = RssSampler.current()
             cpu_started = time.process_time()
             with RssSampler() as sampler:
-                report = await consolidator.consolidate(now=NOW)
+                report = await consolidator.consolidate(now=NOW, progress=Progress("run"))
             cpu_seconds = time.process_time() - cpu_started
+            if args.compare_dry:
+                # Read after the run: the dry run may still be running in another process.
+                recorded = json.loads(await asyncio.to_thread(read_when_written, args.compare_dry))
+                dry = {"counts": recorded["counts"], "from": args.compare_dry}
+                planned_actions = recorded["actions"]
+            if dry is not None:
+                actions = action_signatures(report)
+                dry["equal_counts"] = dry["counts"] == report_counts(report)
+                dry["equal_actions"] = planned_actions == actions
+                dry["real_actions"] = len(actions)
+                report.actions.clear()
             merged, superseded = await read_outcome(metadata)
+            wrong = [(a, b) for a, b in merged.items() if corpus.keys[a] != corpus.keys[b]]
+            shown = await metadata.get(PROJECT, [i for pair in wrong[:10] for i in pair])
+            contents = {f.id: f.content for f in shown}
     finally:
         shutil.rmtree(folder, ignore_errors=True)
         if args.postgres:
@@ -466,17 +665,17 @@ async def bench_realistic(size: int, args: argparse.Namespace) -> dict[str, Any]
                 await connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
             finally:
                 await connection.close()
-    truth = world.truth
-    right = sum(1 for absorbed, into in merged.items() if keys[absorbed] == keys[into])
+    right = len(merged) - len(wrong)
 
     def root(fact_id: str) -> str:
         while fact_id in merged:
             fact_id = merged[fact_id]
         return fact_id
 
-    planted_found = sum(1 for copy, base in truth.restatements.items() if root(copy) == root(base))
-    wrong = [(absorbed, into) for absorbed, into in merged.items() if keys[absorbed] != keys[into]]
-    contents = {f.id: f.content for f in facts}
+    restatements = corpus.restatements
+    planted_found = sum(1 for copy, base in restatements.items() if root(copy) == root(base))
+    precision = round(right / len(merged), 4) if merged else 1.0
+    recall = round(planted_found / len(restatements), 4) if restatements else 1.0
     return {
         "mode": "realistic",
         "stores": (
@@ -484,9 +683,11 @@ async def bench_realistic(size: int, args: argparse.Namespace) -> dict[str, Any]
             if args.postgres
             else "SqliteMetadataStore + QdrantEdgeVectorStore (embedded default)"
         ),
-        "size": len(facts),
+        "size": written,
         "dimension": dimension,
         "embedder": "MiniLMEmbedder (all-MiniLM-L6-v2, int8 ONNX)",
+        "embedded_facts": len(corpus.base),
+        "copies": corpus.copies,
         "batch_size": args.batch_size,
         "search_ef": consolidator.config.search_ef,
         "embed_seconds_or_cache": round(embed_seconds, 2),
@@ -499,37 +700,25 @@ async def bench_realistic(size: int, args: argparse.Namespace) -> dict[str, Any]
         "rss_growth_during_run_mb": round((sampler.peak - rss_before) / 2**20, 1),
         "process_max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "load_average_at_start": round(load1, 2),
-        "report": {
-            "duplicates_removed": report.duplicates_removed,
-            "facts_decayed": report.facts_decayed,
-            "facts_archived": report.facts_archived,
-            "contradictions_resolved": report.contradictions_resolved,
-            "total_processed": report.total_processed,
-            "batches": report.batches,
-        },
+        "load_average_at_end": round(os.getloadavg()[0], 2),
+        "report": report_counts(report),
+        "dry_run": dry,
         "merges": {
             "merged": len(merged),
             "correct": right,
-            "precision": round(right / len(merged), 4) if merged else 1.0,
-            "planted_restatements": len(truth.restatements),
+            "precision": precision,
+            "planted_restatements": len(restatements),
             "planted_found": planted_found,
-            "recall": round(planted_found / len(truth.restatements), 4)
-            if truth.restatements
-            else 1.0,
-            "wrong_examples": [(contents[a], contents[b]) for a, b in wrong[:10]],
+            "recall": recall,
+            "wrong_examples": [(contents.get(a, a), contents.get(b, b)) for a, b in wrong[:10]],
         },
         # The shape the table prints (merge precision / planted recall).
-        "duplicates": {
-            "precision": round(right / len(merged), 4) if merged else 1.0,
-            "recall": round(planted_found / len(truth.restatements), 4)
-            if truth.restatements
-            else 1.0,
-        },
-        "contradictions": score(set(superseded.items()), set(truth.contradictions.items())),
+        "duplicates": {"precision": precision, "recall": recall},
+        "contradictions": score(set(superseded.items()), set(corpus.contradictions.items())),
         "planted": {
-            "restatements": len(truth.restatements),
-            "near_distinct_distractors": truth.distractors,
-            "contradiction_pairs": len(truth.contradictions),
+            "restatements": len(restatements),
+            "near_distinct_distractors": corpus.distractors,
+            "contradiction_pairs": len(corpus.contradictions),
         },
     }
 
@@ -569,8 +758,39 @@ def main() -> None:
     )
     parser.add_argument(
         "--vector-cache",
-        default="/tmp/sagewai-consolidation-vectors.npz",
-        help="realistic mode: .npz cache of the MiniLM vectors by text",
+        default="/tmp/sagewai-consolidation-vectors",
+        help="realistic mode: folder caching the MiniLM vectors by text, in resumable shards",
+    )
+    parser.add_argument(
+        "--pool",
+        type=int,
+        default=100_000,
+        help="realistic mode: facts embedded with MiniLM; a larger size copies them (see "
+        "RealisticCorpus)",
+    )
+    parser.add_argument(
+        "--dry-run-check",
+        action="store_true",
+        help="realistic mode: run a dry run first and compare its counts and actions",
+    )
+    parser.add_argument(
+        "--built",
+        default=None,
+        help="realistic mode, embedded stores: keep the built store under this folder and "
+        "reuse it next time (the run works on a copy)",
+    )
+    parser.add_argument(
+        "--dry-run-only",
+        default=None,
+        metavar="FILE",
+        help="realistic mode: only the dry run; its counts and action digests go to FILE",
+    )
+    parser.add_argument(
+        "--compare-dry",
+        default=None,
+        metavar="FILE",
+        help="realistic mode: compare the real run with the dry run recorded in FILE (a dry "
+        "run made by another process on a copy of the same --built store)",
     )
     parser.add_argument("--tmp", default=None, help="folder for the temporary stores")
     parser.add_argument("--out", default=str(RESULTS / "consolidation_bench.json"))
@@ -581,7 +801,8 @@ def main() -> None:
         print(f"consolidating {size} synthetic facts ...", file=sys.stderr)
         results.append(asyncio.run(bench_size(size, args)))
         print(json.dumps(results[-1], indent=2), file=sys.stderr)
-    print_table(results)
+    if not args.dry_run_only:
+        print_table(results)
     write_json(
         Path(args.out),
         {

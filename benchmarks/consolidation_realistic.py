@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 import sys
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -456,24 +457,128 @@ class RealisticWorld:
         return out[:size], keys
 
 
-async def embedded_vectors(texts: list[str], cache: Path) -> npt.NDArray[np.float32]:
-    """MiniLM vectors of ``texts``, embedded once per text and cached in ``cache`` (.npz)."""
-    from sagewai.embeddings.minilm import MiniLMEmbedder
+Shards = tuple[dict[str, tuple[int, int]], list[npt.NDArray[np.float32]]]
 
-    known: dict[str, npt.NDArray[np.float32]] = {}
-    if await asyncio.to_thread(cache.exists):
-        with np.load(cache, allow_pickle=False) as stored:
-            known = dict(zip((str(t) for t in stored["texts"]), stored["vectors"], strict=True))
-    missing = [t for t in dict.fromkeys(texts) if t not in known]
+
+def _read_cache(cache: Path) -> Shards:
+    """The cached vectors: text -> (shard, row), and the shards' vectors."""
+    if cache.suffix == ".npz":
+        files = [cache] if cache.exists() else []
+    else:
+        files = sorted(cache.glob("shard-*.npz")) if cache.is_dir() else []
+    index: dict[str, tuple[int, int]] = {}
+    shards: list[npt.NDArray[np.float32]] = []
+    for number, path in enumerate(files):
+        with np.load(path, allow_pickle=False) as stored:
+            shards.append(np.asarray(stored["vectors"], dtype=np.float32))
+            for row, text in enumerate(stored["texts"]):
+                index.setdefault(str(text), (number, row))
+    return index, shards
+
+
+def _write_shard(folder: Path, texts: list[str], vectors: npt.NDArray[np.float32]) -> None:
+    """Write one shard under a temporary name, then rename it (a reader never sees half)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    serial = len(list(folder.glob("shard-*.npz")))
+    partial = folder / f"partial-{serial:05d}.npz"
+    np.savez(partial, texts=np.array(texts), vectors=vectors)
+    partial.rename(folder / f"shard-{serial:05d}.npz")
+
+
+async def embedded_vectors(
+    texts: list[str], cache: Path, *, step: int = 20_000
+) -> npt.NDArray[np.float32]:
+    """MiniLM vectors of ``texts``, embedded once per text and cached under ``cache``.
+
+    ``cache`` is a folder of shards (``shard-00000.npz``: texts and their vectors), one per
+    ``step`` texts embedded, so a long embedding run resumes where it stopped. A path ending in
+    ``.npz`` is read as one shard (the older single-file cache); new shards then go to the
+    folder of the same name.
+    """
+    index, shards = await asyncio.to_thread(_read_cache, cache)
+    missing = [t for t in dict.fromkeys(texts) if t not in index]
     if missing:
+        from sagewai.embeddings.minilm import MiniLMEmbedder
+
         embedder = MiniLMEmbedder(batch_size=64)
-        step = 5_000
+        folder = cache.with_suffix("") if cache.suffix == ".npz" else cache
         for start in range(0, len(missing), step):
             part = missing[start : start + step]
-            vectors = await embedder.embed_documents(part)
-            known.update(zip(part, vectors, strict=True))
+            vectors = np.asarray(await embedder.embed_documents(part), dtype=np.float32)
+            await asyncio.to_thread(_write_shard, folder, part, vectors)
+            shards.append(vectors)
+            index.update((text, (len(shards) - 1, row)) for row, text in enumerate(part))
             print(f"  embedded {start + len(part)}/{len(missing)}", file=sys.stderr, flush=True)
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        names = list(known)
-        np.savez(cache, texts=np.array(names), vectors=np.stack([known[t] for t in names]))
-    return np.stack([known[t] for t in texts]).astype(np.float32)
+    out = np.empty((len(texts), shards[0].shape[1] if shards else 384), dtype=np.float32)
+    for i, text in enumerate(texts):
+        number, row = index[text]
+        out[i] = shards[number][row]
+    return out
+
+
+# ------------------------------------------------------------------ copies past the embedded pool
+
+COPY_SURNAMES = (
+    "Berg", "Lund", "Stone", "Wood", "Hill", "Brook", "Field", "Marsh", "Reed", "Frost",
+    "Vale", "Moss", "Ash", "Wren", "Hart", "Cole", "Lane", "Shaw", "Pike", "Dale",
+)  # fmt: skip
+"""Second surnames of the people of copy 1, 2, ...: "Ben Okafor" of copy 3 is "Ben Okafor
+Wood", another person (the structure reader sees another name, and so does a reader)."""
+_SURNAME = re.compile(r"\b(" + "|".join(LAST) + r")\b", re.IGNORECASE)
+
+
+def copy_text(text: str, copy: int) -> str:
+    """``text`` about the people of ``copy`` (copy 0 is the text itself).
+
+    Example:
+        >>> copy_text("Ben Okafor had lunch with Ana.", 2)
+        'Ben Okafor Lund had lunch with Ana.'
+        >>> copy_text("ben okafor really likes ramen", 1)
+        'ben okafor berg really likes ramen'
+    """
+    if copy == 0:
+        return text
+    extra = COPY_SURNAMES[(copy - 1) % len(COPY_SURNAMES)]
+    if copy > len(COPY_SURNAMES):
+        extra += f"-{copy}"
+
+    def renamed(match: re.Match[str]) -> str:
+        name = match.group(0)
+        return f"{name} {extra.lower() if name.islower() else extra}"
+
+    return _SURNAME.sub(renamed, text)
+
+
+def copy_fact(fact: Fact, copy: int) -> Fact:
+    """``fact`` about the people of ``copy``, with an id of its own."""
+    if copy == 0:
+        return fact
+    return fact.model_copy(
+        update={
+            "id": f"{fact.id}c{copy:02d}",
+            "content": copy_text(fact.content, copy),
+            "subject": None if fact.subject is None else copy_text(fact.subject, copy),
+        }
+    )
+
+
+def rotate(
+    vectors: npt.NDArray[np.float32], copy: int, *, cosine: float = 0.9, seed: int = 0
+) -> npt.NDArray[np.float32]:
+    """The vectors of ``copy``: ``vectors`` turned by one orthogonal map per copy.
+
+    The map rotates 192 planes (a random pairing of the 384 coordinates, one per copy) by the
+    same angle, so every vector moves to exactly ``cosine`` from where it was and the cosines
+    within a copy are the MiniLM ones, unchanged. Two copies (both turned) sit at about
+    ``cosine`` squared from each other (0.81), the cosine MiniLM gives "Ben Okafor likes ramen."
+    and "Ben Lindgren likes ramen." (0.80).
+    """
+    if copy == 0:
+        return vectors
+    order = np.random.default_rng([seed, copy]).permutation(vectors.shape[1])
+    one, two = order[0::2], order[1::2]
+    sine = float(np.sqrt(1.0 - cosine**2))
+    out = vectors.copy()
+    out[:, one] = cosine * vectors[:, one] - sine * vectors[:, two]
+    out[:, two] = sine * vectors[:, one] + cosine * vectors[:, two]
+    return out

@@ -234,6 +234,16 @@ def merge_refusal(a: DedupProfile, b: DedupProfile) -> str | None:
     return structural_refusal(a.structure, b.structure, writer_triples=writer_triples)
 
 
+def _plainly_different(a: DedupProfile, b: DedupProfile) -> bool:
+    """The two refusals most neighbours meet, checked first because they are cheap: exact values
+    that differ, or a name or place only one of them mentions. Each implies a refusal by
+    :func:`merge_refusal` (whichever reason it would give), so the answer is unchanged."""
+    if not (a.values <= b.values or b.values <= a.values):
+        return True
+    one, two = a.structure, b.structure
+    return bool(one.names - two.words) or bool(two.names - one.words)
+
+
 def merge_rule(
     a: DedupProfile, b: DedupProfile, similarity: float, *, threshold: float, floor: float
 ) -> str | None:
@@ -251,7 +261,7 @@ def merge_rule(
         >>> merge_rule(one, two, 0.86, threshold=0.92, floor=0.75)
         'dedup.structure'
     """
-    if similarity < floor or merge_refusal(a, b) is not None:
+    if similarity < floor or _plainly_different(a, b) or merge_refusal(a, b) is not None:
         return None
     if similarity >= threshold:
         return DEDUP_COSINE_RULE

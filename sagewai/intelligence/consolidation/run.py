@@ -137,6 +137,16 @@ class Run:
         # states the same thing (dedup.structure) merges.
         self.floor = min(self.threshold, self.config.structure_threshold)
         self.rules: dict[tuple[str, str], str] = {}
+        # merge_rule answers of this batch by pair (the rule is symmetric), with the two
+        # profiles and the cosine they were asked for: a pair is judged again only when one of
+        # its facts changed (a new version, a new profile) or the cosine differs.
+        # Wider searches made for the batch at once, for facts whose weak candidates are sure to
+        # be too few (``weak_candidates``): fact id -> (k, filter, hits). The index does not
+        # change while a batch is decided, so a search made early finds what it would later.
+        self.widened: dict[str, tuple[int, VectorFilter, list[VectorHit]]] = {}
+        self.pair_rules: dict[
+            tuple[str, str], tuple[DedupProfile, DedupProfile, float, str | None]
+        ] = {}
         self.widths: dict[str, tuple[int, bool]] = {}
 
     # ---------------------------------------------------------------- view of the facts
@@ -258,6 +268,8 @@ class Run:
         self.hits.clear()
         self.profiles.clear()
         self.rules.clear()
+        self.pair_rules.clear()
+        self.widened.clear()
         self.widths.clear()
 
     # ---------------------------------------------------------------- neighbours
@@ -300,18 +312,43 @@ class Run:
         ``max_neighbours``) whatever else the store holds, which is what lets a dry run, whose
         store still has the facts it plans to merge, see the same neighbours as the real run.
         """
-        while len(found) == k + 1 and found[-1].score >= self.threshold:
-            if k >= self.config.max_neighbours:
-                break
+        await self.settle_many([fact], where, {fact.id: found}, k)
+        return self.hits[fact.id]
+
+    def _wants_more(self, found: list[VectorHit], k: int) -> bool:
+        return (
+            len(found) == k + 1
+            and found[-1].score >= self.threshold
+            and k < self.config.max_neighbours
+        )
+
+    async def settle_many(
+        self, facts: Sequence[Fact], where: VectorFilter, found: dict[str, list[VectorHit]], k: int
+    ) -> None:
+        """:meth:`settle` for facts searched together under ``where`` with ``k``: the searches
+        that must be widened are widened together, one batch of searches per doubling."""
+        found = dict(found)
+        widths = dict.fromkeys((f.id for f in facts), k)
+        wider = [f for f in facts if self._wants_more(found[f.id], k)]
+        while wider:
             k = min(self.config.max_neighbours, k * 2)
-            found = await self.nearest(await self.vector_of(fact), k + 1, where)
-        # Below the threshold only the nearest few are candidates (see ``weak_candidates``);
-        # the search is not widened for them: in a dense corpus hundreds of facts sit between
-        # the floor and the threshold ("<someone> likes tea"), and none of them is a restatement.
-        strong = [h for h in found if h.id != fact.id and h.score >= self.floor]
-        self.hits[fact.id] = strong
-        self.widths[fact.id] = (k, len(found) == k + 1 and found[-1].score >= self.floor)
-        return strong
+            vectors = [await self.vector_of(f) for f in wider]
+            results = await self.nearest_many(vectors, k + 1, where)
+            for fact, hits in zip(wider, results, strict=True):
+                found[fact.id] = hits
+                widths[fact.id] = k
+            wider = [f for f in wider if self._wants_more(found[f.id], k)]
+        for fact in facts:
+            # Below the threshold only the nearest few are candidates (see
+            # ``weak_candidates``); the search is not widened for them: in a dense corpus
+            # hundreds of facts sit between the floor and the threshold ("<someone> likes
+            # tea"), and none of them is a restatement.
+            hits, width = found[fact.id], widths[fact.id]
+            self.hits[fact.id] = [h for h in hits if h.id != fact.id and h.score >= self.floor]
+            self.widths[fact.id] = (
+                width,
+                len(hits) == width + 1 and hits[-1].score >= self.floor,
+            )
 
     async def weak_candidates(self, fact: Fact, hits: list[VectorHit]) -> list[VectorHit]:
         """The ``neighbours`` nearest hits below the threshold that this run sees as active.
@@ -333,10 +370,38 @@ class Run:
                 return active[:wanted]
             k = min(self.config.max_neighbours, k * 2)
             where = self.selection.neighbours(fact)
-            found = await self.nearest(await self.vector_of(fact), k + 1, where)
+            ahead = self.widened.pop(fact.id, None)
+            if ahead is not None and ahead[0] == k and ahead[1] == where:
+                found = ahead[2]
+            else:
+                found = await self.nearest(await self.vector_of(fact), k + 1, where)
             hits = [h for h in found if h.id != fact.id and h.score >= self.floor]
             self.hits[fact.id] = hits
             self.widths[fact.id] = (k, len(found) == k + 1 and found[-1].score >= self.floor)
+
+    async def widen_weak(self, facts: Sequence[Fact], where: VectorFilter) -> None:
+        """Make together the wider searches :meth:`weak_candidates` is sure to ask for.
+
+        A fact whose hits below the threshold are fewer than ``neighbours`` while its search
+        was full will have its search widened (its active weak candidates can only be fewer);
+        those searches are made here in one batch per width instead of one by one.
+        """
+        if self.floor >= self.threshold:
+            return
+        wanted, ceiling = self.config.neighbours, self.config.max_neighbours
+        by_width: dict[int, list[Fact]] = {}
+        for fact in facts:
+            k, full = self.widths.get(fact.id, (wanted, False))
+            hits = self.hits.get(fact.id, ())
+            weak = sum(1 for h in hits if h.score < self.threshold)
+            if hits and full and k < ceiling and weak < wanted:
+                by_width.setdefault(min(ceiling, k * 2), []).append(fact)
+        for k, group in by_width.items():
+            vectors = [await self.vector_of(f) for f in group]
+            results = await self.nearest_many(vectors, k + 1, where)
+            self.widened.update(
+                (f.id, (k, where, found)) for f, found in zip(group, results, strict=True)
+            )
 
     async def search_ahead(self, facts: Sequence[Fact]) -> Lookahead:
         """Search the neighbours of the next page's facts, to overlap with this page's work.
@@ -385,8 +450,8 @@ class Run:
                 vectors = [await self.vector_of(f) for f in rest]
                 results = await self.nearest_many(vectors, k + 1, where)
                 answered.update((f.id, found) for f, found in zip(rest, results, strict=True))
-            for fact in group:
-                await self.settle(fact, where, answered[fact.id], k)
+            await self.settle_many(group, where, answered, k)
+            await self.widen_weak(group, where)
         await self.hydrate([h.id for f in facts for h in self.hits.get(f.id, ())], from_index=True)
 
     async def members(self, fact: Fact) -> list[tuple[Fact, float]]:
@@ -405,13 +470,25 @@ class Run:
             other = self.view(hit.id)
             if other is None or not self._active(other):
                 continue
-            rule = merge_rule(
-                mine, self.profile(other), hit.score, threshold=self.threshold, floor=self.floor
-            )
+            rule = self.rule_between(mine, self.profile(other), hit.score)
             if rule is not None:
                 self.rules[(fact.id, other.id)] = rule
                 out.append((other, hit.score))
         return out
+
+    def rule_between(self, a: DedupProfile, b: DedupProfile, similarity: float) -> str | None:
+        """:func:`merge_rule` of a pair, answered once per batch for the same two versions."""
+        key = (a.id, b.id) if a.id < b.id else (b.id, a.id)
+        memo = self.pair_rules.get(key)
+        if (
+            memo is not None
+            and memo[2] == similarity
+            and ((memo[0] is a and memo[1] is b) or (memo[0] is b and memo[1] is a))
+        ):
+            return memo[3]
+        rule = merge_rule(a, b, similarity, threshold=self.threshold, floor=self.floor)
+        self.pair_rules[key] = (a, b, similarity, rule)
+        return rule
 
     # ---------------------------------------------------------------- the three rules
 

@@ -8,6 +8,7 @@ are consolidated; document chunks are left as ingested.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -27,14 +28,20 @@ def scope_key_of(fact: Fact) -> str:
     the fact was built); a run asks for it many times per fact."""
     if fact.scope is ContextScope.ORG:
         assert fact.org_id is not None
-        return scope_key(fact.scope, fact.project_id, fact.org_id)
+        return _scope_key(fact.scope, fact.project_id, fact.org_id, None)
     if fact.scope is ContextScope.USER:
         assert fact.user_id is not None
-        return scope_key(fact.scope, fact.project_id, fact.user_id)
+        return _scope_key(fact.scope, fact.project_id, fact.user_id, None)
     if fact.scope is ContextScope.SESSION:
         assert fact.session_id is not None
-        return scope_key(fact.scope, fact.project_id, fact.session_id, fact.user_id)
-    return scope_key(fact.scope, fact.project_id, fact.project_id)
+        return _scope_key(fact.scope, fact.project_id, fact.session_id, fact.user_id)
+    return _scope_key(fact.scope, fact.project_id, fact.project_id, None)
+
+
+@functools.lru_cache(maxsize=4_096)
+def _scope_key(scope: ContextScope, project_id: str, scope_id: str, owner: str | None) -> str:
+    """:func:`~sagewai.core.scope.scope_key`, remembered (a run has few scopes)."""
+    return scope_key(scope, project_id, scope_id, owner)
 
 
 @dataclass(frozen=True, slots=True)
