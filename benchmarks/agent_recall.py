@@ -10,7 +10,7 @@ Method (``docs/benchmarks-agent.md`` has the figures):
 
 * Each conversation (LoCoMo: one per sample; BEAM: one per folder) is played through a
   ``MemoryBridge`` exactly as ``UniversalAgent`` feeds it: the agent's own default bridge
-  (``sagewai.agent.learning.default_bridge``, offline: the rule extractor) and the agent's own
+  (``sagewai.agent._learning.default_bridge``, offline: the rule extractor) and the agent's own
   ``TurnLearner``, which submits every message with its role, text and id, one session per LoCoMo
   session or BEAM batch, for one user. The bridge is flushed after each session (as ending a
   session does).
@@ -49,9 +49,9 @@ from _common import RESULTS, write_json
 from beam_recall import HashCachingEmbedder, result_sources
 from locomo_recall import baseline_rankings, recall_at
 
-from sagewai.context.engine import ContextEngine
-from sagewai.core.embedder import Embedder
-from sagewai.core.records import FactKind, Provenance
+from sagewai.context._engine import ContextEngine
+from sagewai.core._embedder import Embedder
+from sagewai.core._records import FactKind, Provenance
 
 DEFAULT_OUT = RESULTS / "agent_recall.json"
 USER = "user-1"
@@ -212,7 +212,7 @@ def message_record(dialogue: Dialogue, message: Said) -> dict[str, Any]:
 
 async def play(engine: ContextEngine, dialogue: Dialogue) -> Any:
     """Feed every session through the agent's default bridge and learner; returns the bridge."""
-    from sagewai.agent.learning import LearnedMessage, TurnLearner, default_bridge
+    from sagewai.agent._learning import LearnedMessage, TurnLearner, default_bridge
 
     bridge = default_bridge(engine, "gpt-4o-mini", None, use_model=False)
     learner = TurnLearner(bridge, None)
@@ -241,9 +241,9 @@ async def block_scores(
     engine: ContextEngine, question: Asked, count_wordpieces: Callable[[str], int]
 ) -> tuple[list[list[str]], int, int]:
     """The agent's memory block for the question: shown records' sources, token sizes."""
-    from sagewai.agent.memory_block import estimate_tokens, render_memory_block
-    from sagewai.agent.recall import MemoryRecaller
-    from sagewai.agent.settings import AgentSettings
+    from sagewai.agent._memory_block import estimate_tokens, render_memory_block
+    from sagewai.agent._recall import MemoryRecaller
+    from sagewai.agent._settings import AgentSettings
 
     settings = AgentSettings()
     recaller = MemoryRecaller(
@@ -335,7 +335,7 @@ async def run_dialogue(
 
 
 def _query(engine: ContextEngine, kinds: tuple[FactKind, ...]) -> Any:
-    from sagewai.core.queries import FactQuery
+    from sagewai.core._queries import FactQuery
 
     return FactQuery(project_id=engine.project_id, kinds=kinds)
 
@@ -382,7 +382,7 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         dialogues += locomo_dialogues(args.locomo, _names(args.locomo_conversations))
     if args.beam is not None:
         dialogues += beam_dialogues(args.beam, _names(args.beam_conversations))
-    from sagewai.embeddings.minilm import MiniLMEmbedder
+    from sagewai.embeddings._minilm import MiniLMEmbedder
 
     embedder = HashCachingEmbedder(MiniLMEmbedder(), args.embedding_cache)
     count_wordpieces = locomo_recall.wordpiece_counter()

@@ -61,10 +61,10 @@ from locomo_recall import (
     wordpiece_counter,
 )
 
-from sagewai.context.engine import ContextEngine
-from sagewai.context.ranking import SearchConfig
-from sagewai.core.embedder import Embedder, Vector, Vectors
-from sagewai.core.records import FactKind, Provenance, SearchResult
+from sagewai.context._engine import ContextEngine
+from sagewai.context._ranking import SearchConfig
+from sagewai.core._embedder import Embedder, Vector, Vectors
+from sagewai.core._records import FactKind, Provenance, SearchResult
 
 DEFAULT_OUT = RESULTS / "beam_recall.json"
 TUNING_SPLIT = frozenset(str(n) for n in range(1, 11))
@@ -405,8 +405,8 @@ async def ingest_facts(
     bridge_options: Mapping[str, Any] | None = None,
 ) -> int:
     """Store what ``MemoryBridge`` makes of every batch; returns how many records it stored."""
-    from sagewai.context.bridge import MemoryBridge
-    from sagewai.core.conversation import Conversation as ChatConversation
+    from sagewai.context._bridge import MemoryBridge
+    from sagewai.core._conversation import Conversation as ChatConversation
 
     bridge = MemoryBridge(
         context_engine=engine,
@@ -511,7 +511,7 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         if mode not in ("raw", "facts", "both"):
             raise SystemExit(f"unknown mode {mode!r}")
     if args.one_vector_per_record:
-        import sagewai.context.engine as engine_module
+        import sagewai.context._engine as engine_module
 
         # The engine's pieces are a pure function of the content; none means one vector.
         engine_module.piece_texts = lambda content: []  # type: ignore[assignment]
@@ -523,7 +523,7 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     }
     wanted = [c.strip() for c in args.conversations.split(",") if c.strip()]
     conversations = load_conversations(args.data, wanted)
-    from sagewai.embeddings.minilm import MiniLMEmbedder
+    from sagewai.embeddings._minilm import MiniLMEmbedder
 
     embedder = HashCachingEmbedder(MiniLMEmbedder(), args.embedding_cache)
     count_wordpieces = wordpiece_counter()

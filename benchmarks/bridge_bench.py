@@ -49,12 +49,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _common import RESULTS, percentiles, synthetic_sentences, write_json
 
-from sagewai.context.bridge import MemoryBridge
-from sagewai.context.engine import ContextEngine
+from sagewai.context._bridge import MemoryBridge
+from sagewai.context._engine import ContextEngine
 from sagewai.context.episodes import SqliteEpisodeStore
-from sagewai.core.conversation import Conversation
-from sagewai.core.embedder import Embedder
-from sagewai.intelligence.extraction.rules import RuleBasedFactExtractor
+from sagewai.core._conversation import Conversation
+from sagewai.core._embedder import Embedder
+from sagewai.intelligence.extraction._rules import RuleBasedFactExtractor
 
 DEFAULT_LOCOMO = (
     Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo_dev.json"
@@ -67,7 +67,7 @@ def make_embedder(name: str) -> Embedder:
         from sagewai.testing import FakeEmbedder
 
         return FakeEmbedder(384)
-    from sagewai.embeddings.minilm import MiniLMEmbedder
+    from sagewai.embeddings._minilm import MiniLMEmbedder
 
     return MiniLMEmbedder()
 

@@ -70,12 +70,12 @@ import numpy.typing as npt
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks._common import RESULTS, write_json
-from sagewai.context.engine import ContextEngine
-from sagewai.core.queries import FactQuery, VectorPayload, VectorRecord, WriteBatch
-from sagewai.core.records import Fact, FactStatus
+from sagewai.context._engine import ContextEngine
+from sagewai.core._queries import FactQuery, VectorPayload, VectorRecord, WriteBatch
+from sagewai.core._records import Fact, FactStatus
 from sagewai.intelligence.consolidation import MemoryConsolidator
-from sagewai.stores.base.vector import ProjectVectorStore
-from sagewai.stores.qdrant.edge import QdrantEdgeVectorStore
+from sagewai.stores.base._vector import ProjectVectorStore
+from sagewai.stores.qdrant._edge import QdrantEdgeVectorStore
 from sagewai.stores.sqlite import SqliteMetadataStore
 from sagewai.testing import FakeEmbedder
 

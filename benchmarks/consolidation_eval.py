@@ -12,7 +12,7 @@ facts, each labelled with what consolidation should do to them:
   negation written in words).
 
 Each pair is consolidated alone, in its own project, with the default embedder (MiniLM,
-``sagewai.embeddings.minilm.MiniLMEmbedder``) and decay switched off, so only the dedup and
+``sagewai.embeddings._minilm.MiniLMEmbedder``) and decay switched off, so only the dedup and
 contradiction rules act. The script prints precision/recall for merges and for supersessions,
 accuracy per category, the mistakes, and a sweep of the similarity threshold; it writes JSON
 (``--out``, default benchmarks/results/consolidation_eval.json).
@@ -38,12 +38,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks._common import RESULTS, write_json
-from sagewai.context.engine import ContextEngine
-from sagewai.core.embedder import Vector, Vectors
-from sagewai.core.records import FactStatus
+from sagewai.context._engine import ContextEngine
+from sagewai.core._embedder import Vector, Vectors
+from sagewai.core._records import FactStatus
 from sagewai.intelligence.consolidation import MemoryConsolidator
-from sagewai.stores.memory.metadata import InMemoryMetadataStore
-from sagewai.stores.memory.vector import InMemoryVectorStore
+from sagewai.stores.memory._metadata import InMemoryMetadataStore
+from sagewai.stores.memory._vector import InMemoryVectorStore
 
 DATA = Path(__file__).resolve().parent / "data" / "consolidation_labelled.jsonl"
 NOW = datetime(2025, 6, 1, tzinfo=UTC)
@@ -79,7 +79,7 @@ class CachedEmbedder:
 
 def default_embedder() -> tuple[Any, str]:
     try:
-        from sagewai.embeddings.minilm import MiniLMEmbedder
+        from sagewai.embeddings._minilm import MiniLMEmbedder
     except ImportError:  # pragma: no cover - the default install has it
         from sagewai.testing import FakeEmbedder
 

@@ -43,9 +43,9 @@ from locomo_recall import (
 )
 
 from benchmarks._common import RESULTS, write_json
-from sagewai.context.engine import ContextEngine
-from sagewai.context.ranking import SearchConfig
-from sagewai.embeddings.minilm import MiniLMEmbedder
+from sagewai.context._engine import ContextEngine
+from sagewai.context._ranking import SearchConfig
+from sagewai.embeddings._minilm import MiniLMEmbedder
 from sagewai.intelligence.consolidation import MemoryConsolidator
 
 

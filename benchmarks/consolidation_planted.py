@@ -28,8 +28,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks._common import RESULTS, write_json
-from sagewai.context.engine import ContextEngine
-from sagewai.core.records import ChangeAction, FactStatus
+from sagewai.context._engine import ContextEngine
+from sagewai.core._records import ChangeAction, FactStatus
 from sagewai.intelligence.consolidation import MemoryConsolidator
 
 PEOPLE = (  # noqa: SIM905

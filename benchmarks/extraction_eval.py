@@ -5,7 +5,7 @@ Usage (from the repository root):
         [--locomo ../shared/data/locomo/locomo_dev.json]
         [--out benchmarks/results/extraction_eval.json]
 
-The same as ``sagewai eval extraction``; see ``sagewai/cli/eval.py`` and ``docs/extraction.md``.
+The same as ``sagewai eval extraction``; see ``sagewai/cli/_eval.py`` and ``docs/extraction.md``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from sagewai.cli.main import main
+from sagewai.cli._main import main
 
 if __name__ == "__main__":
     raise SystemExit(main(["eval", "extraction", *sys.argv[1:]]))

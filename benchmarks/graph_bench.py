@@ -1,6 +1,6 @@
 """Graph building over the LoCoMo development conversations, on the embedded SQLite graph store.
 
-For each conversation it runs :class:`~sagewai.intelligence.graph_builder.ConversationGraphBuilder`
+For each conversation it runs :class:`~sagewai.intelligence._graph_builder.ConversationGraphBuilder`
 with its defaults (rule-based entities, heuristic relations) over every turn, in order, with the
 speaker, the dialogue id as message id, the session as session id and the session's date as the
 timestamp; then it reports entities, relations, merges, supersessions, wall time and turns per
@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from sagewai.graph import SqliteGraphStore
-from sagewai.intelligence.graph_builder import ConversationGraphBuilder, GraphUpdateResult
-from sagewai.stores.sqlite.graph import graph_file
+from sagewai.intelligence._graph_builder import ConversationGraphBuilder, GraphUpdateResult
+from sagewai.stores.sqlite._graph import graph_file
 
 ROOT = Path(__file__).resolve().parent
 DEFAULT_DATA = ROOT.parent.parent / "shared" / "data" / "locomo" / "locomo_dev.json"
@@ -73,7 +73,7 @@ async def run(
 ) -> dict[str, Any]:
     embedder = None
     if embedder_name == "fake":
-        from sagewai.embeddings.fake import FakeEmbedder
+        from sagewai.embeddings._fake import FakeEmbedder
 
         embedder = FakeEmbedder()
     rows = []

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks._common import RESULTS, write_json
 from sagewai.llm import MalformedOutputError, parse_json_lenient
-from sagewai.llm.jsonparse import MAX_JSON_CHARS
+from sagewai.llm._jsonparse import MAX_JSON_CHARS
 
 TARGET_MS = 100.0
 SIZE = MAX_JSON_CHARS

@@ -54,11 +54,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _common import RESULTS, write_json
 
-from sagewai.context.engine import ContextEngine
-from sagewai.context.ranking import SearchConfig
-from sagewai.core.embedder import Embedder, Vector, Vectors
-from sagewai.core.records import Provenance, SearchResult
-from sagewai.core.text import keyword_terms
+from sagewai.context._engine import ContextEngine
+from sagewai.context._ranking import SearchConfig
+from sagewai.core._embedder import Embedder, Vector, Vectors
+from sagewai.core._records import Provenance, SearchResult
+from sagewai.core._text import keyword_terms
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 DEFAULT_OUT = RESULTS / "locomo_recall.json"
@@ -536,10 +536,10 @@ async def ingest_facts(
     carries the provenance of the turn it came from.
     """
     try:
-        from sagewai.context.bridge import MemoryBridge
-        from sagewai.core.conversation import Conversation as ChatConversation
+        from sagewai.context._bridge import MemoryBridge
+        from sagewai.core._conversation import Conversation as ChatConversation
     except ImportError as exc:  # pragma: no cover - depends on the checkout
-        raise RuntimeError(f"facts mode needs sagewai.context.bridge: {exc}") from exc
+        raise RuntimeError(f"facts mode needs sagewai.context._bridge: {exc}") from exc
     bridge = MemoryBridge(
         context_engine=engine,
         fact_extractor=make_extractor(extractor),
@@ -561,7 +561,7 @@ async def build_graph(engine: ContextEngine, conversation: Conversation) -> int:
 
     Graph expansion (``--graph-hops``) reads this graph; returns the relations added.
     """
-    from sagewai.intelligence.graph_builder import ConversationGraphBuilder
+    from sagewai.intelligence._graph_builder import ConversationGraphBuilder
 
     builder = ConversationGraphBuilder(graph_store=engine.graph_store)
     added = 0
@@ -590,7 +590,7 @@ def make_engine(
     """
     if store == "postgres":
         from sagewai.stores.postgres import PostgresMetadataStore
-        from sagewai.stores.qdrant.edge import QdrantEdgeVectorStore
+        from sagewai.stores.qdrant._edge import QdrantEdgeVectorStore
 
         schema = "locomo_" + re.sub(r"[^a-z0-9_]", "_", project_id.lower())
         return ContextEngine(
@@ -798,7 +798,7 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         conversations = [c for c in conversations if c.sample_id in wanted]
     from beam_recall import HashCachingEmbedder  # the benchmarks share one cache format
 
-    from sagewai.embeddings.minilm import MiniLMEmbedder
+    from sagewai.embeddings._minilm import MiniLMEmbedder
 
     embedder = HashCachingEmbedder(MiniLMEmbedder(), args.embedding_cache)
     count_wordpieces = wordpiece_counter()

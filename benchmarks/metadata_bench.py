@@ -30,11 +30,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from sagewai.core.queries import FactQuery, WriteBatch
-from sagewai.core.records import Fact, FactStatus, FactType
-from sagewai.core.scope import ContextScope
+from sagewai.core._queries import FactQuery, WriteBatch
+from sagewai.core._records import Fact, FactStatus, FactType
+from sagewai.core._scope import ContextScope
 from sagewai.errors import BackendUnavailableError
-from sagewai.stores.base.metadata import MetadataStore
+from sagewai.stores.base._metadata import MetadataStore
 from sagewai.stores.sqlite import SqliteMetadataStore
 
 PROJECT = "bench"

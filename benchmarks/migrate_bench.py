@@ -35,8 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _common import RESULTS, synthetic_sentences, write_json
 
+from sagewai.context._engine import ContextEngine
 from sagewai.context.archive import migrate
-from sagewai.context.engine import ContextEngine
 from sagewai.testing import FakeEmbedder
 
 DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/test"
@@ -66,7 +66,7 @@ async def compare_searches(source: ContextEngine, target: ContextEngine) -> dict
     The dense hits compare the vectors moved; the hybrid ranking also depends on each
     backend's keyword scoring (SQLite FTS5 BM25 vs PostgreSQL ts_rank), which differ by design.
     """
-    from sagewai.core.queries import VectorFilter
+    from sagewai.core._queries import VectorFilter
 
     where = VectorFilter(scope_keys=(source.address().key,))
     target_where = VectorFilter(scope_keys=(target.address().key,))
@@ -90,7 +90,7 @@ async def run(n: int, dsn: str, keep: Path | None) -> dict[str, Any]:
     import asyncpg
 
     from sagewai.stores.postgres import PostgresMetadataStore
-    from sagewai.stores.qdrant.edge import QdrantEdgeVectorStore
+    from sagewai.stores.qdrant._edge import QdrantEdgeVectorStore
 
     embedder = FakeEmbedder(384)
     schema = f"sagewai_bench_{uuid.uuid4().hex[:10]}"

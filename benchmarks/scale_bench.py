@@ -81,9 +81,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _common import RESULTS, percentiles, write_json
 
-from sagewai.context.engine import ContextEngine
-from sagewai.core.embedder import Vector, Vectors
-from sagewai.embeddings.minilm import MiniLMEmbedder
+from sagewai.context._engine import ContextEngine
+from sagewai.core._embedder import Vector, Vectors
+from sagewai.embeddings._minilm import MiniLMEmbedder
 
 BACKENDS = ("local", "postgres+qdrant-edge", "postgres+pgvector")
 PROJECT = "scale"
@@ -340,8 +340,8 @@ def make_engine(
     backend: str, folder: Path, dsn: str, schema: str, embedder: TableEmbedder
 ) -> ContextEngine:
     from sagewai.stores.postgres import PostgresMetadataStore
-    from sagewai.stores.postgres.pgvector import PgVectorStore
-    from sagewai.stores.qdrant.edge import QdrantEdgeVectorStore
+    from sagewai.stores.postgres._pgvector import PgVectorStore
+    from sagewai.stores.qdrant._edge import QdrantEdgeVectorStore
 
     if backend == "local":
         return ContextEngine.local(folder, project_id=PROJECT, embedder=embedder)
@@ -393,7 +393,7 @@ async def execute(dsn: str, *statements: str) -> None:
 
 def raw_vectors(ctx: ContextEngine) -> Any:
     """The engine's vector store itself (the engine sees it through a per-project view)."""
-    from sagewai.stores.base.vector import ProjectVectorStore
+    from sagewai.stores.base._vector import ProjectVectorStore
 
     store = ctx.vector_store
     return store.store if isinstance(store, ProjectVectorStore) else store
@@ -401,7 +401,7 @@ def raw_vectors(ctx: ContextEngine) -> Any:
 
 async def migrate_stores(ctx: ContextEngine) -> None:
     from sagewai.stores.postgres import PostgresMetadataStore
-    from sagewai.stores.postgres.pgvector import PgVectorStore
+    from sagewai.stores.postgres._pgvector import PgVectorStore
 
     if isinstance(ctx.metadata_store, PostgresMetadataStore):
         await ctx.metadata_store.migrate()
@@ -413,7 +413,7 @@ async def fill_and_index(
     backend: str, size: int, folder: Path, dsn: str, schema: str, pool: Any
 ) -> dict[str, Any]:
     texts, vectors = pool
-    from sagewai.stores.postgres.pgvector import PgVectorStore
+    from sagewai.stores.postgres._pgvector import PgVectorStore
 
     lookup: dict[str, Vector] = {}
     embedder = TableEmbedder(lookup)
@@ -557,10 +557,10 @@ def run_search_process(
 
 
 async def writer_child(args: argparse.Namespace) -> dict[str, Any]:
-    from sagewai.context.bridge import MemoryBridge
+    from sagewai.context._bridge import MemoryBridge
     from sagewai.intelligence import RuleBasedFactExtractor
     from sagewai.stores.postgres import PostgresMetadataStore
-    from sagewai.stores.postgres.pgvector import PgVectorStore
+    from sagewai.stores.postgres._pgvector import PgVectorStore
 
     embedder = MiniLMEmbedder()
     engine = ContextEngine(
@@ -612,7 +612,7 @@ async def multiprocess_run(dsn: str, turns: int) -> dict[str, Any]:
 
     target = urlsplit(dsn)._replace(path=f"/{database}").geturl()
     from sagewai.stores.postgres import PostgresMetadataStore
-    from sagewai.stores.postgres.pgvector import PgVectorStore
+    from sagewai.stores.postgres._pgvector import PgVectorStore
 
     async with (
         PostgresMetadataStore(target) as metadata,

@@ -48,14 +48,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _common import RESULTS, percentiles, synthetic_sentences, write_json
 
-from sagewai.context.engine import ContextEngine
-from sagewai.core.embedder import Vector, Vectors
-from sagewai.embeddings.minilm import MiniLMEmbedder
+from sagewai.context._engine import ContextEngine
+from sagewai.core._embedder import Vector, Vectors
+from sagewai.embeddings._minilm import MiniLMEmbedder
 from sagewai.errors import BackendUnavailableError
-from sagewai.stores.memory.metadata import InMemoryMetadataStore
-from sagewai.stores.memory.vector import InMemoryVectorStore
+from sagewai.stores.memory._metadata import InMemoryMetadataStore
+from sagewai.stores.memory._vector import InMemoryVectorStore
 from sagewai.stores.qdrant import QdrantVectorStore
-from sagewai.stores.qdrant.edge import QdrantEdgeVectorStore
+from sagewai.stores.qdrant._edge import QdrantEdgeVectorStore
 from sagewai.stores.sqlite import SqliteMetadataStore
 from sagewai.testing import FakeEmbedder
 

@@ -80,7 +80,7 @@ async def main() -> None:
         command = [
             sys.executable,
             "-m",
-            "sagewai.cli.main",
+            "sagewai.cli._main",
             "migrate",
             "--project",
             "billing",

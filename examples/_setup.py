@@ -49,7 +49,7 @@ def chat_model(stand_in: LLMClient) -> LLMClient:
         return LiteLLMClient(model, api_base=api_base, timeout=120.0, max_tokens=400)
     print(
         "model: none configured (SAGEWAI_MODEL is not set), so this example runs on the offline "
-        "scripted stand-in (sagewai.testing.llm.ScriptedLLM). Set SAGEWAI_MODEL, e.g. "
+        "scripted stand-in (sagewai.testing._llm.ScriptedLLM). Set SAGEWAI_MODEL, e.g. "
         "gpt-4o-mini, or openai/<alias> with SAGEWAI_API_BASE=http://127.0.0.1:8000/v1."
     )
     return stand_in

@@ -14,15 +14,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from sagewai._lazy import lazy_exports
-from sagewai.core.scope import ContextScope
+from sagewai.core._scope import ContextScope
 from sagewai.errors import SagewaiError
 
 if TYPE_CHECKING:
     from sagewai.agent import UniversalAgent
-    from sagewai.context.engine import ContextEngine
-    from sagewai.context.ranking import SearchConfig
-    from sagewai.context.stores import ProjectStores
-    from sagewai.core.records import (
+    from sagewai.context._engine import ContextEngine
+    from sagewai.context._ranking import SearchConfig
+    from sagewai.context._stores import ProjectStores
+    from sagewai.core._records import (
         ChangeAction,
         Fact,
         FactChange,
@@ -54,18 +54,18 @@ __all__ = [
 __version__ = "0.1.0"
 
 _LAZY = {
-    "ContextEngine": "sagewai.context.engine",
-    "SearchConfig": "sagewai.context.ranking",
-    "ProjectStores": "sagewai.context.stores",
-    "ChangeAction": "sagewai.core.records",
-    "Fact": "sagewai.core.records",
-    "FactChange": "sagewai.core.records",
-    "FactKind": "sagewai.core.records",
-    "FactStatus": "sagewai.core.records",
-    "FactType": "sagewai.core.records",
-    "Provenance": "sagewai.core.records",
-    "ScoreParts": "sagewai.core.records",
-    "SearchResult": "sagewai.core.records",
+    "ContextEngine": "sagewai.context._engine",
+    "SearchConfig": "sagewai.context._ranking",
+    "ProjectStores": "sagewai.context._stores",
+    "ChangeAction": "sagewai.core._records",
+    "Fact": "sagewai.core._records",
+    "FactChange": "sagewai.core._records",
+    "FactKind": "sagewai.core._records",
+    "FactStatus": "sagewai.core._records",
+    "FactType": "sagewai.core._records",
+    "Provenance": "sagewai.core._records",
+    "ScoreParts": "sagewai.core._records",
+    "SearchResult": "sagewai.core._records",
     "UniversalAgent": "sagewai.agent",
 }
 

@@ -1,5 +1,5 @@
 """``python -m sagewai``: the command line."""
 
-from sagewai.cli.main import main
+from sagewai.cli._main import main
 
 raise SystemExit(main())

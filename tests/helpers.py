@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from sagewai.context.engine import ContextEngine
-from sagewai.stores.memory.metadata import InMemoryMetadataStore
-from sagewai.stores.memory.vector import InMemoryVectorStore
+from sagewai.context._engine import ContextEngine
+from sagewai.stores.memory._metadata import InMemoryMetadataStore
+from sagewai.stores.memory._vector import InMemoryVectorStore
 from sagewai.testing import FakeEmbedder
 
 

@@ -8,10 +8,10 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from sagewai.context.access_log import AccessLog
-from sagewai.core.records import utcnow
+from sagewai.context._access_log import AccessLog
+from sagewai.core._records import utcnow
 from sagewai.errors import BackendUnavailableError, InvalidInputError
-from sagewai.stores.memory.metadata import InMemoryMetadataStore
+from sagewai.stores.memory._metadata import InMemoryMetadataStore
 from tests.helpers import memory_engine
 
 

@@ -15,14 +15,14 @@ from typing import Any
 import pytest
 
 from sagewai.agent import UniversalAgent, tool_pairing_problems
-from sagewai.context.bridge import MemoryBridge
-from sagewai.context.engine import ContextEngine
+from sagewai.context._bridge import MemoryBridge
+from sagewai.context._engine import ContextEngine
+from sagewai.context._ranking import is_context_record
 from sagewai.context.episodes import EpisodeStore
-from sagewai.context.ranking import is_context_record
-from sagewai.core.records import FactStatus
+from sagewai.core._records import FactStatus
 from sagewai.errors import ConfigurationError, InvalidInputError, ScopeError
+from sagewai.intelligence._graph_builder import ConversationGraphBuilder
 from sagewai.intelligence.extraction import RuleBasedFactExtractor
-from sagewai.intelligence.graph_builder import ConversationGraphBuilder
 from sagewai.llm import (
     LLMResponse,
     ModelNotConfiguredError,
@@ -32,8 +32,8 @@ from sagewai.llm import (
     allow_model_requests,
 )
 from sagewai.testing import FakeEmbedder
-from sagewai.testing.agent import memory_lines
-from sagewai.testing.llm import ScriptedLLM
+from sagewai.testing._agent import memory_lines
+from sagewai.testing._llm import ScriptedLLM
 
 
 @pytest.fixture

@@ -9,11 +9,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sagewai.agent import ConversationHistory, UniversalAgent, tool_pairing_problems
-from sagewai.agent.history import HistoryBlock, trim_blocks
-from sagewai.context.engine import ContextEngine
+from sagewai.agent._history import HistoryBlock, trim_blocks
+from sagewai.context._engine import ContextEngine
 from sagewai.llm import LLMResponse, ToolCall
 from sagewai.testing import FakeEmbedder
-from sagewai.testing.llm import ScriptedLLM
+from sagewai.testing._llm import ScriptedLLM
 
 # A turn: how many tool exchanges the model made, and how many calls in each.
 turns = st.lists(st.lists(st.integers(min_value=1, max_value=3), max_size=3), max_size=12)

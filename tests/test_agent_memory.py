@@ -8,12 +8,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sagewai.agent import MemoryItem, UniversalAgent, estimate_tokens
-from sagewai.agent.memory_block import EPISODES, FACTS, GRAPH, clean_text, render_memory_block
-from sagewai.context.engine import ContextEngine
+from sagewai.agent._memory_block import EPISODES, FACTS, GRAPH, clean_text, render_memory_block
+from sagewai.context._engine import ContextEngine
 from sagewai.llm import LLMResponse
 from sagewai.testing import FakeEmbedder
-from sagewai.testing.agent import memory_block, memory_lines, offline_stand_in
-from sagewai.testing.llm import ScriptedLLM
+from sagewai.testing._agent import memory_block, memory_lines, offline_stand_in
+from sagewai.testing._llm import ScriptedLLM
 
 items = st.lists(
     st.builds(
@@ -124,7 +124,7 @@ async def test_the_offline_stand_in_answers_from_the_block_it_is_shown() -> None
 
 @given(text=st.text(max_size=3000), query=st.text(max_size=200), limit=st.integers(20, 400))
 def test_an_excerpt_is_one_line_within_its_limit(text: str, query: str, limit: int) -> None:
-    from sagewai.agent.recall import excerpt
+    from sagewai.agent._recall import excerpt
 
     shown = excerpt(text, query, limit)
     assert "\n" not in shown

@@ -11,11 +11,11 @@ import pytest
 from pydantic import BaseModel
 
 from sagewai.agent import AgentReply, Tool, ToolBox, UniversalAgent, tool, tool_pairing_problems
-from sagewai.context.engine import ContextEngine
+from sagewai.context._engine import ContextEngine
 from sagewai.errors import ConfigurationError
 from sagewai.llm import LLMResponse, ToolCall
 from sagewai.testing import FakeEmbedder
-from sagewai.testing.llm import ScriptedLLM
+from sagewai.testing._llm import ScriptedLLM
 
 
 class Address(BaseModel):

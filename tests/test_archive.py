@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from sagewai import ContextEngine, Fact, FactChange, Provenance
-from sagewai.cli.main import main
+from sagewai.cli._main import main
 from sagewai.context.archive import (
     ARCHIVE_VERSION,
     export_archive,
@@ -30,11 +30,11 @@ from sagewai.context.archive import (
 from sagewai.context.episodes import EpisodeStore, PersistentEpisodeStore
 from sagewai.errors import InvalidInputError
 from sagewai.graph import Entity, Relation
-from sagewai.stores.memory.graph import InMemoryGraphStore
-from sagewai.stores.memory.metadata import InMemoryMetadataStore
-from sagewai.stores.memory.vector import InMemoryVectorStore
-from sagewai.stores.qdrant.edge import QdrantEdgeVectorStore
-from sagewai.stores.sqlite.graph import SqliteGraphStore
+from sagewai.stores.memory._graph import InMemoryGraphStore
+from sagewai.stores.memory._metadata import InMemoryMetadataStore
+from sagewai.stores.memory._vector import InMemoryVectorStore
+from sagewai.stores.qdrant._edge import QdrantEdgeVectorStore
+from sagewai.stores.sqlite._graph import SqliteGraphStore
 from sagewai.testing import FakeEmbedder
 
 BACKENDS = ("memory", "local", "postgres")
@@ -168,7 +168,7 @@ async def fill(engine: ContextEngine) -> None:
 
 async def snapshot(engine: ContextEngine) -> dict[str, Any]:
     """Everything of a project, with the project id blanked so two projects compare."""
-    from sagewai.context.archive.export import _all_facts
+    from sagewai.context.archive._export import _all_facts
 
     facts: list[Fact] = []
     async for page in _all_facts(engine):
@@ -492,7 +492,7 @@ def test_migrate_command_to_postgres(
         assert "import facts: 4/4" in out.err
 
         async def read() -> dict[str, Any]:
-            from sagewai.cli.transfer import open_store
+            from sagewai.cli._transfer import open_store
 
             engine = open_store(
                 postgres_dsn,
@@ -509,7 +509,7 @@ def test_migrate_command_to_postgres(
     finally:
 
         async def clean() -> None:
-            from sagewai.cli.transfer import open_store
+            from sagewai.cli._transfer import open_store
 
             engine = open_store(
                 postgres_dsn,

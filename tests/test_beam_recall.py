@@ -89,7 +89,7 @@ def test_a_conversation_loads_with_dates_and_answerable_questions(tmp_path: Path
 
 
 def test_recall_counts_the_sources_of_related_records() -> None:
-    from sagewai.core.records import Fact, Provenance, SearchResult
+    from sagewai.core._records import Fact, Provenance, SearchResult
 
     message = Fact(project_id="p", content="m", sources=(Provenance(message_id="5"),))
     fact = Fact(project_id="p", content="f", sources=(Provenance(message_id="6"),))
@@ -101,7 +101,7 @@ async def test_the_benchmark_runs_end_to_end(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write_conversation(tmp_path / "data")
-    import sagewai.embeddings.minilm as minilm
+    import sagewai.embeddings._minilm as minilm
 
     monkeypatch.setattr(minilm, "MiniLMEmbedder", lambda: FakeEmbedder())
     out = tmp_path / "out.json"

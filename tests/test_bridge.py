@@ -8,17 +8,17 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from sagewai.context.bridge import MemoryBridge, fact_id_for
+from sagewai.context._bridge import MemoryBridge, fact_id_for
 from sagewai.context.episodes import EpisodeStore
-from sagewai.core.conversation import ChatMessage, Conversation
-from sagewai.core.records import FactStatus, FactType
-from sagewai.core.scope import ContextScope
+from sagewai.core._conversation import ChatMessage, Conversation
+from sagewai.core._records import FactStatus, FactType
+from sagewai.core._scope import ContextScope
 from sagewai.errors import ExtractionError, InvalidInputError
-from sagewai.intelligence.extraction.base import ExtractedFact, ExtractionContext
-from sagewai.intelligence.extraction.exact_values import find_exact_values
-from sagewai.intelligence.extraction.hybrid import HybridFactExtractor
-from sagewai.intelligence.extraction.llm import LLMFactExtractor
-from sagewai.intelligence.extraction.rules import RuleBasedFactExtractor
+from sagewai.intelligence.extraction._base import ExtractedFact, ExtractionContext
+from sagewai.intelligence.extraction._exact_values import find_exact_values
+from sagewai.intelligence.extraction._hybrid import HybridFactExtractor
+from sagewai.intelligence.extraction._llm import LLMFactExtractor
+from sagewai.intelligence.extraction._rules import RuleBasedFactExtractor
 from sagewai.llm import allow_model_requests
 from sagewai.testing import FakeEmbedder
 from tests.helpers import memory_engine

@@ -18,15 +18,15 @@ from pathlib import Path
 
 import pytest
 
-from sagewai.context.bridge import MemoryBridge
-from sagewai.context.engine import ContextEngine
-from sagewai.context.journal import WriteAheadJournal
-from sagewai.core.queries import WriteBatch
-from sagewai.core.records import Fact, FactStatus, FactType
+from sagewai.context._bridge import MemoryBridge
+from sagewai.context._engine import ContextEngine
+from sagewai.context._journal import WriteAheadJournal
+from sagewai.core._queries import WriteBatch
+from sagewai.core._records import Fact, FactStatus, FactType
 from sagewai.errors import BackendError, ConfigurationError, SagewaiTimeoutError
-from sagewai.intelligence.extraction.base import ExtractedFact, ExtractionContext
-from sagewai.intelligence.extraction.exact_values import find_exact_values
-from sagewai.stores.memory.metadata import InMemoryMetadataStore
+from sagewai.intelligence.extraction._base import ExtractedFact, ExtractionContext
+from sagewai.intelligence.extraction._exact_values import find_exact_values
+from sagewai.stores.memory._metadata import InMemoryMetadataStore
 from sagewai.testing import FakeEmbedder
 from tests.helpers import memory_engine
 
@@ -168,7 +168,7 @@ async def test_a_full_queue_blocks_then_refuses_without_accepting(tmp_path: Path
 async def test_transient_store_failures_are_retried() -> None:
     store = FlakyMetadataStore(failures=2, error=BackendError("connection reset"))
     embedder = FakeEmbedder()
-    from sagewai.stores.memory.vector import InMemoryVectorStore
+    from sagewai.stores.memory._vector import InMemoryVectorStore
 
     async with ContextEngine(
         metadata_store=store,
@@ -186,7 +186,7 @@ async def test_transient_store_failures_are_retried() -> None:
 async def test_a_failed_batch_stays_in_the_journal_for_the_next_start(tmp_path: Path) -> None:
     journal = tmp_path / "bridge.journal"
     embedder = FakeEmbedder()
-    from sagewai.stores.memory.vector import InMemoryVectorStore
+    from sagewai.stores.memory._vector import InMemoryVectorStore
 
     healthy = InMemoryMetadataStore()
     broken = FlakyMetadataStore(failures=1, error=ConfigurationError("schema missing"))

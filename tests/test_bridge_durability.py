@@ -22,9 +22,9 @@ import pytest
 
 from sagewai import ContextEngine, UniversalAgent
 from sagewai.context import MemoryBridge
-from sagewai.context.bridge import message_record_id
-from sagewai.context.ranking import is_context_record
-from sagewai.core.records import FactKind, FactStatus
+from sagewai.context._bridge import message_record_id
+from sagewai.context._ranking import is_context_record
+from sagewai.core._records import FactKind, FactStatus
 from sagewai.intelligence import (
     HybridFactExtractor,
     LLMFactExtractor,
@@ -32,7 +32,7 @@ from sagewai.intelligence import (
     RuleBasedFactExtractor,
 )
 from sagewai.testing import FakeEmbedder
-from sagewai.testing.llm import ScriptedLLM
+from sagewai.testing._llm import ScriptedLLM
 
 ROOT = Path(__file__).resolve().parent.parent
 STATEMENTS = (

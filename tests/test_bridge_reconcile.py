@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from sagewai.context.bridge import MemoryBridge
-from sagewai.context.reconcile import (
+from sagewai.context._bridge import MemoryBridge
+from sagewai.context._reconcile import (
     Candidate,
     Claim,
     ClaimIndex,
@@ -19,11 +19,11 @@ from sagewai.context.reconcile import (
     decide,
     negation_pair,
 )
-from sagewai.core.records import ChangeAction, Fact, FactStatus, FactType, Provenance
-from sagewai.intelligence.extraction.base import ExtractedFact, ExtractionContext
-from sagewai.intelligence.extraction.rules import RuleBasedFactExtractor
-from sagewai.llm.errors import ModelUnreachableError
-from sagewai.testing.llm import ScriptedLLM
+from sagewai.core._records import ChangeAction, Fact, FactStatus, FactType, Provenance
+from sagewai.intelligence.extraction._base import ExtractedFact, ExtractionContext
+from sagewai.intelligence.extraction._rules import RuleBasedFactExtractor
+from sagewai.llm._errors import ModelUnreachableError
+from sagewai.testing._llm import ScriptedLLM
 from tests.helpers import memory_engine
 
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from sagewai.cli.main import main
-from sagewai.context.engine import ContextEngine
-from sagewai.core.records import FactStatus
+from sagewai.cli._main import main
+from sagewai.context._engine import ContextEngine
+from sagewai.core._records import FactStatus
 
 ROOT = Path(__file__).resolve().parents[1]
 

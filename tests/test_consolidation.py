@@ -17,20 +17,20 @@ from typing import Any
 import numpy as np
 import pytest
 
-from sagewai.context.engine import ContextEngine
-from sagewai.core.embedder import Vector
-from sagewai.core.queries import FactQuery, VectorFilter, VectorHit, WriteBatch
-from sagewai.core.records import ChangeAction, Fact, FactStatus, Provenance
+from sagewai.context._engine import ContextEngine
+from sagewai.core._embedder import Vector
+from sagewai.core._queries import FactQuery, VectorFilter, VectorHit, WriteBatch
+from sagewai.core._records import ChangeAction, Fact, FactStatus, Provenance
 from sagewai.errors import BackendError, InvalidInputError, ScopeError
 from sagewai.intelligence.consolidation import (
     ActionKind,
     ConsolidationReport,
     MemoryConsolidator,
 )
-from sagewai.stores.base.metadata import MetadataStore
-from sagewai.stores.base.vector import VectorStore
-from sagewai.stores.memory.metadata import InMemoryMetadataStore
-from sagewai.stores.memory.vector import InMemoryVectorStore
+from sagewai.stores.base._metadata import MetadataStore
+from sagewai.stores.base._vector import VectorStore
+from sagewai.stores.memory._metadata import InMemoryMetadataStore
+from sagewai.stores.memory._vector import InMemoryVectorStore
 from sagewai.stores.sqlite import SqliteMetadataStore
 from sagewai.testing import FakeEmbedder
 
@@ -133,7 +133,7 @@ def make_factory(backend: str, folder: Path) -> EngineFactory:
         elif backend == "sqlite":
             metadata, vectors = FailingSqliteStore(folder / "meta.sqlite3"), memory_vectors
         else:
-            from sagewai.stores.qdrant.edge import QdrantEdgeVectorStore
+            from sagewai.stores.qdrant._edge import QdrantEdgeVectorStore
 
             metadata = FailingSqliteStore(folder / "meta.sqlite3")
             vectors = QdrantEdgeVectorStore(folder / "vectors", dimension=embedder.dimension)

@@ -17,14 +17,14 @@ from typing import Any
 
 import pytest
 
-from sagewai.context.engine import ContextEngine
-from sagewai.core.embedder import Vector
-from sagewai.core.queries import VectorFilter, VectorHit
-from sagewai.core.records import Fact, FactStatus
+from sagewai.context._engine import ContextEngine
+from sagewai.core._embedder import Vector
+from sagewai.core._queries import VectorFilter, VectorHit
+from sagewai.core._records import Fact, FactStatus
 from sagewai.intelligence.consolidation import ConsolidationReport, MemoryConsolidator
-from sagewai.intelligence.consolidation.run import Run
-from sagewai.stores.memory.metadata import InMemoryMetadataStore
-from sagewai.stores.memory.vector import InMemoryVectorStore
+from sagewai.intelligence.consolidation._run import Run
+from sagewai.stores.memory._metadata import InMemoryMetadataStore
+from sagewai.stores.memory._vector import InMemoryVectorStore
 from sagewai.testing import FakeEmbedder
 
 NOW = datetime(2025, 6, 1, tzinfo=UTC)

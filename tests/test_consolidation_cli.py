@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from sagewai.cli.consolidate import EXIT_LOCKED, ProgressBar, run_consolidate
-from sagewai.cli.main import build_parser, main
-from sagewai.context.engine import ContextEngine
-from sagewai.core.records import FactStatus
+from sagewai.cli._consolidate import EXIT_LOCKED, ProgressBar, run_consolidate
+from sagewai.cli._main import build_parser, main
+from sagewai.context._engine import ContextEngine
+from sagewai.core._records import FactStatus
 from sagewai.intelligence.consolidation import ConsolidationProgress
-from sagewai.stores.qdrant.edge import QdrantEdgeVectorStore
+from sagewai.stores.qdrant._edge import QdrantEdgeVectorStore
 from sagewai.stores.sqlite import SqliteMetadataStore
 
 

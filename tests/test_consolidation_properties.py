@@ -18,11 +18,11 @@ from typing import Any, TypeVar
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sagewai.context.engine import ContextEngine
-from sagewai.core.records import Fact, FactStatus
+from sagewai.context._engine import ContextEngine
+from sagewai.core._records import Fact, FactStatus
 from sagewai.errors import BackendError
 from sagewai.intelligence.consolidation import MemoryConsolidator
-from sagewai.intelligence.extraction.exact_values import find_exact_values
+from sagewai.intelligence.extraction._exact_values import find_exact_values
 from tests.test_consolidation import (
     DAY,
     NOW,

@@ -6,30 +6,30 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from sagewai.core.lifecycle import snapshot
-from sagewai.core.records import Fact, FactKind, FactStatus, FactType, Provenance
-from sagewai.intelligence.consolidation.annotations import (
+from sagewai.core._lifecycle import snapshot
+from sagewai.core._records import Fact, FactKind, FactStatus, FactType, Provenance
+from sagewai.intelligence.consolidation._annotations import (
     base_strength,
     keep_apart,
     with_annotations,
 )
-from sagewai.intelligence.consolidation.config import ContradictionStrategy
-from sagewai.intelligence.consolidation.contradictions import (
+from sagewai.intelligence.consolidation._config import ContradictionStrategy
+from sagewai.intelligence.consolidation._contradictions import (
     Flagging,
     Supersession,
     conflict,
     resolve_group,
 )
-from sagewai.intelligence.consolidation.decay import decayed_strength, decide_decay
-from sagewai.intelligence.consolidation.dedup import (
+from sagewai.intelligence.consolidation._decay import decayed_strength, decide_decay
+from sagewai.intelligence.consolidation._dedup import (
     DedupProfile,
     canonical_key,
     merge_refusal,
     reinforced_strength,
 )
-from sagewai.intelligence.consolidation.planning import plan_merge
-from sagewai.intelligence.consolidation.selection import Selection
-from sagewai.intelligence.consolidation.state import ConsolidationState, RunCheckpoint
+from sagewai.intelligence.consolidation._planning import plan_merge
+from sagewai.intelligence.consolidation._selection import Selection
+from sagewai.intelligence.consolidation._state import ConsolidationState, RunCheckpoint
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
 DAY = timedelta(days=1)

@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from sagewai.context.engine import ContextEngine
-from sagewai.core.queries import WriteBatch
-from sagewai.core.records import ChangeAction, FactStatus
+from sagewai.context._engine import ContextEngine
+from sagewai.core._queries import WriteBatch
+from sagewai.core._records import ChangeAction, FactStatus
 from sagewai.errors import BackendError, InvalidInputError, LockedError
 from sagewai.intelligence.consolidation import ActionKind, MemoryConsolidator
-from sagewai.stores.base.vector import ProjectVectorStore
-from sagewai.stores.memory.vector import InMemoryVectorStore
+from sagewai.stores.base._vector import ProjectVectorStore
+from sagewai.stores.memory._vector import InMemoryVectorStore
 from sagewai.stores.sqlite import SqliteMetadataStore
 from sagewai.testing import FakeEmbedder
 from tests.test_consolidation import (

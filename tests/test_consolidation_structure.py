@@ -1,6 +1,6 @@
 """Consolidation never merges two different facts, and merges restatements cosine misses.
 
-The pure rules (:mod:`sagewai.intelligence.consolidation.structure` and ``.equivalence``) are
+The pure rules (:mod:`sagewai.intelligence.consolidation._structure` and ``.equivalence``) are
 tested on the differences of issue 15 one by one; the planted scenario of the issue runs end to
 end on the embedded default with the real MiniLM embedder, dry run first.
 """
@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from sagewai.context.engine import ContextEngine
-from sagewai.core.records import ChangeAction, Fact, FactStatus
+from sagewai.context._engine import ContextEngine
+from sagewai.core._records import ChangeAction, Fact, FactStatus
 from sagewai.intelligence.consolidation import MemoryConsolidator
-from sagewai.intelligence.consolidation.dedup import DedupProfile, merge_refusal, merge_rule
-from sagewai.intelligence.consolidation.equivalence import same_statement, structural_refusal
-from sagewai.intelligence.consolidation.report import ConsolidationReport
-from sagewai.intelligence.consolidation.structure import (
+from sagewai.intelligence.consolidation._dedup import DedupProfile, merge_refusal, merge_rule
+from sagewai.intelligence.consolidation._equivalence import same_statement, structural_refusal
+from sagewai.intelligence.consolidation._report import ConsolidationReport
+from sagewai.intelligence.consolidation._structure import (
     STRUCTURE_KEY,
     has_structure,
     read_structure,

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from sagewai.agent.recall import by_source, verbatim
-from sagewai.context.bridge import MemoryBridge
-from sagewai.context.bridge_turns import context_prefix, context_record_id
-from sagewai.context.ranking import (
+from sagewai.agent._recall import by_source, verbatim
+from sagewai.context._bridge import MemoryBridge
+from sagewai.context._bridge_turns import context_prefix, context_record_id
+from sagewai.context._ranking import (
     CONTEXT_MARK,
     RankedCandidate,
     SearchConfig,
     group_by_source,
     is_context_record,
 )
-from sagewai.core.conversation import Conversation
-from sagewai.core.records import Fact, FactKind, Provenance, ScoreParts
-from sagewai.intelligence.extraction.rules import RuleBasedFactExtractor
+from sagewai.core._conversation import Conversation
+from sagewai.core._records import Fact, FactKind, Provenance, ScoreParts
+from sagewai.intelligence.extraction._rules import RuleBasedFactExtractor
 from tests.helpers import memory_engine
 
 QUESTION = "Did you finally visit the pottery studio in Lisbon?"
@@ -115,7 +115,7 @@ def test_a_group_shows_its_message_and_scores_as_its_best_record() -> None:
 def test_context_weight_scales_a_context_record_only() -> None:
     from datetime import UTC, datetime
 
-    from sagewai.context.ranking import fuse
+    from sagewai.context._ranking import fuse
 
     facts = {c.fact.id: c.fact for c in (candidate("ctx", 0, context=True), candidate("msg", 0))}
     now = datetime.now(UTC)

@@ -26,10 +26,10 @@ import numpy as np
 import pytest
 
 from sagewai.embeddings import Embedder, MiniLMEmbedder, resolve_embedder
-from sagewai.embeddings.fake import FakeEmbedder
-from sagewai.embeddings.litellm import LiteLLMEmbedder
-from sagewai.embeddings.minilm import MINILM_MODEL_SHA256
-from sagewai.embeddings.sentence_transformers import SentenceTransformerEmbedder
+from sagewai.embeddings._fake import FakeEmbedder
+from sagewai.embeddings._litellm import LiteLLMEmbedder
+from sagewai.embeddings._minilm import MINILM_MODEL_SHA256
+from sagewai.embeddings._sentence_transformers import SentenceTransformerEmbedder
 from sagewai.errors import (
     BackendError,
     BackendUnavailableError,
@@ -400,7 +400,7 @@ def test_import_stays_light_and_env_untouched() -> None:
     code = (
         "import os, sys\n"
         "import sagewai.embeddings\n"
-        "import sagewai.embeddings.litellm, sagewai.embeddings.sentence_transformers\n"
+        "import sagewai.embeddings._litellm, sagewai.embeddings._sentence_transformers\n"
         "from sagewai.embeddings import resolve_embedder\n"
         "resolve_embedder(None); resolve_embedder('fake:16')\n"
         "resolve_embedder('sentence-transformers:/some/model')\n"

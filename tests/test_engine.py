@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 
 from sagewai import ContextScope
-from sagewai.core.records import (
+from sagewai.core._records import (
     MAX_CONTENT_CHARS,
     ChangeAction,
     FactKind,
@@ -17,8 +17,8 @@ from sagewai.core.records import (
     utcnow,
 )
 from sagewai.errors import FactNotFoundError, InvalidInputError, ScopeError
-from sagewai.stores.memory.metadata import InMemoryMetadataStore
-from sagewai.stores.memory.vector import InMemoryVectorStore
+from sagewai.stores.memory._metadata import InMemoryMetadataStore
+from sagewai.stores.memory._vector import InMemoryVectorStore
 from tests.helpers import memory_engine
 
 
@@ -251,7 +251,7 @@ async def test_provenance_fills_session() -> None:
 
 
 async def test_embedder_and_store_dimension_must_agree() -> None:
-    from sagewai.context.engine import ContextEngine
+    from sagewai.context._engine import ContextEngine
     from sagewai.testing import FakeEmbedder
 
     with pytest.raises(InvalidInputError):

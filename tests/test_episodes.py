@@ -20,13 +20,13 @@ from sagewai.context.episodes import (
     SqliteEpisodeStore,
     extractive_summary,
 )
-from sagewai.core.conversation import ChatMessage
+from sagewai.core._conversation import ChatMessage
 from sagewai.errors import ConfigurationError
-from sagewai.llm.errors import ModelTimeoutError
+from sagewai.llm._errors import ModelTimeoutError
 from sagewai.testing import FakeEmbedder
+from sagewai.testing._llm import ScriptedLLM
 from sagewai.testing.conformance import EpisodeStoreConformance
-from sagewai.testing.conformance.episodes import BUDGET, PETS, TRIP, EpisodeStoreFactory
-from sagewai.testing.llm import ScriptedLLM
+from sagewai.testing.conformance._episodes import BUDGET, PETS, TRIP, EpisodeStoreFactory
 from tests.helpers import memory_engine
 
 KINDS = ["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from sagewai.core.records import FactType
+from sagewai.core._records import FactType
 from sagewai.intelligence.extraction import (
     ExtractedFact,
     ExtractionContext,
@@ -17,10 +17,10 @@ from sagewai.intelligence.extraction import (
     LLMFactExtractor,
     RuleBasedFactExtractor,
 )
-from sagewai.intelligence.extraction.hybrid import merge_facts, needs_llm
-from sagewai.intelligence.extraction.rules import RuleAnalysis
+from sagewai.intelligence.extraction._hybrid import merge_facts, needs_llm
+from sagewai.intelligence.extraction._rules import RuleAnalysis
 from sagewai.llm import allow_model_requests
-from sagewai.testing.llm import ScriptedLLM
+from sagewai.testing._llm import ScriptedLLM
 
 CONTEXT = ExtractionContext(speaker="Alice")
 

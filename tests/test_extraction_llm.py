@@ -29,7 +29,7 @@ from sagewai.llm import (
     ModelUnreachableError,
     allow_model_requests,
 )
-from sagewai.testing.llm import ScriptedLLM
+from sagewai.testing._llm import ScriptedLLM
 
 CONTEXT = ExtractionContext(
     speaker="Alice",

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from sagewai.core.records import FactType
+from sagewai.core._records import FactType
 from sagewai.errors import InvalidInputError
 from sagewai.intelligence.extraction import (
     ExtractedFact,

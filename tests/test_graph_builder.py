@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from sagewai.embeddings.fake import FakeEmbedder
+from sagewai.embeddings._fake import FakeEmbedder
 from sagewai.errors import ConfigurationError, ExtractionError
 from sagewai.graph import Entity, InMemoryGraphStore, ProjectGraph, SqliteGraphStore
-from sagewai.intelligence.entities import ExtractedEntity, GLiNEREntityExtractor
-from sagewai.intelligence.graph_builder import ConversationGraphBuilder, GraphUpdateResult
-from sagewai.intelligence.relations import ExtractedRelation, HeuristicRelationExtractor
+from sagewai.intelligence._entities import ExtractedEntity, GLiNEREntityExtractor
+from sagewai.intelligence._graph_builder import ConversationGraphBuilder, GraphUpdateResult
+from sagewai.intelligence._relations import ExtractedRelation, HeuristicRelationExtractor
 
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
 
@@ -196,7 +196,7 @@ async def test_a_missing_model_falls_back_once_and_never_crashes_the_loop(
         entity_extractor=GLiNEREntityExtractor("/nonexistent/gliner-model"),
         relation_extractor=HeuristicRelationExtractor(),
     )
-    with caplog.at_level(logging.WARNING, logger="sagewai.intelligence.graph_builder"):
+    with caplog.at_level(logging.WARNING, logger="sagewai.intelligence._graph_builder"):
         for text in ("I moved to Lisbon.", "My friend Rui works at Globex.", "I use Rust."):
             await builder.process_turn(text, speaker="Ana")
     warnings = [r for r in caplog.records if "rule-based" in r.getMessage()]

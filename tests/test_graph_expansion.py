@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from sagewai.context.engine import ContextEngine
-from sagewai.context.ranking import SearchConfig
-from sagewai.core.graph_records import Entity, Relation
+from sagewai.context._engine import ContextEngine
+from sagewai.context._ranking import SearchConfig
+from sagewai.core._graph_records import Entity, Relation
 from sagewai.testing import FakeEmbedder
 
 

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from sagewai.cli.main import EXIT_OK, EXIT_USAGE, main
-from sagewai.core.records import Provenance
+from sagewai.cli._main import EXIT_OK, EXIT_USAGE, main
+from sagewai.core._records import Provenance
 from sagewai.errors import InvalidInputError
 from sagewai.graph import (
     Entity,

@@ -11,16 +11,16 @@ from typing import Any
 import pytest
 
 import sagewai
-from sagewai.core.predicates import PREDICATES, is_single_valued, relation_predicate
+from sagewai.core._predicates import PREDICATES, is_single_valued, relation_predicate
 from sagewai.errors import ExtractionError, ModelNotAvailableError
-from sagewai.intelligence.entities import (
+from sagewai.intelligence._entities import (
     EntityExtractor,
     GLiNEREntityExtractor,
     LLMEntityExtractor,
     RuleBasedEntityExtractor,
     parse_llm_entities,
 )
-from sagewai.intelligence.relations import SPEAKER, HeuristicRelationExtractor, RelationExtractor
+from sagewai.intelligence._relations import SPEAKER, HeuristicRelationExtractor, RelationExtractor
 
 # --------------------------------------------------------------------------- rule-based entities
 

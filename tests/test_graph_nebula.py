@@ -15,11 +15,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sagewai.core.records import Provenance
+from sagewai.core._records import Provenance
 from sagewai.errors import BackendError, BackendUnavailableError, InvalidInputError
 from sagewai.graph import Entity, NebulaGraphStore, Relation
-from sagewai.stores.nebula import ngql
-from sagewai.testing.nebula import FakeNebulaSession, _read_string
+from sagewai.stores.nebula import _ngql as ngql
+from sagewai.testing._nebula import FakeNebulaSession, _read_string
 
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
 HOSTILE = "Bob\"); DROP SPACE sagewai; --\\\n\tYIELD 1 '北京' 🚀"

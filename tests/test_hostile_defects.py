@@ -15,19 +15,19 @@ from typing import Any
 
 import pytest
 
-from sagewai.context.engine import ContextEngine
+from sagewai.context._engine import ContextEngine
 from sagewai.errors import (
     FactConflictError,
     InvalidInputError,
     SagewaiError,
 )
 from sagewai.intelligence import ConversationGraphBuilder
-from sagewai.stores.memory.graph import InMemoryGraphStore
-from sagewai.stores.memory.metadata import InMemoryMetadataStore
-from sagewai.stores.memory.vector import InMemoryVectorStore
-from sagewai.stores.sqlite.graph import SqliteGraphStore
+from sagewai.stores.memory._graph import InMemoryGraphStore
+from sagewai.stores.memory._metadata import InMemoryMetadataStore
+from sagewai.stores.memory._vector import InMemoryVectorStore
+from sagewai.stores.sqlite._graph import SqliteGraphStore
 from sagewai.testing import FakeEmbedder
-from sagewai.testing.nebula import FakeNebulaSession
+from sagewai.testing._nebula import FakeNebulaSession
 from tests.helpers import memory_engine
 
 SURROGATE = "tea \ud800 time"
@@ -133,7 +133,7 @@ async def test_a_bad_session_id_never_poisons_the_graph(backend: str, tmp_path: 
     elif backend == "sqlite":
         store = SqliteGraphStore(tmp_path / "graph.sqlite3")
     else:
-        from sagewai.stores.nebula.graph import NebulaGraphStore
+        from sagewai.stores.nebula._graph import NebulaGraphStore
 
         store = NebulaGraphStore(session=FakeNebulaSession(), retry_delay=0.0)
         await store.setup(wait_seconds=0)
@@ -166,7 +166,7 @@ async def test_lone_surrogates_are_replaced_in_every_text_of_the_engine(tmp_path
 async def test_surrogates_through_the_bridge_submit_journal_and_llm(tmp_path: Path) -> None:
     from sagewai.context import MemoryBridge
     from sagewai.intelligence import LLMFactExtractor
-    from sagewai.testing.llm import ScriptedLLM
+    from sagewai.testing._llm import ScriptedLLM
 
     answer = json.dumps(
         {"facts": [{"content": "User likes \ud83d tea", "fact_type": "preference"}]},
@@ -201,7 +201,7 @@ async def test_surrogates_through_the_bridge_submit_journal_and_llm(tmp_path: Pa
 
 
 async def test_lone_surrogates_reach_the_graph_as_replacement_characters(tmp_path: Path) -> None:
-    from sagewai.stores.nebula.graph import NebulaGraphStore
+    from sagewai.stores.nebula._graph import NebulaGraphStore
 
     nebula = NebulaGraphStore(session=FakeNebulaSession(), retry_delay=0.0)
     await nebula.setup(wait_seconds=0)
@@ -351,7 +351,7 @@ async def test_subject_limit_is_the_same_at_add_and_forget(tmp_path: Path) -> No
 
 
 async def test_punctuation_only_entity_names_are_refused_at_write() -> None:
-    from sagewai.core.graph_records import Entity
+    from sagewai.core._graph_records import Entity
 
     for name in ("?", "(", "...", "!!"):
         with pytest.raises(ValueError):
@@ -439,7 +439,7 @@ async def test_asyncpg_client_errors_are_translated(
 async def test_bridge_conversation_checks_its_episode_before_writing_facts() -> None:
     from sagewai.context import MemoryBridge
     from sagewai.context.episodes import EpisodeStore
-    from sagewai.core.conversation import Conversation
+    from sagewai.core._conversation import Conversation
 
     embedder = FakeEmbedder()
     episodes = EpisodeStore(embedder=embedder)
@@ -461,7 +461,7 @@ async def test_bridge_conversation_checks_its_episode_before_writing_facts() -> 
 
 
 def test_ngql_ids_never_raise_on_lone_surrogates() -> None:
-    from sagewai.stores.nebula import ngql
+    from sagewai.stores.nebula import _ngql as ngql
 
     assert ngql.vertex_id("p", "e\ud800") != ngql.vertex_id("p", "e\ufffd")
     assert ngql.project_key("p\udc00") != ngql.project_key("p")
@@ -470,7 +470,7 @@ def test_ngql_ids_never_raise_on_lone_surrogates() -> None:
 
 async def test_an_old_journal_entry_holding_a_surrogate_replays(tmp_path: Path) -> None:
     from sagewai.context import MemoryBridge
-    from sagewai.context.journal import WriteAheadJournal
+    from sagewai.context._journal import WriteAheadJournal
     from sagewai.intelligence import RuleBasedFactExtractor
 
     journal_path = tmp_path / "journal"

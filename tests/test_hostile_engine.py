@@ -17,11 +17,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sagewai.context.engine import ContextEngine
-from sagewai.core.queries import FactQuery
-from sagewai.core.records import Fact, FactKind, FactStatus, FactType
+from sagewai.context._engine import ContextEngine
+from sagewai.core._queries import FactQuery
+from sagewai.core._records import Fact, FactKind, FactStatus, FactType
 from sagewai.errors import SagewaiError
-from sagewai.stores.memory.vector import InMemoryVectorStore
+from sagewai.stores.memory._vector import InMemoryVectorStore
 from sagewai.testing import FakeEmbedder
 from tests.hostile_values import (
     hostile_id,

@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sagewai.context import MemoryBridge
-from sagewai.context.engine import ContextEngine
-from sagewai.core.queries import FactQuery
+from sagewai.context._engine import ContextEngine
+from sagewai.core._queries import FactQuery
 from sagewai.errors import SagewaiError
 from sagewai.intelligence import (
     ConversationGraphBuilder,
@@ -29,11 +29,11 @@ from sagewai.intelligence import (
     MemoryConsolidator,
     RuleBasedFactExtractor,
 )
-from sagewai.stores.memory.graph import InMemoryGraphStore
-from sagewai.stores.sqlite.graph import SqliteGraphStore
+from sagewai.stores.memory._graph import InMemoryGraphStore
+from sagewai.stores.sqlite._graph import SqliteGraphStore
 from sagewai.testing import FakeEmbedder
-from sagewai.testing.llm import ScriptedLLM
-from sagewai.testing.nebula import FakeNebulaSession
+from sagewai.testing._llm import ScriptedLLM
+from sagewai.testing._nebula import FakeNebulaSession
 from tests.hostile_values import (
     NASTY_TEXT,
     hostile_id,
@@ -160,7 +160,7 @@ def engine_kind(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tupl
             return ContextEngine.in_memory(project_id="p", embedder=embedder)
         if kind == "local":
             return ContextEngine.local(tmp_path / "mem", project_id="p", embedder=embedder)
-        from sagewai.stores.memory.vector import InMemoryVectorStore
+        from sagewai.stores.memory._vector import InMemoryVectorStore
         from sagewai.stores.postgres import PostgresMetadataStore
 
         schema = f"sagewai_test_{uuid.uuid4().hex[:12]}"
@@ -363,7 +363,7 @@ _turn = kwargs_of(
 
 @pytest.mark.parametrize("kind", ["memory", "sqlite", "nebula"])
 def test_graph_builder_answers_hostile_turns(kind: str, tmp_path: Path) -> None:
-    from sagewai.stores.nebula.graph import NebulaGraphStore
+    from sagewai.stores.nebula._graph import NebulaGraphStore
 
     runner = asyncio.Runner()
     store: Any
@@ -526,7 +526,7 @@ def test_episode_stores_answer_hostile_calls(episodes: tuple[str, asyncio.Runner
 def test_command_line_answers_hostile_arguments(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from sagewai.cli.main import main
+    from sagewai.cli._main import main
 
     monkeypatch.chdir(tmp_path)
     store = tmp_path / "store"

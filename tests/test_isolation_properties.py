@@ -19,11 +19,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sagewai.context.engine import ContextEngine
-from sagewai.core.scope import ContextScope
+from sagewai.context._engine import ContextEngine
+from sagewai.core._scope import ContextScope
 from sagewai.errors import FactConflictError, FactNotFoundError
-from sagewai.stores.memory.metadata import InMemoryMetadataStore
-from sagewai.stores.memory.vector import InMemoryVectorStore
+from sagewai.stores.memory._metadata import InMemoryMetadataStore
+from sagewai.stores.memory._vector import InMemoryVectorStore
 from tests.helpers import memory_engine
 
 PROJECTS = ("p1", "p2", "p3")
@@ -265,9 +265,9 @@ def test_isolation_when_only_the_vector_store_object_is_shared(operations: list[
 def test_isolation_in_one_folder(tmp_path: Path) -> None:
     # What several ContextEngine.local(folder, project_id=...) share: the folder's SQLite
     # metadata, its embedded vector index and its graph file.
-    from sagewai.stores.qdrant.edge import QdrantEdgeVectorStore
+    from sagewai.stores.qdrant._edge import QdrantEdgeVectorStore
     from sagewai.stores.sqlite import SqliteMetadataStore
-    from sagewai.stores.sqlite.graph import SqliteGraphStore
+    from sagewai.stores.sqlite._graph import SqliteGraphStore
     from sagewai.testing import FakeEmbedder
 
     embedder = FakeEmbedder()
@@ -400,7 +400,7 @@ PART_OPERATIONS = st.one_of(
 
 async def _graph_case(store: object, operations: list[object]) -> None:
     from sagewai.intelligence import ConversationGraphBuilder
-    from sagewai.stores.base.graph import GraphMemory
+    from sagewai.stores.base._graph import GraphMemory
 
     assert isinstance(store, GraphMemory)
     graphs = {p: store.for_project(p) for p in PROJECTS}
@@ -433,13 +433,13 @@ async def _graph_case(store: object, operations: list[object]) -> None:
 @settings(max_examples=120, **_SETTINGS)  # type: ignore[arg-type]
 @given(st.lists(PART_OPERATIONS, min_size=1, max_size=15))
 def test_graph_isolation_on_a_shared_in_memory_store(operations: list[object]) -> None:
-    from sagewai.stores.memory.graph import InMemoryGraphStore
+    from sagewai.stores.memory._graph import InMemoryGraphStore
 
     asyncio.run(_graph_case(InMemoryGraphStore(), operations))
 
 
 def test_graph_isolation_on_a_shared_sqlite_store(tmp_path: Path) -> None:
-    from sagewai.stores.sqlite.graph import SqliteGraphStore
+    from sagewai.stores.sqlite._graph import SqliteGraphStore
 
     store = SqliteGraphStore(tmp_path / "graph.sqlite3")
     runner = asyncio.Runner()
@@ -458,7 +458,7 @@ def test_graph_isolation_on_a_shared_sqlite_store(tmp_path: Path) -> None:
 
 
 async def _episode_case(store: object, operations: list[object]) -> None:
-    from sagewai.stores.base.episodes import EpisodeStoreBase
+    from sagewai.stores.base._episodes import EpisodeStoreBase
 
     assert isinstance(store, EpisodeStoreBase)
     for op in operations:

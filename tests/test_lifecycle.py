@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from sagewai.core import lifecycle
-from sagewai.core.records import ChangeAction, Fact, FactStatus, Provenance
+from sagewai.core import _lifecycle as lifecycle
+from sagewai.core._records import ChangeAction, Fact, FactStatus, Provenance
 
 AT = datetime(2030, 5, 1, tzinfo=UTC)
 WHY = lifecycle.Cause("engine", "test.rule", "because", at=AT)

@@ -22,14 +22,14 @@ from sagewai.llm import (
     is_model_unreachable,
     model_requests_allowed,
 )
-from sagewai.llm.litellm_client import response_from_litellm, translate_litellm_error
+from sagewai.llm._litellm_client import response_from_litellm, translate_litellm_error
 
 MESSAGES = [{"role": "user", "content": "hello"}]
 
 
 def test_importing_sagewai_does_not_import_litellm() -> None:
     code = (
-        "import sys, sagewai, sagewai.llm, sagewai.intelligence.extraction, sagewai.testing.llm\n"
+        "import sys, sagewai, sagewai.llm, sagewai.intelligence.extraction, sagewai.testing._llm\n"
         "from sagewai.intelligence.extraction import HybridFactExtractor\n"
         "HybridFactExtractor()\n"
         "assert 'litellm' not in sys.modules, 'litellm imported'\n"

@@ -16,7 +16,7 @@ from sagewai.llm import (
     is_model_unreachable,
     is_retryable,
 )
-from sagewai.llm.retry import MAX_RETRY_AFTER
+from sagewai.llm._retry import MAX_RETRY_AFTER
 
 
 def test_backoff_grows_exponentially_with_bounded_jitter() -> None:

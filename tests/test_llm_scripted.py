@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from sagewai.llm import LLMClient, LLMResponse, ModelRateLimitError, ToolCall
-from sagewai.testing.llm import ScriptedLLM, ScriptExhaustedError
+from sagewai.testing._llm import ScriptedLLM, ScriptExhaustedError
 
 MESSAGES = [{"role": "user", "content": "hello"}]
 

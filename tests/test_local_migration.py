@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from sagewai.context.engine import ContextEngine
-from sagewai.context.local import MANIFEST, LocalLayout
-from sagewai.core.pieces import piece_ids
-from sagewai.core.queries import VectorFilter, VectorPayload, VectorRecord, WriteBatch
-from sagewai.core.records import Fact
-from sagewai.stores.local_migration import migrate_vector_ids
-from sagewai.stores.qdrant.edge import QdrantEdgeVectorStore
+from sagewai.context._engine import ContextEngine
+from sagewai.context._local import MANIFEST, LocalLayout
+from sagewai.core._pieces import piece_ids
+from sagewai.core._queries import VectorFilter, VectorPayload, VectorRecord, WriteBatch
+from sagewai.core._records import Fact
+from sagewai.stores._local_migration import migrate_vector_ids
+from sagewai.stores.qdrant._edge import QdrantEdgeVectorStore
 from sagewai.stores.sqlite import SqliteMetadataStore
 from sagewai.testing import FakeEmbedder
 
@@ -101,7 +101,7 @@ async def test_an_old_folder_is_rekeyed_on_open_and_its_vectors_are_found(
 ) -> None:
     await make_old_folder(tmp_path)
     total_before = (await raw_points(tmp_path))[1]
-    with caplog.at_level(logging.INFO, logger="sagewai.stores.local_migration"):
+    with caplog.at_level(logging.INFO, logger="sagewai.stores._local_migration"):
         async with local(tmp_path, "alpha") as alpha:
             results = await alpha.search("green tea")
             assert results[0].fact.id == "tea"
@@ -140,7 +140,7 @@ async def test_a_second_open_changes_nothing(
         pass
     after_first = await raw_points(tmp_path)
     manifest = (tmp_path / MANIFEST).read_text(encoding="utf-8")
-    with caplog.at_level(logging.INFO, logger="sagewai.stores.local_migration"):
+    with caplog.at_level(logging.INFO, logger="sagewai.stores._local_migration"):
         async with local(tmp_path, "beta") as beta:
             assert (await beta.search("red truck"))[0].parts.dense is not None
     assert migration_lines(caplog) == []
@@ -165,7 +165,7 @@ async def test_an_interrupted_migration_completes_on_the_next_open(
         vector = (await store.get_vectors([truck.id]))[truck.id]
         await store.upsert([VectorRecord(new_ids(truck)[0], vector, VectorPayload.of(truck))])
     assert not marked(tmp_path)
-    with caplog.at_level(logging.INFO, logger="sagewai.stores.local_migration"):
+    with caplog.at_level(logging.INFO, logger="sagewai.stores._local_migration"):
         async with local(tmp_path, "beta") as beta:
             assert (await beta.search("red truck"))[0].parts.dense is not None
     assert migration_lines(caplog) == [

@@ -14,7 +14,7 @@ from types import ModuleType
 
 import pytest
 
-from sagewai.context.ranking import SearchConfig
+from sagewai.context._ranking import SearchConfig
 from sagewai.testing import FakeEmbedder
 
 _PATH = Path(__file__).resolve().parent.parent / "benchmarks" / "locomo_recall.py"

@@ -7,11 +7,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sagewai.context.engine import ContextEngine
-from sagewai.context.ranking import SearchConfig
-from sagewai.core.queries import VectorFilter
-from sagewai.core.records import MAX_CONTENT_CHARS, FactKind, Provenance
-from sagewai.embeddings.minilm import MiniLMEmbedder, _windows
+from sagewai.context._engine import ContextEngine
+from sagewai.context._ranking import SearchConfig
+from sagewai.core._queries import VectorFilter
+from sagewai.core._records import MAX_CONTENT_CHARS, FactKind, Provenance
+from sagewai.embeddings._minilm import MiniLMEmbedder, _windows
 from sagewai.errors import InvalidInputError
 from sagewai.testing import FakeEmbedder
 

@@ -21,8 +21,8 @@ from mcp import Client, MCPError, StdioServerParameters
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, TextResourceContents
 
-from sagewai.context.engine import ContextEngine
-from sagewai.core.records import utcnow
+from sagewai.context._engine import ContextEngine
+from sagewai.core._records import utcnow
 from sagewai.integrations.mcp import SCOPE_REFUSED, build_mcp_server
 from sagewai.testing import FakeEmbedder
 
@@ -57,7 +57,7 @@ async def any_engine(backend: tuple[str, str, str], tmp_path: Path) -> ContextEn
         return ContextEngine.in_memory(project_id="demo", embedder=embedder)
     if kind == "embedded":
         return ContextEngine.local(tmp_path / "memory", project_id="demo", embedder=embedder)
-    from sagewai.stores.memory.vector import InMemoryVectorStore
+    from sagewai.stores.memory._vector import InMemoryVectorStore
     from sagewai.stores.postgres import PostgresMetadataStore
 
     metadata = PostgresMetadataStore(dsn, schema=schema)
@@ -356,7 +356,7 @@ async def test_the_server_reopens_for_a_second_session(server: MCPServer[Any]) -
 def test_sagewai_mcp_usage_errors_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
 ) -> None:
-    from sagewai.cli.main import main
+    from sagewai.cli._main import main
 
     store = ["--store", str(tmp_path / "memory")] if "--store" not in argv else []
     assert main(["mcp", "--project", "p", *store, *argv]) == 2

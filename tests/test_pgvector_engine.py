@@ -12,10 +12,10 @@ from collections.abc import AsyncIterator
 import pytest
 
 from sagewai import ContextEngine
-from sagewai.cli.consolidate import open_engine
+from sagewai.cli._consolidate import open_engine
 from sagewai.errors import ConfigurationError, InvalidInputError
 from sagewai.stores.postgres import PostgresMetadataStore
-from sagewai.stores.postgres.pgvector import PgVectorStore
+from sagewai.stores.postgres._pgvector import PgVectorStore
 from sagewai.testing import FakeEmbedder
 
 

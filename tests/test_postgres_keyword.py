@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from sagewai.core.queries import FactQuery, WriteBatch
-from sagewai.core.records import Fact
-from sagewai.stores.postgres.metadata import PostgresMetadataStore, significant_terms
+from sagewai.core._queries import FactQuery, WriteBatch
+from sagewai.core._records import Fact
+from sagewai.stores.postgres._metadata import PostgresMetadataStore, significant_terms
 from sagewai.stores.sqlite import SqliteMetadataStore
 
 pytestmark = pytest.mark.postgres

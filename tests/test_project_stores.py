@@ -10,7 +10,7 @@ import pytest
 
 from sagewai import ContextEngine, FactStatus, ProjectStores
 from sagewai.context.episodes import EpisodeStore
-from sagewai.core.queries import FactQuery, VectorFilter
+from sagewai.core._queries import FactQuery, VectorFilter
 from sagewai.errors import ConfigurationError, InvalidInputError
 from sagewai.graph import InMemoryGraphStore
 from sagewai.stores import InMemoryMetadataStore, InMemoryVectorStore

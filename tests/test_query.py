@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sagewai.context.query import (
+from sagewai.context._query import (
     STOPWORDS,
     analyse_query,
     is_temporal_question,
@@ -12,7 +12,7 @@ from sagewai.context.query import (
     mentions_time,
     query_names,
 )
-from sagewai.core.text import keyword_terms
+from sagewai.core._text import keyword_terms
 
 
 def test_keyword_query_keeps_content_words_and_names() -> None:

@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from sagewai.context.query import analyse_query
-from sagewai.context.ranking import (
+from sagewai.context._query import analyse_query
+from sagewai.context._ranking import (
     RankedCandidate,
     SearchConfig,
     convex_fusion,
@@ -22,7 +22,7 @@ from sagewai.context.ranking import (
     standardised,
     time_matches,
 )
-from sagewai.core.records import Fact, FactType, Provenance, SearchResult
+from sagewai.core._records import Fact, FactType, Provenance, SearchResult
 from tests.helpers import memory_engine
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sagewai.core.queries import FactQuery, WriteBatch
-from sagewai.core.records import Fact
+from sagewai.core._queries import FactQuery, WriteBatch
+from sagewai.core._records import Fact
 from sagewai.stores.sqlite import SqliteMetadataStore
 
 P = "scale"

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 import sagewai
-from sagewai.context.engine import ContextEngine
-from sagewai.stores.base.metadata import MetadataStore
-from sagewai.stores.base.vector import VectorStore
+from sagewai.context._engine import ContextEngine
+from sagewai.stores.base._metadata import MetadataStore
+from sagewai.stores.base._vector import VectorStore
 
 PACKAGE = Path(sagewai.__file__).parent
 
@@ -29,7 +29,7 @@ VECTOR_WRITES = ("delete", "delete_project", "update_payloads", "upsert")
 WRITES = frozenset(METADATA_WRITES + VECTOR_WRITES)
 
 ENGINE_MODULES = frozenset(
-    {"context/access.py", "context/access_log.py", "context/engine.py", "context/stores.py"}
+    {"context/_access.py", "context/_access_log.py", "context/_engine.py", "context/_stores.py"}
 )
 """The engine (its class, its read methods) and the set of stores it opens: the only callers."""
 BACKEND_FOLDERS = ("stores/", "testing/")

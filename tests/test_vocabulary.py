@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-import sagewai.context.reconcile as reconcile
-import sagewai.intelligence.graph_builder as graph_builder
-from sagewai.core.predicates import (
+import sagewai.context._reconcile as reconcile
+import sagewai.intelligence._graph_builder as graph_builder
+from sagewai.core._predicates import (
     PREDICATES,
     VOCABULARY,
     is_job_title,
@@ -15,7 +15,7 @@ from sagewai.core.predicates import (
     relation_predicate,
 )
 from sagewai.intelligence import HeuristicRelationExtractor, RuleBasedFactExtractor
-from sagewai.intelligence.entities import RuleBasedEntityExtractor
+from sagewai.intelligence._entities import RuleBasedEntityExtractor
 
 SINGLE_VALUED = {
     "works_at",

@@ -10,17 +10,17 @@ from typing import TYPE_CHECKING
 from sagewai._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from sagewai.context.bridge import MemoryBridge
-    from sagewai.context.stores import ProjectStores
-    from sagewai.core.conversation import ChatMessage, Conversation
+    from sagewai.context._bridge import MemoryBridge
+    from sagewai.context._stores import ProjectStores
+    from sagewai.core._conversation import ChatMessage, Conversation
 
 __all__ = ["ChatMessage", "Conversation", "MemoryBridge", "ProjectStores"]
 
 _LAZY = {
-    "ChatMessage": "sagewai.core.conversation",
-    "Conversation": "sagewai.core.conversation",
-    "MemoryBridge": "sagewai.context.bridge",
-    "ProjectStores": "sagewai.context.stores",
+    "ChatMessage": "sagewai.core._conversation",
+    "Conversation": "sagewai.core._conversation",
+    "MemoryBridge": "sagewai.context._bridge",
+    "ProjectStores": "sagewai.context._stores",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

@@ -9,8 +9,8 @@ the lazy-export helper:
 * the query and row types the store contracts speak (:class:`FactQuery`, :class:`WriteBatch`,
   :class:`VectorFilter`, ...) and the :class:`Embedder` protocol;
 * the one tokeniser (:func:`keyword_terms`) and the text rules (:func:`clean_text`);
-* :mod:`sagewai.core.lifecycle`, every fact transition and the audit row it writes;
-* :mod:`sagewai.core.predicates`, the one predicate vocabulary of facts and the graph.
+* :mod:`sagewai.core._lifecycle`, every fact transition and the audit row it writes;
+* :mod:`sagewai.core._predicates`, the one predicate vocabulary of facts and the graph.
 
 A third-party backend needs only these names and the contracts in :mod:`sagewai.stores`. Names
 load on first use, so importing this package loads neither pydantic models nor numpy.
@@ -30,11 +30,11 @@ from typing import TYPE_CHECKING
 from sagewai._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from sagewai.core.conversation import ChatMessage, Conversation, MessageLike
-    from sagewai.core.embedder import Embedder, Vector, Vectors
-    from sagewai.core.episode_records import Episode, EpisodeFilter
-    from sagewai.core.graph_matching import name_key
-    from sagewai.core.graph_records import (
+    from sagewai.core._conversation import ChatMessage, Conversation, MessageLike
+    from sagewai.core._embedder import Embedder, Vector, Vectors
+    from sagewai.core._episode_records import Episode, EpisodeFilter
+    from sagewai.core._graph_matching import name_key
+    from sagewai.core._graph_records import (
         Entity,
         GraphCounts,
         GraphDeletion,
@@ -42,14 +42,14 @@ if TYPE_CHECKING:
         Neighbourhood,
         Relation,
     )
-    from sagewai.core.lifecycle import Transition
-    from sagewai.core.predicates import (
+    from sagewai.core._lifecycle import Transition
+    from sagewai.core._predicates import (
         Predicate,
         is_single_valued,
         normalize_predicate,
         relation_predicate,
     )
-    from sagewai.core.queries import (
+    from sagewai.core._queries import (
         ChangeQuery,
         FactQuery,
         VectorFilter,
@@ -58,7 +58,7 @@ if TYPE_CHECKING:
         VectorRecord,
         WriteBatch,
     )
-    from sagewai.core.records import (
+    from sagewai.core._records import (
         ChangeAction,
         Fact,
         FactChange,
@@ -71,8 +71,8 @@ if TYPE_CHECKING:
         new_id,
         utcnow,
     )
-    from sagewai.core.scope import ContextScope, ScopeAddress, validate_identifier
-    from sagewai.core.text import clean_json, clean_text, keyword_terms
+    from sagewai.core._scope import ContextScope, ScopeAddress, validate_identifier
+    from sagewai.core._text import clean_json, clean_text, keyword_terms
 
 __all__ = [
     "ChangeAction",
@@ -122,50 +122,50 @@ __all__ = [
 ]
 
 _LAZY = {
-    "ContextScope": "sagewai.core.scope",
-    "ScopeAddress": "sagewai.core.scope",
-    "validate_identifier": "sagewai.core.scope",
-    "clean_json": "sagewai.core.text",
-    "clean_text": "sagewai.core.text",
-    "keyword_terms": "sagewai.core.text",
-    "ChangeAction": "sagewai.core.records",
-    "Fact": "sagewai.core.records",
-    "FactChange": "sagewai.core.records",
-    "FactKind": "sagewai.core.records",
-    "FactStatus": "sagewai.core.records",
-    "FactType": "sagewai.core.records",
-    "Provenance": "sagewai.core.records",
-    "ScoreParts": "sagewai.core.records",
-    "SearchResult": "sagewai.core.records",
-    "new_id": "sagewai.core.records",
-    "utcnow": "sagewai.core.records",
-    "ChatMessage": "sagewai.core.conversation",
-    "Conversation": "sagewai.core.conversation",
-    "MessageLike": "sagewai.core.conversation",
-    "Episode": "sagewai.core.episode_records",
-    "EpisodeFilter": "sagewai.core.episode_records",
-    "Entity": "sagewai.core.graph_records",
-    "GraphCounts": "sagewai.core.graph_records",
-    "GraphDeletion": "sagewai.core.graph_records",
-    "GraphPath": "sagewai.core.graph_records",
-    "Neighbourhood": "sagewai.core.graph_records",
-    "Relation": "sagewai.core.graph_records",
-    "name_key": "sagewai.core.graph_matching",
-    "ChangeQuery": "sagewai.core.queries",
-    "FactQuery": "sagewai.core.queries",
-    "VectorFilter": "sagewai.core.queries",
-    "VectorHit": "sagewai.core.queries",
-    "VectorPayload": "sagewai.core.queries",
-    "VectorRecord": "sagewai.core.queries",
-    "WriteBatch": "sagewai.core.queries",
-    "Embedder": "sagewai.core.embedder",
-    "Vector": "sagewai.core.embedder",
-    "Vectors": "sagewai.core.embedder",
-    "Transition": "sagewai.core.lifecycle",
-    "Predicate": "sagewai.core.predicates",
-    "is_single_valued": "sagewai.core.predicates",
-    "normalize_predicate": "sagewai.core.predicates",
-    "relation_predicate": "sagewai.core.predicates",
+    "ContextScope": "sagewai.core._scope",
+    "ScopeAddress": "sagewai.core._scope",
+    "validate_identifier": "sagewai.core._scope",
+    "clean_json": "sagewai.core._text",
+    "clean_text": "sagewai.core._text",
+    "keyword_terms": "sagewai.core._text",
+    "ChangeAction": "sagewai.core._records",
+    "Fact": "sagewai.core._records",
+    "FactChange": "sagewai.core._records",
+    "FactKind": "sagewai.core._records",
+    "FactStatus": "sagewai.core._records",
+    "FactType": "sagewai.core._records",
+    "Provenance": "sagewai.core._records",
+    "ScoreParts": "sagewai.core._records",
+    "SearchResult": "sagewai.core._records",
+    "new_id": "sagewai.core._records",
+    "utcnow": "sagewai.core._records",
+    "ChatMessage": "sagewai.core._conversation",
+    "Conversation": "sagewai.core._conversation",
+    "MessageLike": "sagewai.core._conversation",
+    "Episode": "sagewai.core._episode_records",
+    "EpisodeFilter": "sagewai.core._episode_records",
+    "Entity": "sagewai.core._graph_records",
+    "GraphCounts": "sagewai.core._graph_records",
+    "GraphDeletion": "sagewai.core._graph_records",
+    "GraphPath": "sagewai.core._graph_records",
+    "Neighbourhood": "sagewai.core._graph_records",
+    "Relation": "sagewai.core._graph_records",
+    "name_key": "sagewai.core._graph_matching",
+    "ChangeQuery": "sagewai.core._queries",
+    "FactQuery": "sagewai.core._queries",
+    "VectorFilter": "sagewai.core._queries",
+    "VectorHit": "sagewai.core._queries",
+    "VectorPayload": "sagewai.core._queries",
+    "VectorRecord": "sagewai.core._queries",
+    "WriteBatch": "sagewai.core._queries",
+    "Embedder": "sagewai.core._embedder",
+    "Vector": "sagewai.core._embedder",
+    "Vectors": "sagewai.core._embedder",
+    "Transition": "sagewai.core._lifecycle",
+    "Predicate": "sagewai.core._predicates",
+    "is_single_valued": "sagewai.core._predicates",
+    "normalize_predicate": "sagewai.core._predicates",
+    "relation_predicate": "sagewai.core._predicates",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

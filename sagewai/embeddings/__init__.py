@@ -9,11 +9,11 @@ Example:
     384
 """
 
-from sagewai.core.embedder import Embedder, Vector, Vectors, normalize_rows
-from sagewai.embeddings.litellm import LiteLLMEmbedder
-from sagewai.embeddings.minilm import MiniLMEmbedder
-from sagewai.embeddings.resolve import resolve_embedder
-from sagewai.embeddings.sentence_transformers import SentenceTransformerEmbedder
+from sagewai.core._embedder import Embedder, Vector, Vectors, normalize_rows
+from sagewai.embeddings._litellm import LiteLLMEmbedder
+from sagewai.embeddings._minilm import MiniLMEmbedder
+from sagewai.embeddings._resolve import resolve_embedder
+from sagewai.embeddings._sentence_transformers import SentenceTransformerEmbedder
 
 __all__ = [
     "Embedder",

@@ -22,8 +22,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from sagewai._lazy import lazy_exports
-from sagewai.core.graph_matching import name_key
-from sagewai.core.graph_records import (
+from sagewai.core._graph_matching import name_key
+from sagewai.core._graph_records import (
     Entity,
     GraphCounts,
     GraphDeletion,
@@ -31,13 +31,13 @@ from sagewai.core.graph_records import (
     Neighbourhood,
     Relation,
 )
-from sagewai.graph.export import export_graph, graph_to_graphml, graph_to_html, graph_to_json
+from sagewai.graph._export import export_graph, graph_to_graphml, graph_to_html, graph_to_json
 
 if TYPE_CHECKING:
-    from sagewai.stores.base.graph import GraphMemory, GraphWrite, ProjectGraph
-    from sagewai.stores.memory.graph import InMemoryGraphStore
-    from sagewai.stores.nebula.graph import NebulaGraphStore
-    from sagewai.stores.sqlite.graph import GRAPH_FILENAME, SqliteGraphStore, graph_file
+    from sagewai.stores.base._graph import GraphMemory, GraphWrite, ProjectGraph
+    from sagewai.stores.memory._graph import InMemoryGraphStore
+    from sagewai.stores.nebula._graph import NebulaGraphStore
+    from sagewai.stores.sqlite._graph import GRAPH_FILENAME, SqliteGraphStore, graph_file
 
 __all__ = [
     "GRAPH_FILENAME",
@@ -64,14 +64,14 @@ __all__ = [
 # The graph stores live with the other backends in sagewai.stores; they are named here too, so
 # everything a graph user needs comes from one package.
 _LAZY = {
-    "GRAPH_FILENAME": "sagewai.stores.sqlite.graph",
-    "GraphMemory": "sagewai.stores.base.graph",
-    "GraphWrite": "sagewai.stores.base.graph",
-    "InMemoryGraphStore": "sagewai.stores.memory.graph",
-    "NebulaGraphStore": "sagewai.stores.nebula.graph",
-    "ProjectGraph": "sagewai.stores.base.graph",
-    "SqliteGraphStore": "sagewai.stores.sqlite.graph",
-    "graph_file": "sagewai.stores.sqlite.graph",
+    "GRAPH_FILENAME": "sagewai.stores.sqlite._graph",
+    "GraphMemory": "sagewai.stores.base._graph",
+    "GraphWrite": "sagewai.stores.base._graph",
+    "InMemoryGraphStore": "sagewai.stores.memory._graph",
+    "NebulaGraphStore": "sagewai.stores.nebula._graph",
+    "ProjectGraph": "sagewai.stores.base._graph",
+    "SqliteGraphStore": "sagewai.stores.sqlite._graph",
+    "graph_file": "sagewai.stores.sqlite._graph",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

@@ -1,4 +1,4 @@
-"""An MCP server over a :class:`~sagewai.context.engine.ContextEngine`: memory for MCP clients.
+"""An MCP server over a :class:`~sagewai.context._engine.ContextEngine`: memory for MCP clients.
 
 Why: Claude Desktop, Cursor and IDE agents reach tools through the Model Context Protocol. This
 module gives them a project's memory as six tools and a resource, with the guarantees sagewai
@@ -8,7 +8,7 @@ says what a forget would do without doing it.
 
 Tools:
 
-* ``remember``: a message through the :class:`~sagewai.context.bridge.MemoryBridge`
+* ``remember``: a message through the :class:`~sagewai.context._bridge.MemoryBridge`
   (extraction, reconciliation), or a statement stored verbatim as one fact;
 * ``recall``: hybrid search at a scope, optionally ``as_of`` a past time;
 * ``forget``: a subject, a session or one fact; archived (revertible) by default,
@@ -24,7 +24,7 @@ come back as tool errors (``isError``) with the reason, never as a traceback.
 Example:
     >>> import asyncio
     >>> from mcp import Client
-    >>> from sagewai.context.engine import ContextEngine
+    >>> from sagewai.context._engine import ContextEngine
     >>> from sagewai.testing import FakeEmbedder
     >>> async def demo() -> str:
     ...     engine = ContextEngine.in_memory(project_id="demo", embedder=FakeEmbedder())
@@ -48,13 +48,13 @@ from pydantic import Field
 
 from sagewai._optional import require
 from sagewai.errors import SagewaiError
-from sagewai.integrations.mcp_memory import LIST_LIMIT, ScopedMemory, ScopeRefusedError, fact_view
+from sagewai.integrations._mcp_memory import LIST_LIMIT, ScopedMemory, ScopeRefusedError, fact_view
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
-    from sagewai.context.engine import ContextEngine
-    from sagewai.intelligence.extraction.base import FactExtractor
+    from sagewai.context._engine import ContextEngine
+    from sagewai.intelligence.extraction._base import FactExtractor
 
 __all__ = ["SCOPE_REFUSED", "ScopeRefusedError", "ScopedMemory", "build_mcp_server", "fact_view"]
 

@@ -22,13 +22,15 @@ from typing import TYPE_CHECKING
 from sagewai._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from sagewai.intelligence.consolidation import ConsolidationReport, MemoryConsolidator
-    from sagewai.intelligence.entities import (
+    from sagewai.intelligence._entities import (
         EntityExtractor,
         GLiNEREntityExtractor,
         LLMEntityExtractor,
         RuleBasedEntityExtractor,
     )
+    from sagewai.intelligence._graph_builder import ConversationGraphBuilder, GraphUpdateResult
+    from sagewai.intelligence._relations import HeuristicRelationExtractor, RelationExtractor
+    from sagewai.intelligence.consolidation import ConsolidationReport, MemoryConsolidator
     from sagewai.intelligence.extraction import (
         ExtractedFact,
         ExtractionContext,
@@ -37,8 +39,6 @@ if TYPE_CHECKING:
         LLMFactExtractor,
         RuleBasedFactExtractor,
     )
-    from sagewai.intelligence.graph_builder import ConversationGraphBuilder, GraphUpdateResult
-    from sagewai.intelligence.relations import HeuristicRelationExtractor, RelationExtractor
 
 __all__ = [
     "ConsolidationReport",
@@ -62,20 +62,20 @@ __all__ = [
 _LAZY = {
     "ConsolidationReport": "sagewai.intelligence.consolidation",
     "MemoryConsolidator": "sagewai.intelligence.consolidation",
-    "EntityExtractor": "sagewai.intelligence.entities",
-    "GLiNEREntityExtractor": "sagewai.intelligence.entities",
-    "LLMEntityExtractor": "sagewai.intelligence.entities",
-    "RuleBasedEntityExtractor": "sagewai.intelligence.entities",
+    "EntityExtractor": "sagewai.intelligence._entities",
+    "GLiNEREntityExtractor": "sagewai.intelligence._entities",
+    "LLMEntityExtractor": "sagewai.intelligence._entities",
+    "RuleBasedEntityExtractor": "sagewai.intelligence._entities",
     "ExtractedFact": "sagewai.intelligence.extraction",
     "ExtractionContext": "sagewai.intelligence.extraction",
     "FactExtractor": "sagewai.intelligence.extraction",
     "HybridFactExtractor": "sagewai.intelligence.extraction",
     "LLMFactExtractor": "sagewai.intelligence.extraction",
     "RuleBasedFactExtractor": "sagewai.intelligence.extraction",
-    "ConversationGraphBuilder": "sagewai.intelligence.graph_builder",
-    "GraphUpdateResult": "sagewai.intelligence.graph_builder",
-    "HeuristicRelationExtractor": "sagewai.intelligence.relations",
-    "RelationExtractor": "sagewai.intelligence.relations",
+    "ConversationGraphBuilder": "sagewai.intelligence._graph_builder",
+    "GraphUpdateResult": "sagewai.intelligence._graph_builder",
+    "HeuristicRelationExtractor": "sagewai.intelligence._relations",
+    "RelationExtractor": "sagewai.intelligence._relations",
 }
 
 

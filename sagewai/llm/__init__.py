@@ -2,7 +2,7 @@
 
 Importing this package does not import litellm; :class:`LiteLLMClient` imports it on its first
 call. The fact extractor, the agent loop and episode summaries all talk to an
-:class:`LLMClient`, so any of them can run against :class:`sagewai.testing.llm.ScriptedLLM`.
+:class:`LLMClient`, so any of them can run against :class:`sagewai.testing._llm.ScriptedLLM`.
 
 Example:
     >>> from sagewai.llm import LLMResponse, parse_json_lenient
@@ -12,8 +12,8 @@ Example:
 
 from __future__ import annotations
 
-from sagewai.llm.base import LLMClient, LLMResponse, Message, ToolCall, Usage
-from sagewai.llm.errors import (
+from sagewai.llm._base import LLMClient, LLMResponse, Message, ToolCall, Usage
+from sagewai.llm._errors import (
     LLMCallError,
     MalformedOutputError,
     ModelNotConfiguredError,
@@ -26,10 +26,10 @@ from sagewai.llm.errors import (
     is_model_unreachable,
     is_retryable,
 )
-from sagewai.llm.guard import allow_model_requests, model_requests_allowed
-from sagewai.llm.jsonparse import parse_json_lenient
-from sagewai.llm.litellm_client import LiteLLMClient
-from sagewai.llm.retry import backoff_delay, call_with_retries
+from sagewai.llm._guard import allow_model_requests, model_requests_allowed
+from sagewai.llm._jsonparse import parse_json_lenient
+from sagewai.llm._litellm_client import LiteLLMClient
+from sagewai.llm._retry import backoff_delay, call_with_retries
 
 __all__ = [
     "LLMCallError",

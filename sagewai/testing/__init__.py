@@ -11,18 +11,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from sagewai._lazy import lazy_exports
-from sagewai.embeddings.fake import FakeEmbedder
-from sagewai.testing.llm import ScriptedLLM, ScriptExhaustedError
+from sagewai.embeddings._fake import FakeEmbedder
+from sagewai.testing._llm import ScriptedLLM, ScriptExhaustedError
 
 if TYPE_CHECKING:
-    from sagewai.testing.agent import offline_stand_in
+    from sagewai.testing._agent import offline_stand_in
+    from sagewai.testing._nebula import FakeNebulaSession
     from sagewai.testing.conformance import (
         EpisodeStoreConformance,
         GraphStoreConformance,
         MetadataStoreConformance,
         VectorStoreConformance,
     )
-    from sagewai.testing.nebula import FakeNebulaSession
 
 __all__ = [
     "EpisodeStoreConformance",
@@ -37,12 +37,12 @@ __all__ = [
 ]
 
 _LAZY = {
-    "EpisodeStoreConformance": "sagewai.testing.conformance.episodes",
-    "FakeNebulaSession": "sagewai.testing.nebula",
-    "GraphStoreConformance": "sagewai.testing.conformance.graph",
-    "MetadataStoreConformance": "sagewai.testing.conformance.metadata",
-    "VectorStoreConformance": "sagewai.testing.conformance.vector",
-    "offline_stand_in": "sagewai.testing.agent",
+    "EpisodeStoreConformance": "sagewai.testing.conformance._episodes",
+    "FakeNebulaSession": "sagewai.testing._nebula",
+    "GraphStoreConformance": "sagewai.testing.conformance._graph",
+    "MetadataStoreConformance": "sagewai.testing.conformance._metadata",
+    "VectorStoreConformance": "sagewai.testing.conformance._vector",
+    "offline_stand_in": "sagewai.testing._agent",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

@@ -23,8 +23,8 @@ from sagewai.graph import (
     SqliteGraphStore,
 )
 from sagewai.testing.conformance import GraphStoreConformance
+from sagewai.testing.conformance._graph import GraphStoreFactory
 from sagewai.testing.conformance._support import async_fixture
-from sagewai.testing.conformance.graph import GraphStoreFactory
 
 
 class TestInMemoryGraphStore(GraphStoreConformance):
@@ -42,7 +42,7 @@ class TestSqliteGraphStore(GraphStoreConformance):
 class TestNebulaGraphStoreOnTheStandIn(GraphStoreConformance):
     @pytest.fixture
     def make_store(self) -> GraphStoreFactory:
-        from sagewai.testing.nebula import FakeNebulaSession
+        from sagewai.testing._nebula import FakeNebulaSession
 
         async def make() -> GraphMemory:
             store = NebulaGraphStore(session=FakeNebulaSession(), retry_delay=0.0)

@@ -20,16 +20,17 @@ from pathlib import Path
 import pytest
 
 import sagewai
-from sagewai.core.queries import ChangeQuery, FactQuery, WriteBatch
-from sagewai.core.records import (
+from sagewai.core._queries import ChangeQuery, FactQuery, WriteBatch
+from sagewai.core._records import (
     utcnow,
 )
-from sagewai.core.text import keyword_terms
+from sagewai.core._text import keyword_terms
 from sagewai.errors import (
     BackendUnavailableError,
     ConfigurationError,
     LockedError,
 )
+from sagewai.stores.base._metadata import MetadataStore
 from sagewai.stores.base._sql import (
     index_terms,
     match_expression,
@@ -37,13 +38,12 @@ from sagewai.stores.base._sql import (
     tsquery_literal,
     tsvector_literal,
 )
-from sagewai.stores.base.metadata import MetadataStore
-from sagewai.stores.memory.metadata import InMemoryMetadataStore
+from sagewai.stores.memory._metadata import InMemoryMetadataStore
 from sagewai.stores.postgres import PostgresMetadataStore
 from sagewai.stores.postgres._pool import lock_key
 from sagewai.stores.sqlite import SqliteMetadataStore
 from sagewai.testing.conformance import MetadataStoreConformance
-from sagewai.testing.conformance.metadata import (
+from sagewai.testing.conformance._metadata import (
     FILTERS,
     P1,
     P2,
@@ -106,7 +106,7 @@ async def store(backend: Backend) -> AsyncIterator[MetadataStore]:
 async def test_sqlite_tag_filter_reads_the_same_either_way(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import sagewai.stores.sqlite.metadata as sqlite_module
+    import sagewai.stores.sqlite._metadata as sqlite_module
 
     dataset = filter_dataset()
     async with SqliteMetadataStore(str(tmp_path / "metadata.db")) as store:
@@ -126,8 +126,8 @@ async def test_words_in_most_facts_of_a_large_store_are_ignored(
 ) -> None:
     if backend.name == "memory":
         pytest.skip("the in-memory store scores every posting; only the SQL stores prune")
-    import sagewai.stores.postgres.metadata as postgres_module
-    import sagewai.stores.sqlite.metadata as sqlite_module
+    import sagewai.stores.postgres._metadata as postgres_module
+    import sagewai.stores.sqlite._metadata as sqlite_module
 
     # Pretend 40 facts is a large store (the real threshold is 10,000 facts).
     monkeypatch.setattr(sqlite_module, "_COMMON_TERM_MIN_FACTS", 40)
@@ -172,8 +172,8 @@ asyncio.run(main())
 
 WRITER = """
 import asyncio, sys
-from sagewai.core.queries import WriteBatch
-from sagewai.core.records import Fact
+from sagewai.core._queries import WriteBatch
+from sagewai.core._records import Fact
 from sagewai.stores.sqlite import SqliteMetadataStore
 
 async def main() -> None:

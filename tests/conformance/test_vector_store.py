@@ -25,12 +25,12 @@ from urllib.parse import urlsplit
 import numpy as np
 import pytest
 
-from sagewai.core.embedder import normalize_rows
-from sagewai.core.queries import VectorFilter, VectorHit, VectorRecord
+from sagewai.core._embedder import normalize_rows
+from sagewai.core._queries import VectorFilter, VectorHit, VectorRecord
 from sagewai.errors import BackendUnavailableError, ConfigurationError, InvalidInputError
-from sagewai.stores.base.vector import VectorStore
-from sagewai.stores.memory.vector import InMemoryVectorStore
-from sagewai.stores.postgres.pgvector import PgVectorStore
+from sagewai.stores.base._vector import VectorStore
+from sagewai.stores.memory._vector import InMemoryVectorStore
+from sagewai.stores.postgres._pgvector import PgVectorStore
 from sagewai.stores.qdrant import QdrantVectorStore
 from sagewai.stores.qdrant._common import (
     OPEN_END_SENTINEL,
@@ -41,9 +41,9 @@ from sagewai.stores.qdrant._common import (
     point_uuid,
     split_by_scope,
 )
-from sagewai.stores.qdrant.edge import QdrantEdgeVectorStore
+from sagewai.stores.qdrant._edge import QdrantEdgeVectorStore
 from sagewai.testing.conformance import VectorStoreConformance
-from sagewai.testing.conformance.vector import (
+from sagewai.testing.conformance._vector import (
     DIM,
     INF,
     K_P1,

@@ -15,7 +15,7 @@ The format (version 1) is one JSON object per line; ``.gz`` paths are gzip-compr
     {"type": "relation", "data": {...Relation...}}
     {"type": "episode", "data": {...Episode...}}
 
-Everything is read and written through :class:`~sagewai.context.engine.ContextEngine` (facts go in
+Everything is read and written through :class:`~sagewai.context._engine.ContextEngine` (facts go in
 with :meth:`ContextEngine.commit`, which keeps the vector index in step with the metadata store);
 the only store-level calls, the paged read of every fact of a project and the existence checks,
 live here in one place.
@@ -38,8 +38,8 @@ Example:
 
 from __future__ import annotations
 
-from sagewai.context.archive.export import export_archive
-from sagewai.context.archive.format import (
+from sagewai.context.archive._export import export_archive
+from sagewai.context.archive._format import (
     ARCHIVE_FORMAT,
     ARCHIVE_VERSION,
     ArchiveCounts,
@@ -50,8 +50,8 @@ from sagewai.context.archive.format import (
     TransferProgress,
     read_header,
 )
-from sagewai.context.archive.importing import import_archive
-from sagewai.context.archive.migration import migrate
+from sagewai.context.archive._importing import import_archive
+from sagewai.context.archive._migration import migrate
 
 __all__ = [
     "ARCHIVE_FORMAT",

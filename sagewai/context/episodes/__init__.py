@@ -20,17 +20,17 @@ Example:
     ['s1']
 """
 
-from sagewai.core.episode_records import Episode, EpisodeFilter
-from sagewai.stores.base.episodes import EpisodeStoreBase, rank_episodes
-from sagewai.stores.base.summary import (
+from sagewai.core._episode_records import Episode, EpisodeFilter
+from sagewai.stores.base._episodes import EpisodeStoreBase, rank_episodes
+from sagewai.stores.base._summary import (
     EpisodeSummarizer,
     ExtractiveSummarizer,
     LLMSummarizer,
     extractive_summary,
 )
-from sagewai.stores.memory.episodes import EpisodeStore, InMemoryEpisodeStore
-from sagewai.stores.postgres.episodes import PersistentEpisodeStore, PostgresEpisodeStore
-from sagewai.stores.sqlite.episodes import SqliteEpisodeStore
+from sagewai.stores.memory._episodes import EpisodeStore, InMemoryEpisodeStore
+from sagewai.stores.postgres._episodes import PersistentEpisodeStore, PostgresEpisodeStore
+from sagewai.stores.sqlite._episodes import SqliteEpisodeStore
 
 __all__ = [
     "Episode",

@@ -39,6 +39,12 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
         exc.name or "langgraph", "langgraph", "sagewai.integrations.langgraph"
     ) from exc
 
+from sagewai.integrations.langgraph._agent import (
+    make_memory_tools,
+    make_recall_hook,
+    make_recall_node,
+    recall_text,
+)
 from sagewai.integrations.langgraph._items import (
     ITEM_TAG,
     check_filter,
@@ -47,13 +53,7 @@ from sagewai.integrations.langgraph._items import (
     matches_filter,
     namespace_tag,
 )
-from sagewai.integrations.langgraph.agent import (
-    make_memory_tools,
-    make_recall_hook,
-    make_recall_node,
-    recall_text,
-)
-from sagewai.integrations.langgraph.store import SagewaiStore
+from sagewai.integrations.langgraph._store import SagewaiStore
 
 __all__ = [
     "ITEM_TAG",

@@ -5,9 +5,9 @@ Run it on a schedule (``sagewai consolidate``, see docs/consolidation.md) or fro
     report = await MemoryConsolidator(context_engine=ctx).consolidate(dry_run=True)
 """
 
-from sagewai.intelligence.consolidation.config import ConsolidationConfig, ContradictionStrategy
-from sagewai.intelligence.consolidation.consolidator import MemoryConsolidator
-from sagewai.intelligence.consolidation.report import (
+from sagewai.intelligence.consolidation._config import ConsolidationConfig, ContradictionStrategy
+from sagewai.intelligence.consolidation._consolidator import MemoryConsolidator
+from sagewai.intelligence.consolidation._report import (
     ActionKind,
     ConsolidationAction,
     ConsolidationProgress,

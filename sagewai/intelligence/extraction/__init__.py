@@ -18,16 +18,16 @@ Example:
 
 from __future__ import annotations
 
-from sagewai.core.predicates import is_single_valued, normalize_predicate
-from sagewai.intelligence.extraction.base import (
+from sagewai.core._predicates import is_single_valued, normalize_predicate
+from sagewai.intelligence.extraction._base import (
     ExtractedFact,
     ExtractionContext,
     FactExtractor,
     Turn,
 )
-from sagewai.intelligence.extraction.hybrid import HybridFactExtractor, HybridStats
-from sagewai.intelligence.extraction.llm import LLMExtractorStats, LLMFactExtractor
-from sagewai.intelligence.extraction.rules import RuleAnalysis, RuleBasedFactExtractor, RuleStats
+from sagewai.intelligence.extraction._hybrid import HybridFactExtractor, HybridStats
+from sagewai.intelligence.extraction._llm import LLMExtractorStats, LLMFactExtractor
+from sagewai.intelligence.extraction._rules import RuleAnalysis, RuleBasedFactExtractor, RuleStats
 
 __all__ = [
     "ExtractedFact",

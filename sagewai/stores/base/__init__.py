@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from sagewai._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from sagewai.core.queries import (
+    from sagewai.core._queries import (
         ChangeQuery,
         FactQuery,
         VectorFilter,
@@ -37,10 +37,10 @@ if TYPE_CHECKING:
         VectorRecord,
         WriteBatch,
     )
-    from sagewai.stores.base.episodes import EpisodeStoreBase
-    from sagewai.stores.base.graph import GraphMemory, GraphWrite, ProjectGraph
-    from sagewai.stores.base.metadata import MetadataStore
-    from sagewai.stores.base.vector import ProjectVectorStore, VectorStore
+    from sagewai.stores.base._episodes import EpisodeStoreBase
+    from sagewai.stores.base._graph import GraphMemory, GraphWrite, ProjectGraph
+    from sagewai.stores.base._metadata import MetadataStore
+    from sagewai.stores.base._vector import ProjectVectorStore, VectorStore
 
 __all__ = [
     "ChangeQuery",
@@ -60,20 +60,20 @@ __all__ = [
 ]
 
 _LAZY = {
-    "ChangeQuery": "sagewai.stores.base.metadata",
-    "EpisodeStoreBase": "sagewai.stores.base.episodes",
-    "FactQuery": "sagewai.stores.base.metadata",
-    "GraphMemory": "sagewai.stores.base.graph",
-    "GraphWrite": "sagewai.stores.base.graph",
-    "MetadataStore": "sagewai.stores.base.metadata",
-    "ProjectGraph": "sagewai.stores.base.graph",
-    "ProjectVectorStore": "sagewai.stores.base.vector",
-    "VectorFilter": "sagewai.stores.base.vector",
-    "VectorHit": "sagewai.stores.base.vector",
-    "VectorPayload": "sagewai.stores.base.vector",
-    "VectorRecord": "sagewai.stores.base.vector",
-    "VectorStore": "sagewai.stores.base.vector",
-    "WriteBatch": "sagewai.stores.base.metadata",
+    "ChangeQuery": "sagewai.stores.base._metadata",
+    "EpisodeStoreBase": "sagewai.stores.base._episodes",
+    "FactQuery": "sagewai.stores.base._metadata",
+    "GraphMemory": "sagewai.stores.base._graph",
+    "GraphWrite": "sagewai.stores.base._graph",
+    "MetadataStore": "sagewai.stores.base._metadata",
+    "ProjectGraph": "sagewai.stores.base._graph",
+    "ProjectVectorStore": "sagewai.stores.base._vector",
+    "VectorFilter": "sagewai.stores.base._vector",
+    "VectorHit": "sagewai.stores.base._vector",
+    "VectorPayload": "sagewai.stores.base._vector",
+    "VectorRecord": "sagewai.stores.base._vector",
+    "VectorStore": "sagewai.stores.base._vector",
+    "WriteBatch": "sagewai.stores.base._metadata",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

@@ -11,8 +11,8 @@ import json
 from datetime import datetime
 from typing import Any
 
-from sagewai.core.graph_records import Entity, Relation
-from sagewai.core.records import Provenance
+from sagewai.core._graph_records import Entity, Relation
+from sagewai.core._records import Provenance
 from sagewai.errors import BackendError
 
 __all__ = [

@@ -17,10 +17,10 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from sagewai.core.queries import ChangeQuery, FactQuery
-from sagewai.core.records import Fact, FactChange, Provenance
-from sagewai.core.scope import ContextScope, scope_key
-from sagewai.core.text import keyword_terms
+from sagewai.core._queries import ChangeQuery, FactQuery
+from sagewai.core._records import Fact, FactChange, Provenance
+from sagewai.core._scope import ContextScope, scope_key
+from sagewai.core._text import keyword_terms
 from sagewai.errors import InvalidInputError
 
 __all__ = [

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 from sagewai._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from sagewai.stores.memory.episodes import EpisodeStore, InMemoryEpisodeStore
-    from sagewai.stores.memory.graph import InMemoryGraphStore
-    from sagewai.stores.memory.metadata import InMemoryMetadataStore
-    from sagewai.stores.memory.vector import InMemoryVectorStore
+    from sagewai.stores.memory._episodes import EpisodeStore, InMemoryEpisodeStore
+    from sagewai.stores.memory._graph import InMemoryGraphStore
+    from sagewai.stores.memory._metadata import InMemoryMetadataStore
+    from sagewai.stores.memory._vector import InMemoryVectorStore
 
 __all__ = [
     "EpisodeStore",
@@ -24,11 +24,11 @@ __all__ = [
 ]
 
 _LAZY = {
-    "InMemoryMetadataStore": "sagewai.stores.memory.metadata",
-    "InMemoryVectorStore": "sagewai.stores.memory.vector",
-    "InMemoryGraphStore": "sagewai.stores.memory.graph",
-    "EpisodeStore": "sagewai.stores.memory.episodes",
-    "InMemoryEpisodeStore": "sagewai.stores.memory.episodes",
+    "InMemoryMetadataStore": "sagewai.stores.memory._metadata",
+    "InMemoryVectorStore": "sagewai.stores.memory._vector",
+    "InMemoryGraphStore": "sagewai.stores.memory._graph",
+    "EpisodeStore": "sagewai.stores.memory._episodes",
+    "InMemoryEpisodeStore": "sagewai.stores.memory._episodes",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

@@ -2,7 +2,7 @@
 
 Each store has a folder of files named ``NNNN_description.sql``: ``sqlite/`` and ``postgres/``
 (the metadata stores), ``sqlite_graph/``, ``sqlite_episodes/`` and ``postgres_episodes/``, and
-``pgvector/`` (the vector table of :class:`~sagewai.stores.postgres.pgvector.PgVectorStore`).
+``pgvector/`` (the vector table of :class:`~sagewai.stores.postgres._pgvector.PgVectorStore`).
 One runner per database applies them (:mod:`sagewai.stores.sqlite._database`,
 :mod:`sagewai.stores.postgres._pool`).
 A store applies the files it has not recorded in its migrations table, in version

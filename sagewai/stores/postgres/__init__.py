@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 from sagewai._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from sagewai.stores.postgres.episodes import PersistentEpisodeStore, PostgresEpisodeStore
-    from sagewai.stores.postgres.metadata import PostgresMetadataStore
-    from sagewai.stores.postgres.pgvector import PgVectorStore
+    from sagewai.stores.postgres._episodes import PersistentEpisodeStore, PostgresEpisodeStore
+    from sagewai.stores.postgres._metadata import PostgresMetadataStore
+    from sagewai.stores.postgres._pgvector import PgVectorStore
 
 __all__ = [
     "PersistentEpisodeStore",
@@ -23,10 +23,10 @@ __all__ = [
 ]
 
 _LAZY = {
-    "PostgresMetadataStore": "sagewai.stores.postgres.metadata",
-    "PostgresEpisodeStore": "sagewai.stores.postgres.episodes",
-    "PersistentEpisodeStore": "sagewai.stores.postgres.episodes",
-    "PgVectorStore": "sagewai.stores.postgres.pgvector",
+    "PostgresMetadataStore": "sagewai.stores.postgres._metadata",
+    "PostgresEpisodeStore": "sagewai.stores.postgres._episodes",
+    "PersistentEpisodeStore": "sagewai.stores.postgres._episodes",
+    "PgVectorStore": "sagewai.stores.postgres._pgvector",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 from sagewai._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from sagewai.stores.qdrant.edge import QdrantEdgeVectorStore
-    from sagewai.stores.qdrant.server import QdrantVectorStore
+    from sagewai.stores.qdrant._edge import QdrantEdgeVectorStore
+    from sagewai.stores.qdrant._server import QdrantVectorStore
 
 __all__ = [
     "QdrantEdgeVectorStore",
@@ -20,8 +20,8 @@ __all__ = [
 ]
 
 _LAZY = {
-    "QdrantEdgeVectorStore": "sagewai.stores.qdrant.edge",
-    "QdrantVectorStore": "sagewai.stores.qdrant.server",
+    "QdrantEdgeVectorStore": "sagewai.stores.qdrant._edge",
+    "QdrantVectorStore": "sagewai.stores.qdrant._server",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

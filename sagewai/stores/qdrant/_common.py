@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
-from sagewai.core.queries import VectorFilter, VectorHit, VectorPayload
+from sagewai.core._queries import VectorFilter, VectorHit, VectorPayload
 from sagewai.errors import BackendError, InvalidInputError
 
 __all__ = [

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 from sagewai._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from sagewai.stores.sqlite.episodes import SqliteEpisodeStore
-    from sagewai.stores.sqlite.graph import GRAPH_FILENAME, SqliteGraphStore, graph_file
-    from sagewai.stores.sqlite.metadata import SqliteMetadataStore
+    from sagewai.stores.sqlite._episodes import SqliteEpisodeStore
+    from sagewai.stores.sqlite._graph import GRAPH_FILENAME, SqliteGraphStore, graph_file
+    from sagewai.stores.sqlite._metadata import SqliteMetadataStore
 
 __all__ = [
     "GRAPH_FILENAME",
@@ -24,11 +24,11 @@ __all__ = [
 ]
 
 _LAZY = {
-    "SqliteMetadataStore": "sagewai.stores.sqlite.metadata",
-    "SqliteGraphStore": "sagewai.stores.sqlite.graph",
-    "SqliteEpisodeStore": "sagewai.stores.sqlite.episodes",
-    "GRAPH_FILENAME": "sagewai.stores.sqlite.graph",
-    "graph_file": "sagewai.stores.sqlite.graph",
+    "SqliteMetadataStore": "sagewai.stores.sqlite._metadata",
+    "SqliteGraphStore": "sagewai.stores.sqlite._graph",
+    "SqliteEpisodeStore": "sagewai.stores.sqlite._episodes",
+    "GRAPH_FILENAME": "sagewai.stores.sqlite._graph",
+    "graph_file": "sagewai.stores.sqlite._graph",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

@@ -30,10 +30,10 @@ from typing import TYPE_CHECKING
 from sagewai._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from sagewai.testing.conformance.episodes import EpisodeStoreConformance
-    from sagewai.testing.conformance.graph import GraphStoreConformance
-    from sagewai.testing.conformance.metadata import MetadataStoreConformance
-    from sagewai.testing.conformance.vector import VectorStoreConformance
+    from sagewai.testing.conformance._episodes import EpisodeStoreConformance
+    from sagewai.testing.conformance._graph import GraphStoreConformance
+    from sagewai.testing.conformance._metadata import MetadataStoreConformance
+    from sagewai.testing.conformance._vector import VectorStoreConformance
 
 __all__ = [
     "EpisodeStoreConformance",
@@ -43,10 +43,10 @@ __all__ = [
 ]
 
 _LAZY = {
-    "EpisodeStoreConformance": "sagewai.testing.conformance.episodes",
-    "GraphStoreConformance": "sagewai.testing.conformance.graph",
-    "MetadataStoreConformance": "sagewai.testing.conformance.metadata",
-    "VectorStoreConformance": "sagewai.testing.conformance.vector",
+    "EpisodeStoreConformance": "sagewai.testing.conformance._episodes",
+    "GraphStoreConformance": "sagewai.testing.conformance._graph",
+    "MetadataStoreConformance": "sagewai.testing.conformance._metadata",
+    "VectorStoreConformance": "sagewai.testing.conformance._vector",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

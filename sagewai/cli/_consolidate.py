@@ -1,0 +1,295 @@
+"""``sagewai consolidate``: run a consolidation of one project, from cron or by hand.
+
+Why a command: consolidation is a maintenance job. It belongs in a scheduler (cron, a systemd
+timer, a Kubernetes CronJob; see docs/consolidation.md), and schedulers speak exit codes and
+JSON, not Python. Exit codes:
+
+* 0: the run completed (also when it changed nothing);
+* 1: the run failed while working (a store error); committed batches stay, the next run resumes;
+* 2: the command line or the configuration is wrong (unknown scope, bad threshold, bad store);
+* 3: another run holds this project's consolidation lock (nothing was done; try later).
+
+Example:
+    sagewai consolidate --project demo --store ./sagewai-data --dry-run --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from sagewai.core._scope import ContextScope
+from sagewai.errors import ConfigurationError, LockedError, SagewaiError
+
+if TYPE_CHECKING:
+    from sagewai.context._engine import ContextEngine
+    from sagewai.core._embedder import Embedder
+    from sagewai.intelligence.consolidation import ConsolidationProgress, ConsolidationReport
+
+__all__ = [
+    "DEFAULT_STORE",
+    "EXIT_LOCKED",
+    "ProgressBar",
+    "open_engine",
+    "register",
+    "render_report",
+    "run_consolidate",
+]
+
+DEFAULT_STORE = "./sagewai-data"
+"""The embedded store folder used when neither ``--store`` nor ``SAGEWAI_STORE`` is given."""
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_LOCKED = 3
+"""Another consolidation of the same project is running."""
+
+_SCOPES = ("all", *(scope.value for scope in ContextScope))
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``consolidate`` command."""
+    parser = subparsers.add_parser(
+        "consolidate",
+        help="merge duplicates, decay unused facts and resolve contradictions of a project",
+        description=(
+            "Consolidate one project's memory. Exit codes: 0 ok, 1 runtime failure, "
+            "2 usage or configuration error, 3 another run holds the lock."
+        ),
+    )
+    parser.add_argument("--project", required=True, help="project id")
+    parser.add_argument(
+        "--scope",
+        choices=_SCOPES,
+        default=ContextScope.PROJECT.value,
+        help="scope level to consolidate, or 'all' (default: project)",
+    )
+    parser.add_argument("--user-id", default=None, help="with --scope user: only this user")
+    parser.add_argument(
+        "--session-id", default=None, help="with --scope session: only this session"
+    )
+    parser.add_argument(
+        "--tag", dest="tags", action="append", default=None, help="only facts with this tag"
+    )
+    parser.add_argument(
+        "--store",
+        default=None,
+        help=(
+            "embedded store folder, or postgresql://... for the PostgreSQL metadata store "
+            f"(default: $SAGEWAI_STORE or {DEFAULT_STORE})"
+        ),
+    )
+    parser.add_argument(
+        "--vectors",
+        default=None,
+        help=(
+            "with a postgresql:// store: the vector store, an http(s):// Qdrant URL, 'pgvector' "
+            "(pgvector in the --store database) or pgvector:postgresql://..., or a Qdrant edge "
+            "folder (default: $SAGEWAI_VECTORS, else the folder ./sagewai-vectors)"
+        ),
+    )
+    parser.add_argument("--dry-run", action="store_true", help="change nothing, report the plan")
+    parser.add_argument(
+        "--incremental", action="store_true", help="only facts written since the last run"
+    )
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument(
+        "--strategy",
+        choices=("keep_newer", "keep_higher_confidence", "flag"),
+        default="keep_newer",
+        help="how contradictions are resolved (default: keep_newer)",
+    )
+    parser.add_argument("--threshold", type=float, default=0.92, help="duplicate cosine")
+    parser.add_argument("--halflife-days", type=float, default=30.0, help="decay half-life")
+    parser.add_argument("--batch-size", type=int, default=100, help="facts per transaction")
+    parser.add_argument(
+        "--no-progress", action="store_true", help="no progress bar even on a terminal"
+    )
+    parser.set_defaults(handler=_handle)
+
+
+def _handle(args: argparse.Namespace) -> int:
+    try:
+        return asyncio.run(run_consolidate(args))
+    except LockedError as exc:
+        print(f"sagewai: {exc}", file=sys.stderr)
+        return EXIT_LOCKED
+    except ConfigurationError as exc:
+        print(f"sagewai: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except SagewaiError as exc:
+        print(f"sagewai: consolidation failed: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+def open_engine(
+    store: str,
+    project_id: str,
+    *,
+    vectors: str | None = None,
+    embedder: Embedder | None = None,
+) -> ContextEngine:
+    """The engine on ``store``: an embedded folder, or PostgreSQL plus a vector store.
+
+    The embedder is the default (MiniLM) unless one is given; consolidation only loads it for a
+    fact whose vector is missing from the index, and the embedded folder's manifest makes sure
+    it matches.
+
+    Raises:
+        ConfigurationError: ``store`` is neither a folder path nor a PostgreSQL URL.
+    """
+    from sagewai.context._engine import ContextEngine
+
+    if "://" not in store:
+        path = Path(store)
+        if path.exists() and not path.is_dir():
+            raise ConfigurationError(f"--store {store} is a file; give the store's folder")
+        if not path.exists():
+            raise ConfigurationError(
+                f"no embedded store at {store}; give --store the folder an engine wrote"
+            )
+        return ContextEngine.local(path, project_id=project_id, embedder=embedder)
+    if not store.startswith(("postgresql://", "postgres://")):
+        raise ConfigurationError(
+            f"unsupported --store {store.split('://', 1)[0]}://...; use a folder or postgresql://"
+        )
+    from sagewai.embeddings._minilm import MiniLMEmbedder
+    from sagewai.stores.postgres._metadata import PostgresMetadataStore
+
+    embedder = embedder or MiniLMEmbedder()
+    target = vectors or os.environ.get("SAGEWAI_VECTORS") or "./sagewai-vectors"
+    vector_store: Any
+    if target.startswith(("http://", "https://")):
+        from sagewai.stores.qdrant._server import QdrantVectorStore
+
+        vector_store = QdrantVectorStore(url=target, dimension=embedder.dimension)
+    elif target == "pgvector" or target.startswith("pgvector:"):
+        from sagewai.stores.postgres._pgvector import PgVectorStore
+
+        # "pgvector" alone: the vectors live in the same PostgreSQL database as the facts.
+        vector_store = PgVectorStore(
+            target.partition(":")[2] or store, dimension=embedder.dimension
+        )
+    else:
+        from sagewai.stores.qdrant._edge import QdrantEdgeVectorStore
+
+        vector_store = QdrantEdgeVectorStore(target, dimension=embedder.dimension)
+    return ContextEngine(
+        metadata_store=PostgresMetadataStore(store),
+        vector_store=vector_store,
+        project_id=project_id,
+        embedder=embedder,
+    )
+
+
+class ProgressBar:
+    """A one-line progress bar on a terminal's standard error; silent anywhere else.
+
+    Example:
+        >>> import io
+        >>> from sagewai.intelligence.consolidation import ConsolidationProgress
+        >>> out = io.StringIO()
+        >>> ProgressBar(out, enabled=True)(ConsolidationProgress(50, 100, 1, 3))
+        >>> out.getvalue().strip()
+        '[##########----------]  50% 50/100 facts, 3 changed'
+    """
+
+    def __init__(self, stream: TextIO, *, enabled: bool, width: int = 20) -> None:
+        self._stream = stream
+        self._enabled = enabled
+        self._width = width
+        self._drawn = False
+
+    def __call__(self, progress: ConsolidationProgress) -> None:
+        if not self._enabled:
+            return
+        total = max(progress.total, 1)
+        done = min(self._width, self._width * progress.processed // total)
+        bar = "#" * done + "-" * (self._width - done)
+        percent = 100 * progress.processed // total
+        self._stream.write(
+            f"\r[{bar}] {percent:3d}% {progress.processed}/{progress.total} facts, "
+            f"{progress.changed} changed"
+        )
+        self._stream.flush()
+        self._drawn = True
+
+    def close(self) -> None:
+        """End the bar's line."""
+        if self._drawn:
+            self._stream.write("\n")
+            self._stream.flush()
+
+
+def render_report(report: ConsolidationReport) -> str:
+    """The report in words, for a terminal (``--json`` prints the full report instead)."""
+    mode = "dry run (nothing changed)" if report.dry_run else "run"
+    lines = [
+        f"consolidation {mode} {report.run_id} of project {report.project_id!r}:",
+        f"  {report.total_processed} facts examined in {report.duration_ms / 1000:.1f} s "
+        f"({report.batches} batches)",
+        f"  {report.duplicates_removed} duplicates merged",
+        f"  {report.contradictions_resolved} contradictions resolved "
+        f"({report.facts_flagged} flagged for review)",
+        f"  {report.facts_decayed} facts decayed ({report.facts_archived} archived)",
+    ]
+    if report.resumed_run_id:
+        lines.append(f"  resumed the interrupted run {report.resumed_run_id}")
+    for action in report.actions[:20]:
+        target = f" -> {action.target_id}" if action.target_id else ""
+        lines.append(
+            f"  - {action.kind.value} {', '.join(action.fact_ids)}{target}: {action.reason}"
+        )
+    if len(report.actions) > 20 or report.actions_omitted:
+        hidden = len(report.actions) - 20 + report.actions_omitted
+        lines.append(f"  ... {max(hidden, 0)} more actions (use --json)")
+    return "\n".join(lines)
+
+
+async def run_consolidate(args: argparse.Namespace, *, stderr: TextIO | None = None) -> int:
+    """Run the command for parsed ``args``; returns the exit code.
+
+    Raises:
+        LockedError: another run holds the lock (the handler turns it into exit code 3).
+        ConfigurationError: bad arguments or store (exit code 2).
+        SagewaiError: the run failed (exit code 1).
+    """
+    from sagewai.intelligence.consolidation import MemoryConsolidator
+
+    stderr = stderr or sys.stderr
+    scope: str | None = None if args.scope == "all" else args.scope
+    store = args.store or os.environ.get("SAGEWAI_STORE") or DEFAULT_STORE
+    engine = open_engine(store, args.project, vectors=args.vectors)
+    consolidator = MemoryConsolidator(
+        engine,
+        decay_halflife_days=args.halflife_days,
+        similarity_threshold=args.threshold,
+        contradiction_strategy=args.strategy,
+        batch_size=args.batch_size,
+    )
+    bar = ProgressBar(stderr, enabled=not args.no_progress and stderr.isatty())
+    tags: Sequence[str] | None = args.tags
+    try:
+        async with engine:
+            report = await consolidator.consolidate(
+                scope=scope,
+                tags=tags,
+                dry_run=args.dry_run,
+                user_id=args.user_id,
+                session_id=args.session_id,
+                incremental=args.incremental,
+                progress=bar,
+            )
+    finally:
+        bar.close()
+    if args.json:
+        print(json.dumps(report.model_dump(mode="json"), indent=2))
+    else:
+        print(render_report(report))
+    return EXIT_OK

@@ -1,0 +1,170 @@
+"""What the bridge keeps about a message: its deterministic ids, the accepted turn (what the
+journal holds), the counters, and the per-session state of the record and extract stages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections import deque
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from sagewai.core._conversation import ChatMessage
+
+if TYPE_CHECKING:
+    from sagewai.intelligence.extraction._base import (
+        ExtractedFact,
+        ExtractionContext,
+    )
+
+
+FACT_NAMESPACE = uuid.UUID("6f1c1f4e-8a43-5b0e-9d52-2f0f3c1d7a10")
+EXTRACTION_ROLES = {"user", "assistant", "system", "tool"}
+ROLE_FOR_EXTRACTION = {"developer": "system", "function": "tool"}
+MESSAGE_NAMESPACE = uuid.UUID("3a7e9c14-52d8-5b6f-8e01-9d4c2b7f6a53")
+MAX_SESSIONS = 10_000
+RETRY_DELAYS = (0.1, 0.5, 2.0)
+MODEL_FACT_INDEX = 1000
+"""Fact indexes of a hybrid extractor's model facts start here (the rules' facts from 0)."""
+SIBLING_JOURNALS = 8
+RECORD_DRAIN = 256
+
+
+def fact_id_for(project_id: str, session_id: str, message_id: str, index: int) -> str:
+    """The deterministic id of the ``index``-th fact extracted from one message.
+
+    Replaying a message gives the same ids, so a replay upserts instead of duplicating.
+
+    Example:
+        >>> fact_id_for("p", "s1", "m1", 0) == fact_id_for("p", "s1", "m1", 0)
+        True
+    """
+    name = "\x1f".join((project_id, session_id, message_id, str(index)))
+    return str(uuid.uuid5(FACT_NAMESPACE, name))
+
+
+def message_record_id(project_id: str, session_id: str, message_id: str, part: int = 0) -> str:
+    """The deterministic id of the verbatim record of one message (``part`` of a long one).
+
+    The facts drawn from the message carry the same ``session_id`` and
+    ``sources[0].message_id``, so a reader finds a fact's message with this id.
+
+    Example:
+        >>> message_record_id("p", "s1", "m1") == message_record_id("p", "s1", "m1")
+        True
+    """
+    name = "\x1f".join((project_id, session_id, message_id, str(part)))
+    return str(uuid.uuid5(MESSAGE_NAMESPACE, name))
+
+
+CONTEXT_MESSAGE_CHARS = 1000
+"""Messages up to this long get a context record (the end of the turn before them)."""
+CONTEXT_PREFIX_CHARS = 300
+"""How much of the turn before a message its context record carries (its end, cut at a word)."""
+
+
+def context_record_id(project_id: str, session_id: str, message_id: str) -> str:
+    """The deterministic id of a message's context record (the message with the turn before).
+
+    Example:
+        >>> context_record_id("p", "s1", "m1") != message_record_id("p", "s1", "m1")
+        True
+    """
+    name = "\x1f".join((project_id, session_id, message_id, "context"))
+    return str(uuid.uuid5(MESSAGE_NAMESPACE, name))
+
+
+def context_prefix(previous: str, limit: int = CONTEXT_PREFIX_CHARS) -> str:
+    """The end of the turn before a message, at most ``limit`` characters, cut at a word.
+
+    Example:
+        >>> context_prefix("Did you finally go to the pottery class on Friday?", 30)
+        'the pottery class on Friday?'
+    """
+    text = previous.strip()
+    if len(text) > limit:
+        start = len(text) - limit
+        tail = text[start:]
+        space = tail.find(" ")
+        if not text[start - 1].isspace() and 0 <= space < limit // 2:
+            tail = tail[space + 1 :]  # the cut fell inside a word: drop its end
+        text = tail
+    return text.strip()
+
+
+class BridgeTurn(BaseModel):
+    """An accepted message with everything needed to process it later (what the journal keeps)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    message: ChatMessage
+    session_id: str
+    user_id: str | None = None
+    message_id: str
+    turn_index: int = Field(ge=0)
+    received_at: datetime
+    tags: tuple[str, ...] = ()
+
+    @property
+    def timestamp(self) -> datetime:
+        """When the message was said: its own timestamp, else when the bridge received it."""
+        return self.message.timestamp or self.received_at
+
+    @property
+    def entry_id(self) -> str:
+        """The journal id: one per (session, message)."""
+        return f"{self.session_id}\x1f{self.message_id}"
+
+
+@dataclass(slots=True)
+class BridgeStats:
+    """Counters of what the bridge did since it was created."""
+
+    messages_accepted: int = 0
+    messages_recorded: int = 0
+    """Messages whose verbatim record and rule facts are stored (the record stage)."""
+    messages_processed: int = 0
+    """Messages through both stages (record and extract)."""
+    messages_replayed: int = 0
+    facts_extracted: int = 0
+    facts_added: int = 0
+    facts_updated: int = 0
+    facts_reinforced: int = 0
+    echoes_suppressed: int = 0
+    already_stored: int = 0
+    facts_invalid: int = 0
+    extraction_failures: int = 0
+    batches_failed: int = 0
+
+
+@dataclass(slots=True)
+class PendingTurn:
+    """A recorded turn: its extraction context, the rules' facts, and whether the batch
+    extractor still has to read it."""
+
+    turn: BridgeTurn
+    context: ExtractionContext | None
+    rule_facts: list[ExtractedFact]
+    deferred: bool
+
+
+@dataclass(slots=True)
+class SessionState:
+    buffer: list[PendingTurn] = field(default_factory=list)
+    history: deque[tuple[str, str, str | None]] = field(default_factory=lambda: deque(maxlen=32))
+    next_turn: int = 0
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    """Held while a batch of the session is extracted."""
+    record_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    """Held while turns of the session are recorded (they enter the history in order)."""
+    last_seen: float = field(default_factory=time.monotonic)
+    user_speaker: str | None = None
+    last_record: str | None = None
+    """The verbatim record id of the session's last message (a context record carries its end
+    only while that record is stored: a forgotten message lends its words to nothing)."""
+    recalled: deque[str] = field(default_factory=lambda: deque(maxlen=200))

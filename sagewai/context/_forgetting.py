@@ -1,0 +1,469 @@
+"""Complete forgetting: one request reaches the metadata, vector and graph stores and episodes.
+
+Two requests, one cascade. ``ContextEngine.forget`` names what to forget by criteria (a
+subject, a session, a user, a scope): the matching records, then what the graph and the
+episodes hold under the same criteria. ``ContextEngine.forget_facts`` names facts by id for one
+user (the agent's ``forget``): the facts with the values they replaced, the messages they came
+from, those messages in the user's episodes and the graph relations read from them. Records are
+deleted through the engine (tombstones, one commit per page); the graph and episode stores are
+reached through the engine's own views.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from sagewai.core._episode_records import subject_pattern
+from sagewai.core._queries import FactQuery
+from sagewai.core._records import Fact, FactKind
+from sagewai.core._scope import ContextScope, scope_key, validate_identifier
+from sagewai.core._text import clean_text
+from sagewai.errors import FactNotFoundError, InvalidInputError
+from sagewai.stores.base._graph import GraphWrite
+from sagewai.stores.base._summary import extractive_summary
+
+if TYPE_CHECKING:
+    from sagewai.context._engine import ContextEngine
+    from sagewai.context.episodes import EpisodeStoreBase
+    from sagewai.core._graph_records import Relation
+    from sagewai.stores.base._graph import ProjectGraph
+
+__all__ = [
+    "ForgetReport",
+    "ForgottenFacts",
+    "checked_subject",
+    "delete_graph_relations",
+    "forget_facts",
+    "forget_matching",
+    "matching_facts",
+    "may_forget",
+    "mentions_any",
+    "redact_episodes",
+    "same_source",
+]
+
+_PAGE = 500
+_MAX_CHAIN = 200
+_MIN_TERM_CHARS = 2
+_MAX_EPISODES = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetReport:
+    """What a ``forget`` call removed."""
+
+    facts_deleted: int
+    graph_items_deleted: int
+    episodes_deleted: int
+
+
+def _query(
+    engine: ContextEngine,
+    *,
+    session_id: str | None,
+    user_id: str | None,
+    scope: ContextScope | None,
+) -> FactQuery:
+    if scope is not None:
+        if scope is ContextScope.ORG:
+            raise InvalidInputError("forget(scope=ORG) is not allowed from one project")
+        needed = {ContextScope.USER: user_id, ContextScope.SESSION: session_id}
+        if scope in needed and needed[scope] is None:
+            raise InvalidInputError(f"forget(scope={scope.value}) needs the {scope.value} id")
+    keys: tuple[str, ...] | None = None
+    if scope is ContextScope.PROJECT:
+        keys = (scope_key(scope, engine.project_id, engine.project_id),)
+    elif scope is ContextScope.USER and user_id is not None:
+        keys = (scope_key(scope, engine.project_id, user_id),)
+    # A SESSION scope is checked fact by fact: a session's facts are keyed by their owner too,
+    # and forgetting a session reaches every owner's facts of it (the user_id narrows it).
+    return FactQuery(
+        project_id=engine.project_id,
+        scope_keys=keys,
+        session_id=session_id,
+        user_id=user_id,
+        limit=_PAGE,
+    )
+
+
+def checked_subject(
+    *,
+    subject: str | None,
+    session_id: str | None,
+    user_id: str | None,
+    scope: ContextScope | None,
+    everything: bool,
+) -> str | None:
+    """Check that a ``forget`` names what to forget, and return its subject as stored.
+
+    Raises:
+        InvalidInputError: nothing named, ``everything`` with other criteria, a bad value.
+    """
+    named = [value for value in (subject, session_id, user_id, scope) if value is not None]
+    if not named and not everything:
+        raise InvalidInputError(
+            "forget needs subject=, session_id=, user_id=, scope= or everything=True"
+        )
+    if everything and named:
+        raise InvalidInputError("everything=True cannot be combined with other criteria")
+    if subject is not None:
+        # Subjects are text: repaired like every stored subject, then held to the same limits.
+        if not isinstance(subject, str):
+            raise InvalidInputError(f"subject must be text, got {type(subject).__name__}")
+        subject = clean_text(subject)
+    for value, what in ((subject, "subject"), (session_id, "session_id"), (user_id, "user_id")):
+        if value is not None:
+            validate_identifier(value, what)
+    return subject
+
+
+async def forget_matching(
+    engine: ContextEngine,
+    *,
+    subject: str | None,
+    session_id: str | None,
+    user_id: str | None,
+    scope: ContextScope | None,
+    reason: str,
+) -> ForgetReport:
+    """Delete what checked criteria name from every store the engine reaches.
+
+    The facts go through :meth:`ContextEngine.delete_many` (tombstones, one commit per page);
+    the graph and the episodes are then asked to drop what the same criteria name there.
+    """
+    doomed = [
+        fact.id
+        for fact in await matching_facts(
+            engine, subject=subject, session_id=session_id, user_id=user_id, scope=scope
+        )
+    ]
+    deleted = await engine.delete_many(doomed, reason=reason, rule="engine.forget")
+
+    graph_deleted = 0
+    graph = engine.graph_store
+    # The graph records sessions, not users or scopes: a request narrowed by those leaves it.
+    if graph is not None and user_id is None and scope is None:
+        if session_id is not None:
+            graph_deleted += (await graph.delete_session(session_id, subject=subject)).total
+        elif subject is not None:
+            graph_deleted += (await graph.delete_subject(subject)).total
+    episodes_deleted = 0
+    episodes = engine.episode_store
+    if episodes is not None and scope is None:
+        if subject is not None:
+            episodes_deleted += await episodes.forget_subject(
+                subject, project_id=engine.project_id, session_id=session_id, user_id=user_id
+            )
+        elif session_id is not None:
+            episodes_deleted += await episodes.delete_session(
+                session_id, project_id=engine.project_id, user_id=user_id
+            )
+        elif user_id is not None:
+            episodes_deleted += await episodes.delete_user(user_id, project_id=engine.project_id)
+    return ForgetReport(deleted, graph_deleted, episodes_deleted)
+
+
+async def matching_facts(
+    engine: ContextEngine,
+    *,
+    subject: str | None = None,
+    session_id: str | None = None,
+    user_id: str | None = None,
+    scope: ContextScope | None = None,
+) -> list[Fact]:
+    """The records (of every status) a ``forget`` with these criteria deletes, oldest first.
+
+    A verbatim message goes with the facts drawn from it, and when it names the subject. A dry
+    run lists these and changes nothing; the real run deletes exactly these.
+    """
+    for value, what in ((subject, "subject"), (session_id, "session_id"), (user_id, "user_id")):
+        if value is not None:
+            validate_identifier(value, what)
+    # Subjects match case-insensitively on a fact's subject or object, so the store is asked for
+    # the other criteria and the subject is checked here, page by page. Every criterion named
+    # narrows the request (AND), in every store.
+    query = _query(engine, session_id=session_id, user_id=user_id, scope=scope)
+    wanted = None if subject is None else subject.casefold()
+    naming = None if subject is None else subject_pattern(subject)
+    found: list[Fact] = []
+    messages: list[Fact] = []
+    sources: set[tuple[str | None, str]] = set()
+    async for fact in engine.iter_facts(query, page_size=_PAGE):
+        if fact.project_id != engine.project_id or (scope is not None and fact.scope is not scope):
+            continue
+        if wanted is None:
+            found.append(fact)
+        elif fact.kind is FactKind.MESSAGE:
+            if naming is not None and naming.search(fact.content):
+                found.append(fact)
+            else:
+                messages.append(fact)
+        elif _names(fact, wanted):
+            found.append(fact)
+            sources.update(_source_keys(fact))
+    found.extend(m for m in messages if sources.intersection(_source_keys(m)))
+    return found
+
+
+async def same_source(engine: ContextEngine, record: Fact) -> list[Fact]:
+    """The other records drawn from the same message as ``record``, oldest first.
+
+    For a fact, the verbatim message it was drawn from (every part of a long one); for a
+    message, the facts drawn from it. Forgetting one record by id takes these with it, or the
+    message would still say what the fact said (and the other way round).
+    """
+    keys = _source_keys(record)
+    if not keys or record.session_id is None:
+        return []
+    in_session = await matching_facts(engine, session_id=record.session_id, user_id=record.user_id)
+    return [f for f in in_session if f.id != record.id and keys.intersection(_source_keys(f))]
+
+
+def _source_keys(fact: Fact) -> set[tuple[str | None, str]]:
+    return {
+        (source.session_id or fact.session_id, source.message_id)
+        for source in fact.sources
+        if source.message_id is not None
+    }
+
+
+def _names(fact: Fact, wanted: str) -> bool:
+    """True when the fact's subject or object is ``wanted`` (already casefolded)."""
+    return any(
+        value is not None and value.casefold() == wanted for value in (fact.subject, fact.object)
+    )
+
+
+# --------------------------------------------------------------------------- by id, for a user
+
+
+@dataclass(frozen=True, slots=True)
+class ForgottenFacts:
+    """What :func:`forget_facts` deleted, and how to recognise it in text."""
+
+    deleted: tuple[str, ...] = ()
+    refused: tuple[str, ...] = ()
+    """Ids that were unknown, not this user's, or document chunks: left untouched."""
+    message_ids: frozenset[str] = frozenset()
+    terms: tuple[str, ...] = ()
+    messages_deleted: int = 0
+    """Verbatim message records deleted with the facts (their sources, or naming a value)."""
+    episodes_changed: int = 0
+    """Saved episodes the forgotten messages were removed from (or deleted, left empty)."""
+    relations_deleted: int = 0
+    """Graph relations read from the forgotten messages that carried a forgotten value."""
+
+    def patterns(self) -> list[re.Pattern[str]]:
+        """Whole-word, case-insensitive patterns of the forgotten values."""
+        found = (subject_pattern(term) for term in self.terms)
+        return [pattern for pattern in found if pattern is not None]
+
+
+def may_forget(fact: Fact, user_id: str | None) -> bool:
+    """Whether a chat with ``user_id`` may delete ``fact`` (a fact or a verbatim message)."""
+    return fact.kind in (FactKind.FACT, FactKind.MESSAGE) and fact.user_id == user_id
+
+
+def _terms(facts: Iterable[Fact]) -> tuple[str, ...]:
+    terms: list[str] = []
+    for fact in facts:
+        for value in (fact.object, *fact.exact_values):
+            if value and len(value.strip()) >= _MIN_TERM_CHARS and value.strip() not in terms:
+                terms.append(value.strip())
+    return tuple(terms)
+
+
+async def forget_facts(
+    engine: ContextEngine,
+    fact_ids: Sequence[str],
+    *,
+    user_id: str | None,
+    graph: ProjectGraph | None,
+) -> ForgottenFacts:
+    """Delete facts by id, and every record of the user's that could show them again.
+
+    The facts go with the values they replaced and the repeats merged into them; then the
+    verbatim records of their messages (and of the user's messages naming their values), the
+    same messages in the user's saved episodes (the engine's episode store), and the relations
+    ``graph`` read from them.
+
+    Args:
+        engine: The engine holding the facts.
+        fact_ids: The facts to forget.
+        user_id: The user asking; only facts this user may change are deleted.
+        graph: The graph the relations were written to (the engine's, or an agent's builder's).
+
+    Returns:
+        The deleted ids, the refused ids, the source message ids, the forgotten values and
+        how many messages, episodes and relations went with them.
+    """
+    chosen: dict[str, Fact] = {}
+    refused: list[str] = []
+    pending: list[tuple[str, str | None]] = [(fact_id, None) for fact_id in fact_ids]
+    while pending and len(chosen) < _MAX_CHAIN:
+        fact_id, successor = pending.pop()
+        if fact_id in chosen:
+            continue
+        try:
+            fact = await engine.get(fact_id)
+        except (FactNotFoundError, InvalidInputError):
+            if successor is None:
+                refused.append(fact_id)
+            continue
+        linked = successor is None or successor in (fact.superseded_by, fact.merged_into)
+        if not linked:
+            continue
+        if not may_forget(fact, user_id):
+            if successor is None:
+                refused.append(fact_id)
+            continue
+        chosen[fact.id] = fact
+        for change in await engine.history(fact.id):
+            pending.extend((related, fact.id) for related in change.related_fact_ids)
+    for fact_id in chosen:
+        await engine.delete(fact_id, reason="forgotten at the user's request")
+    message_ids = frozenset(
+        source.message_id
+        for fact in chosen.values()
+        for source in fact.sources
+        if source.message_id is not None
+    )
+    records = await _message_records(engine, chosen.values(), user_id=user_id)
+    outcome = ForgottenFacts(
+        deleted=tuple(chosen),
+        refused=tuple(dict.fromkeys(refused)),
+        message_ids=message_ids,
+        terms=_terms(chosen.values()),
+        messages_deleted=len(records),
+    )
+    if not outcome.deleted:
+        return outcome
+    episodes = relations = 0
+    if engine.episode_store is not None:
+        episodes = await redact_episodes(
+            engine.episode_store, outcome, project_id=engine.project_id, user_id=user_id
+        )
+    if graph is not None:
+        relations = await delete_graph_relations(graph, outcome, user_id=user_id)
+    return dataclasses.replace(outcome, episodes_changed=episodes, relations_deleted=relations)
+
+
+async def _message_records(
+    engine: ContextEngine, forgotten: Iterable[Fact], *, user_id: str | None
+) -> list[str]:
+    """Delete the verbatim records of the messages the forgotten facts came from, and of the
+    user's messages naming a forgotten value; return their ids."""
+    facts = list(forgotten)
+    if not facts:
+        return []
+    known = {fact.id for fact in facts}
+    sources = {
+        (source.session_id or fact.session_id, source.message_id)
+        for fact in facts
+        for source in fact.sources
+        if source.message_id is not None
+    }
+    patterns = ForgottenFacts(terms=_terms(facts)).patterns()
+    doomed: list[str] = []
+    query = FactQuery(project_id=engine.project_id, user_id=user_id, kinds=(FactKind.MESSAGE,))
+    async for record in engine.iter_facts(query, page_size=_PAGE):
+        if record.id in known or not may_forget(record, user_id):
+            continue
+        source = record.sources[0] if record.sources else None
+        key = (source.session_id or record.session_id, source.message_id) if source else None
+        if key in sources or mentions_any(record.content, patterns):
+            doomed.append(record.id)
+    for record_id in doomed:
+        await engine.delete(record_id, reason="forgotten at the user's request")
+    return doomed
+
+
+def mentions_any(text: str, patterns: Sequence[re.Pattern[str]]) -> bool:
+    """Whether ``text`` names any of the patterns."""
+    return any(pattern.search(text) for pattern in patterns)
+
+
+async def redact_episodes(
+    store: EpisodeStoreBase,
+    forgotten: ForgottenFacts,
+    *,
+    project_id: str,
+    user_id: str | None,
+) -> int:
+    """Remove the forgotten messages from the user's episodes; return how many episodes changed.
+
+    A message goes when it is one a forgotten fact came from, or when it names a forgotten
+    value. The summary is rewritten from what is left (and made extractive if a written summary
+    still names a value); an episode left without messages is deleted.
+    """
+    patterns = forgotten.patterns()
+    if not patterns and not forgotten.message_ids:
+        return 0
+    changed = 0
+    episodes = await store.list_episodes(
+        project_id=project_id, user_id=user_id, limit=_MAX_EPISODES
+    )
+    for episode in episodes:
+        kept = tuple(
+            message
+            for message in episode.messages
+            if message.id not in forgotten.message_ids
+            and not mentions_any(message.content, patterns)
+        )
+        if len(kept) == len(episode.messages) and not mentions_any(episode.summary, patterns):
+            continue
+        changed += 1
+        if all(message.is_empty for message in kept):
+            await store.delete_session(episode.session_id, project_id=project_id)
+            continue
+        metadata = {
+            key: value
+            for key, value in episode.metadata.items()
+            if not (isinstance(value, str) and mentions_any(value, patterns))
+        }
+        summary = await store.summarizer.summarize(kept)
+        if not summary or mentions_any(summary, patterns):
+            summary = extractive_summary(kept) or kept[0].line()[:600]
+        await store.save_episode(
+            episode.session_id,
+            kept,
+            metadata=metadata,
+            project_id=episode.project_id,
+            user_id=episode.user_id,
+            episode_id=episode.id,
+            summary=summary,
+        )
+    return changed
+
+
+async def delete_graph_relations(
+    graph: ProjectGraph, forgotten: ForgottenFacts, *, user_id: str | None
+) -> int:
+    """Delete the relations read from the forgotten messages that carry a forgotten value.
+
+    A relation goes when one of its sources is a forgotten message and it touches an entity
+    named like a forgotten value; other relations read from the same message (another fact of
+    it) stay. When the facts had no value to name (no object, no exact value), the relations of
+    those messages touching the user's entity go instead. Returns how many were deleted.
+    """
+    if not forgotten.message_ids:
+        return 0
+    names = list(forgotten.terms) or ([user_id] if user_id else [])
+    doomed: dict[str, Relation] = {}
+    for name in names:
+        for entity in await graph.entities_named(name):
+            touching = [
+                *await graph.relations(subject_id=entity.id),
+                *await graph.relations(object_id=entity.id),
+            ]
+            for relation in touching:
+                if any(s.message_id in forgotten.message_ids for s in relation.sources):
+                    doomed[relation.id] = relation
+    if doomed:
+        write = GraphWrite(graph.project_id, delete_relations=list(doomed.values()))
+        await graph.apply(write)
+    return len(doomed)

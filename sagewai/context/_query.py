@@ -1,0 +1,187 @@
+"""Query analysis: what a search query asks for, read off its text with pure functions.
+
+Why this exists: a question such as "When did Caroline go to the LGBTQ support group?" mixes words
+that carry the topic ("LGBTQ", "support", "group") with words that only carry the grammar of a
+question ("when", "did", "the", "to"). A keyword (BM25) index ranks a stored fact higher for every
+query word it shares, so the grammar words drown the topic: almost every stored sentence contains
+"the" or "to". Stripping them from the keyword side of a search is the largest single gain measured
+on the LoCoMo benchmark (see ``docs/benchmarks-locomo.md``). The dense side keeps the full question:
+a sentence encoder reads grammar as meaning.
+
+The same pass reads two more signals the ranking uses: the names a query mentions (a fact spoken
+by, or about, a person the question names is more likely relevant) and whether the question asks
+about time (a fact that mentions a time is then more likely the answer).
+
+Example:
+    >>> analysis = analyse_query("When did Caroline go to the LGBTQ support group?")
+    >>> analysis.keyword_text
+    'caroline go lgbtq support group'
+    >>> analysis.names
+    ('caroline', 'lgbtq')
+    >>> analysis.temporal
+    True
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+from sagewai.core._text import keyword_terms
+
+__all__ = [
+    "STOPWORDS",
+    "QueryAnalysis",
+    "analyse_query",
+    "is_temporal_question",
+    "keyword_query",
+    "mentions_time",
+    "query_names",
+]
+
+_STOPWORD_TEXT: Final = """
+    a about above after again against all am an and any are aren as at be because been before
+    being below between both but by can could couldn d did didn do does doesn doing don down
+    during each few for from further had hadn has hasn have haven having he her here hers herself
+    him himself his how i if in into is isn it its itself just ll m ma me might mightn more most
+    must mustn my myself needn no nor not now o of off on once only or other our ours ourselves
+    out over own re s same shan she should shouldn so some such t than that the their theirs them
+    themselves then there these they this those through to too under until up ve very was wasn we
+    were weren what when where which while who whom why will with won would wouldn y you your
+    yours yourself yourselves
+    ever kind likely many much type sort
+"""
+
+STOPWORDS: Final[frozenset[str]] = frozenset(_STOPWORD_TEXT.split())
+"""English function words and question words, dropped from the keyword side of a search.
+
+They are the NLTK English list (after the apostrophe split :func:`keyword_terms` applies) plus
+words that only shape a question ("likely", "kind", "many"). Names, numbers and content words
+are never in it.
+"""
+
+_NAME = re.compile(r"(?<![\w'’])([A-Z][\w\-]*[^\W\d_])(?:['’]s)?(?![\w'’])")
+
+_TEMPORAL_QUESTION = re.compile(
+    r"\b(when|what\s+(?:date|day|time|year|month|week)|which\s+(?:date|day|year|month|week)"
+    r"|how\s+long(?:\s+ago)?|since\s+when|what\s+period)\b",
+    re.IGNORECASE,
+)
+
+_MONTHS = (
+    "january|february|march|april|may|june|july|august|september|october|november|december"
+    "|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
+)
+_WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_TIME_EXPRESSION = re.compile(
+    rf"\b(yesterday|today|tonight|tomorrow|ago|recently|lately|last|next|weekend"
+    rf"|(?:this|that|past|coming)\s+(?:week|month|year|summer|winter|spring|fall|autumn)"
+    rf"|{_MONTHS}|{_WEEKDAYS}|(?:19|20)\d\d)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class QueryAnalysis:
+    """What the ranking needs to know about a query, computed once per search.
+
+    Attributes:
+        text: The query as given (the dense side embeds it unchanged).
+        keyword_text: The query's content words, for the keyword index; the full term list when
+            every word is a stopword (so a query such as "who am I" still matches something).
+        names: Lower-cased capitalised words that are not function words: the people, places
+            and things the query names.
+        temporal: The query asks when something happened or for how long.
+    """
+
+    text: str
+    keyword_text: str
+    names: tuple[str, ...]
+    temporal: bool
+
+
+def keyword_query(text: str, *, strip_stopwords: bool = True) -> str:
+    """The text a keyword index should be searched with for ``text``.
+
+    Args:
+        text: The user's query.
+        strip_stopwords: Drop :data:`STOPWORDS`; when every term is one, all terms are kept.
+
+    Returns:
+        The query's terms (as :func:`~sagewai.core._text.keyword_terms` splits them) joined
+        by spaces; the stores tokenise it again the same way, so nothing is lost or added.
+
+    Example:
+        >>> keyword_query("What did Melanie paint?")
+        'melanie paint'
+        >>> keyword_query("Who are you?")
+        'who are you'
+    """
+    terms = keyword_terms(text)
+    if strip_stopwords:
+        content = [term for term in terms if term not in STOPWORDS]
+        if content:
+            terms = content
+    return " ".join(terms)
+
+
+def query_names(text: str) -> tuple[str, ...]:
+    """Lower-cased names a query mentions: capitalised words that are not function words.
+
+    A possessive ``'s`` is dropped ("Caroline's" names ``caroline``). The first word of a
+    sentence is capitalised too; it is kept when it is not a function word, which costs nothing
+    because a name only matters when a stored fact's speaker or subject equals it.
+
+    Example:
+        >>> query_names("What is Caroline's identity, and did Mel know?")
+        ('caroline', 'mel')
+    """
+    names: list[str] = []
+    for match in _NAME.finditer(text):
+        name = match.group(1).lower()
+        if name not in STOPWORDS and name not in names:
+            names.append(name)
+    return tuple(names)
+
+
+def is_temporal_question(text: str) -> bool:
+    """True when ``text`` asks when something happened, or for how long.
+
+    Example:
+        >>> is_temporal_question("When did Melanie paint a sunrise?")
+        True
+        >>> is_temporal_question("What did Melanie paint?")
+        False
+    """
+    return _TEMPORAL_QUESTION.search(text) is not None
+
+
+def mentions_time(text: str) -> bool:
+    """True when ``text`` holds a time expression (a date, a weekday, "yesterday", "last week").
+
+    A temporal question is most often answered by a statement that places an event in time,
+    so the ranking gives such facts a small bonus for such questions.
+
+    Example:
+        >>> mentions_time("I went to a support group yesterday")
+        True
+        >>> mentions_time("I love painting")
+        False
+    """
+    return _TIME_EXPRESSION.search(text) is not None
+
+
+def analyse_query(text: str, *, strip_stopwords: bool = True) -> QueryAnalysis:
+    """Analyse a query once for the ranking: keyword text, names, temporal intent.
+
+    Args:
+        text: The query.
+        strip_stopwords: Whether the keyword side drops function words (see :func:`keyword_query`).
+    """
+    return QueryAnalysis(
+        text=text,
+        keyword_text=keyword_query(text, strip_stopwords=strip_stopwords),
+        names=query_names(text),
+        temporal=is_temporal_question(text),
+    )

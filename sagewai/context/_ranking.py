@@ -1,0 +1,557 @@
+"""Pure ranking functions: how dense, keyword, speaker, time, neighbour, recency and strength
+signals become one score.
+
+Kept free of I/O so retrieval can be tuned and tested without a backend. The engine gathers ranked
+candidate lists from the stores and hands them here; every decision about order is made here.
+
+Why score-aware fusion: reciprocal-rank fusion (RRF) throws the scores away and keeps the ranks,
+so a fact that one retriever finds far better than anything else counts no more than a marginal
+first place. On the LoCoMo benchmark a convex combination of the two normalised scores finds the
+evidence of a question markedly more often than RRF (``docs/benchmarks-locomo.md`` holds the
+figures). RRF stays available as ``fusion="rrf"``, and ``fusion="zscore"`` standardises each
+list over its candidates (a list whose best hit stands out leads the fusion).
+
+Why ``neighbour_chars``: the weights that suit short chat turns (where a turn often needs the one
+before it) lose to dense search alone on long messages, mostly because neighbours of the evidence
+(long replies) were lent its relevance and crowded other sources out of the top k. Scaling the
+share a record takes by its length keeps the neighbour gain on chat and removes the loss on long
+messages.
+
+Why neighbours: in a conversation the answer to a question is often spread over a turn and the
+one right after it ("Did you go?" / "Yes, last Friday"). A fact whose neighbouring turn scores high
+gets a share of that score, so both turns come back together.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from sagewai.context._query import QueryAnalysis, mentions_time
+from sagewai.core._records import Fact, FactKind, FactType, ScoreParts
+from sagewai.core._text import keyword_terms
+
+__all__ = [
+    "CONTEXT_MARK",
+    "NeighbourKey",
+    "RankedCandidate",
+    "SearchConfig",
+    "SourceGroup",
+    "convex_fusion",
+    "fuse",
+    "group_by_source",
+    "is_context_record",
+    "limit_per_message",
+    "neighbour_key",
+    "neighbour_wanted",
+    "normalised_dense",
+    "normalised_keyword",
+    "recency_score",
+    "rrf_fusion",
+    "speaker_matches",
+    "standardised",
+    "time_matches",
+]
+
+CONTEXT_MARK = "context_chars"
+"""Metadata key of a context record: how many leading characters of its content come from the
+turn before the message (the message itself follows, verbatim)."""
+
+NeighbourKey = tuple[str, int]
+"""Where a fact sits in a conversation: ``(session_id, turn_index)`` of its first such source."""
+
+
+class SearchConfig(BaseModel):
+    """Tuning knobs of hybrid search. The defaults hold on short two-person chat (LoCoMo) and on
+    long user-assistant chat (BEAM) alike.
+
+    The score of a candidate is built in three steps:
+
+    1. ``fusion`` of the dense and keyword evidence, in [0, 1]: ``convex`` blends the min-max
+       normalised cosine and the max-normalised keyword score with ``dense_weight`` and
+       ``keyword_weight``; ``rrf`` sums weighted reciprocal ranks (``rrf_k``), normalised by the
+       best possible sum.
+    2. ``relevance = fusion + speaker + time + graph``: ``speaker_bonus`` when a name in the query
+       is the fact's speaker or subject, ``time_bonus`` when the query asks "when" and the fact
+       mentions a time (or is an event), and the graph expansion bonus times ``graph_weight``.
+    3. ``total = relevance + neighbour_weight * best relevance of a neighbouring turn`` (same
+       session, at most ``neighbour_window`` turns away, among the ``neighbour_seeds`` best
+       candidates), divided by its largest possible value so it lies in [0, 1], then
+       ``score = (1 - recency_weight - strength_weight) * total + recency_weight * recency
+       + strength_weight * strength``.
+
+    Chosen on two tuning splits, LoCoMo conv-26 and BEAM conversations 1-10 (the setting with the
+    best mean R@10 of those that beat plain BM25 and plain dense search on both), and checked on
+    LoCoMo conv-30 / conv-41 and BEAM 11-20 (``docs/benchmarks-beam.md``).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    candidates: int = Field(default=60, ge=1, le=2000)
+    """How many candidates each retriever contributes (at least ``top_k``). Also the list the
+    dense scores are min-max normalised over: larger pools flatten the dense scores."""
+    fusion: Literal["convex", "rrf", "zscore"] = "convex"
+    """``convex``: weighted sum of normalised scores (the default, measurably better);
+    ``rrf``: reciprocal-rank fusion, which ignores how far apart the scores are."""
+    dense_weight: float = Field(default=0.4, ge=0)
+    """Weight of the dense (embedding) evidence."""
+    keyword_weight: float = Field(default=0.6, ge=0)
+    """Weight of the keyword (BM25) evidence."""
+    zscore_scale: float = Field(default=3.0, gt=0)
+    """``fusion="zscore"`` only: how many standard deviations above its pool's mean a score must
+    stand to count fully (1.0); scores at or below the mean count 0."""
+    rrf_k: float = Field(default=60.0, gt=0)
+    """The RRF constant (``fusion="rrf"`` only): larger values flatten the first ranks' lead."""
+    strip_stopwords: bool = True
+    """Search the keyword index with the query's content words only (see
+    :func:`sagewai.context._query.keyword_query`); the dense side always sees the full query."""
+    speaker_bonus: float = Field(default=0.1, ge=0, le=1)
+    """Added to the relevance of a fact spoken by, or about, someone the query names."""
+    time_bonus: float = Field(default=0.05, ge=0, le=1)
+    """Added, for "when" questions, to facts that mention a time or are events."""
+    neighbour_weight: float = Field(default=0.5, ge=0, le=1)
+    """Share of the best neighbouring turn's relevance a fact receives; 0 turns expansion off."""
+    neighbour_window: int = Field(default=2, ge=0, le=10)
+    """How many turns away, in the same session, a neighbour may be (0: the same turn only)."""
+    neighbour_chars: int = Field(default=600, ge=0)
+    """A record longer than this many characters takes a proportionally smaller share from its
+    neighbours (``neighbour_chars / len(content)``); 0 gives every record the full share. A short
+    chat turn ("Yes, last Friday") needs the turn before it to make sense; a long message says
+    what it means by itself, and lending to it only crowds out other sources."""
+    neighbour_seeds: int = Field(default=20, ge=1, le=500)
+    """How many of the best candidates lend relevance to their neighbours (and have their
+    neighbours fetched by the engine when they were not candidates already)."""
+    recency_weight: float = Field(default=0.02, ge=0, le=0.5)
+    recency_halflife_days: float = Field(default=90.0, gt=0)
+    strength_weight: float = Field(default=0.02, ge=0, le=0.5)
+    graph_weight: float = Field(default=0.1, ge=0, le=2)
+    """Scale of the graph expansion bonus (``search(..., graph_hops=1 or 2)``). On LoCoMo 0.1
+    helps a little and 0.2 or more hurts: the bonus then outweighs the query's own evidence."""
+    max_per_message: int = Field(default=0, ge=0, le=100)
+    """At most this many results that came from the same source message (0: no limit). A
+    message's raw turn and the facts extracted from it say much the same; a limit spends the
+    ``top_k`` slots on more of the conversation instead."""
+    piece_weight: float = Field(default=0.25, ge=0, le=1)
+    """How far a long record's best piece lifts its dense score above its own (whole-record)
+    vector: 1 scores it by its best piece, 0 by its own vector only. On BEAM (tuning split) 1
+    ranked long assistant replies above the user's evidence (R@10 0.573), 0.25 kept the gain of
+    finding a part of a long message without that bias (0.589; 0 gave 0.591)."""
+    group_by_source: bool = True
+    """Fuse the records of one source (a message and the facts drawn from it, matched on
+    ``sources[0]``'s ``session_id`` and ``message_id``) into one result, so ``top_k`` results are
+    ``top_k`` distinct sources and a fact adds recall instead of taking a slot from another
+    message. Records without a message source stand alone."""
+    related_weight: float = Field(default=0.0, ge=0, le=1)
+    """How much the other records of a source raise its score (see :func:`group_by_source`);
+    0: a source scores as its best record."""
+    context_weight: float = Field(default=0.8, ge=0, le=1)
+    """Scale of a context record's score (the bridge's record of a short message with the end of
+    the turn before it, see :func:`is_context_record`). Below 1, a source found only through the
+    words of the turn before it ranks below one its own words match; 0 leaves such sources to
+    the neighbour bonus."""
+    track_access: bool = True
+    """Record reads in ``last_accessed_at`` (reads keep a fact from decaying)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RankedCandidate:
+    """A fact with its final score, the parts of it, and the relevance before neighbours."""
+
+    fact: Fact
+    score: float
+    parts: ScoreParts
+    relevance: float = 0.0
+    """Fusion plus speaker, time and graph bonuses (what neighbours lend each other)."""
+
+
+def is_context_record(fact: Fact) -> bool:
+    """True for a context record: a message with the end of the turn before it (the bridge's
+    :attr:`~sagewai.context._bridge.MemoryBridge.context_records`), not the message verbatim.
+
+    Example:
+        >>> from sagewai.core._records import FactKind
+        >>> record = Fact(project_id="p", content="Q? Yes.", kind=FactKind.MESSAGE,
+        ...               metadata={CONTEXT_MARK: 3})
+        >>> is_context_record(record), is_context_record(record.model_copy(update={"metadata": {}}))
+        (True, False)
+    """
+    return fact.kind is FactKind.MESSAGE and CONTEXT_MARK in fact.metadata
+
+
+def recency_score(fact: Fact, now: datetime, halflife_days: float) -> float:
+    """1.0 for a fact valid from now, halving every ``halflife_days`` of age."""
+    age_days = max(0.0, (now - fact.effective_from).total_seconds() / 86_400.0)
+    return math.pow(0.5, age_days / halflife_days)
+
+
+def normalised_dense(
+    dense: Sequence[tuple[str, float]], extra: Mapping[str, float] | None = None
+) -> dict[str, float]:
+    """Min-max normalise cosines over the dense candidate list.
+
+    The pool's worst cosine maps to 0 and its best to 1: cosine values of one model cluster in a
+    narrow band that differs from query to query, and only the spread inside the band says how much
+    better one candidate is than another. ``extra`` cosines (neighbours fetched outside the pool)
+    use the same scale, clipped to [0, 1].
+
+    Example:
+        >>> normalised_dense([("a", 0.75), ("b", 0.5), ("c", 0.25)], {"d": 0.0})
+        {'a': 1.0, 'b': 0.5, 'c': 0.0, 'd': 0.0}
+    """
+    extra = extra or {}
+    if not dense:
+        return dict.fromkeys(extra, 0.0)
+    scores = [score for _, score in dense]
+    low, high = min(scores), max(scores)
+    spread = high - low
+    out: dict[str, float] = {}
+    for fact_id, score in [*dense, *extra.items()]:
+        # With a single pool score, the pool's hits are the best and anything below the worst.
+        value = (score - low) / spread if spread > 0 else float(score >= high)
+        out.setdefault(fact_id, min(1.0, max(0.0, value)))
+    return out
+
+
+def normalised_keyword(keyword: Sequence[tuple[str, float]]) -> dict[str, float]:
+    """Divide keyword scores by the best one (non-positive scores count as 0).
+
+    BM25 scores have no fixed scale (they grow with query length and rare terms), but their ratios
+    to the best hit do; the best hit maps to 1.
+
+    Example:
+        >>> normalised_keyword([("a", 4.0), ("b", 1.0)])
+        {'a': 1.0, 'b': 0.25}
+    """
+    best = max((score for _, score in keyword), default=0.0)
+    if best <= 0:
+        return {fact_id: 0.0 for fact_id, _ in keyword}
+    out: dict[str, float] = {}
+    for fact_id, score in keyword:
+        out.setdefault(fact_id, max(0.0, score) / best)
+    return out
+
+
+def standardised(
+    scores: Sequence[tuple[str, float]], scale: float, extra: Mapping[str, float] | None = None
+) -> dict[str, float]:
+    """How far each score stands above its list's mean, in ``scale`` standard deviations.
+
+    ``(score - mean) / (scale * std)`` clipped to [0, 1]. Unlike min-max or max normalisation,
+    a list whose best hit stands out (a rare word matched, a near-paraphrase) gives it a high
+    value, while a flat list (nothing stands out) gives every hit a low one: the list that is sure
+    of itself leads the fusion, whichever retriever it is. ``extra`` scores use the same scale.
+
+    Example:
+        >>> standardised([("a", 10.0), ("b", 1.0), ("c", 1.0), ("d", 0.0)], 1.5)
+        {'a': 1.0, 'b': 0.0, 'c': 0.0, 'd': 0.0}
+    """
+    extra = extra or {}
+    values = [score for _, score in scores]
+    if len(values) < 2:
+        return {fact_id: 1.0 for fact_id, _ in scores} | dict.fromkeys(extra, 0.0)
+    mean = sum(values) / len(values)
+    spread = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+    out: dict[str, float] = {}
+    for fact_id, score in [*scores, *extra.items()]:
+        value = (score - mean) / (scale * spread) if spread > 0 else 0.0
+        out.setdefault(fact_id, min(1.0, max(0.0, value)))
+    return out
+
+
+def convex_fusion(
+    dense: Mapping[str, float], keyword: Mapping[str, float], config: SearchConfig
+) -> dict[str, float]:
+    """Weighted mean of normalised dense and keyword scores (a missing score counts as 0)."""
+    total = config.dense_weight + config.keyword_weight
+    if total <= 0:
+        return dict.fromkeys([*dense, *keyword], 0.0)
+    return {
+        fact_id: (
+            config.dense_weight * dense.get(fact_id, 0.0)
+            + config.keyword_weight * keyword.get(fact_id, 0.0)
+        )
+        / total
+        for fact_id in dict.fromkeys([*dense, *keyword])
+    }
+
+
+def rrf_fusion(
+    dense_ids: Sequence[str], keyword_ids: Sequence[str], config: SearchConfig
+) -> dict[str, float]:
+    """Weighted reciprocal-rank fusion, divided by the best possible sum so it lies in [0, 1]."""
+    best = (config.dense_weight + config.keyword_weight) / (config.rrf_k + 1)
+    fused: dict[str, float] = {}
+    for weight, ids in ((config.dense_weight, dense_ids), (config.keyword_weight, keyword_ids)):
+        for rank, fact_id in enumerate(ids):
+            fused[fact_id] = fused.get(fact_id, 0.0) + weight / (config.rrf_k + 1 + rank)
+    return {fact_id: (value / best if best > 0 else 0.0) for fact_id, value in fused.items()}
+
+
+def speaker_matches(fact: Fact, names: Iterable[str]) -> bool:
+    """True when a name the query mentions is a word of the fact's speaker or subject.
+
+    Example:
+        >>> from sagewai.core._records import Provenance
+        >>> fact = Fact(project_id="p", content="I paint", sources=(Provenance(speaker="Mel"),))
+        >>> speaker_matches(fact, ["mel"]), speaker_matches(fact, ["caroline"])
+        (True, False)
+    """
+    wanted = set(names)
+    if not wanted:
+        return False
+    who = [source.speaker for source in fact.sources if source.speaker]
+    if fact.subject:
+        who.append(fact.subject)
+    return any(wanted.intersection(keyword_terms(name)) for name in who)
+
+
+def time_matches(fact: Fact) -> bool:
+    """True when a fact places something in time: an event, or a text with a time expression."""
+    return fact.fact_type is FactType.EVENT or mentions_time(fact.content)
+
+
+def neighbour_key(fact: Fact) -> NeighbourKey | None:
+    """``(session_id, turn_index)`` of the fact's first source that has both, else ``None``."""
+    for source in fact.sources:
+        if source.session_id is not None and source.turn_index is not None:
+            return (source.session_id, source.turn_index)
+    return None
+
+
+def neighbour_wanted(seeds: Iterable[Fact], window: int) -> dict[str, set[int]]:
+    """The turns, per session, whose facts can take a share of the seeds' relevance.
+
+    The engine fetches facts at these positions that are not candidates yet.
+    """
+    wanted: dict[str, set[int]] = {}
+    for fact in seeds:
+        key = neighbour_key(fact)
+        if key is None:
+            continue
+        session_id, turn = key
+        wanted.setdefault(session_id, set()).update(range(turn - window, turn + window + 1))
+    return wanted
+
+
+def _neighbour_lend(
+    relevance: Mapping[str, float],
+    keys: Mapping[str, NeighbourKey],
+    seeds: Sequence[str],
+    window: int,
+) -> dict[str, float]:
+    """For each fact, the best relevance among seed facts at most ``window`` turns away."""
+    by_position: dict[NeighbourKey, list[str]] = {}
+    for fact_id, key in keys.items():
+        by_position.setdefault(key, []).append(fact_id)
+    lent: dict[str, float] = {}
+    for seed in seeds:
+        seed_key = keys.get(seed)
+        if seed_key is None:
+            continue
+        session_id, turn = seed_key
+        for position in range(turn - window, turn + window + 1):
+            for fact_id in by_position.get((session_id, position), ()):
+                if fact_id != seed and relevance[seed] > lent.get(fact_id, 0.0):
+                    lent[fact_id] = relevance[seed]
+    return lent
+
+
+def fuse(
+    facts: Mapping[str, Fact],
+    dense: Sequence[tuple[str, float]],
+    keyword: Sequence[tuple[str, float]],
+    *,
+    config: SearchConfig,
+    now: datetime,
+    bonus: Mapping[str, float] | None = None,
+    query: QueryAnalysis | None = None,
+    extra_dense: Mapping[str, float] | None = None,
+) -> list[RankedCandidate]:
+    """Fuse ranked candidate lists into one ranking.
+
+    Args:
+        facts: The hydrated facts by id; ids missing here (deleted, filtered out) are dropped.
+        dense: ``(id, cosine)`` best first: the dense candidate pool.
+        keyword: ``(id, keyword score)`` best first.
+        config: Weights.
+        now: The reference time for recency.
+        bonus: Extra relevance per id from graph expansion, on the scale of the fusion (0..1).
+        query: The analysed query; without it, no speaker or time bonus is given.
+        extra_dense: ``id -> cosine`` of facts fetched outside the pool (neighbours of the best
+            candidates); they are scored on the pool's dense scale and take no keyword score.
+
+    Returns:
+        Candidates sorted by score, best first; ties broken by id for determinism.
+    """
+    bonus = {i: config.graph_weight * b for i, b in (bonus or {}).items()}
+    extra_dense = {i: s for i, s in (extra_dense or {}).items() if i in facts}
+    dense = [(i, s) for i, s in dense if i in facts]
+    keyword = [(i, s) for i, s in keyword if i in facts]
+    dense_rank = {fact_id: rank for rank, (fact_id, _) in enumerate(dense)}
+    keyword_rank = {fact_id: rank for rank, (fact_id, _) in enumerate(keyword)}
+    dense_score = {**extra_dense, **dict(dense)}
+    keyword_score = dict(keyword)
+
+    if config.fusion == "rrf":
+        fused = rrf_fusion([i for i, _ in dense], [i for i, _ in keyword], config)
+    elif config.fusion == "zscore":
+        fused = convex_fusion(
+            standardised(dense, config.zscore_scale, extra_dense),
+            standardised(keyword, config.zscore_scale),
+            config,
+        )
+    else:
+        fused = convex_fusion(
+            normalised_dense(dense, extra_dense), normalised_keyword(keyword), config
+        )
+    ids = dict.fromkeys([*fused, *extra_dense, *(i for i in bonus if i in facts)])
+    names = query.names if query is not None else ()
+    temporal = query is not None and query.temporal
+    speaker: dict[str, float] = {}
+    timed: dict[str, float] = {}
+    relevance: dict[str, float] = {}
+    for fact_id in ids:
+        fact = facts[fact_id]
+        speaker[fact_id] = config.speaker_bonus if speaker_matches(fact, names) else 0.0
+        timed[fact_id] = config.time_bonus if temporal and time_matches(fact) else 0.0
+        relevance[fact_id] = (
+            fused.get(fact_id, 0.0) + speaker[fact_id] + timed[fact_id] + bonus.get(fact_id, 0.0)
+        )
+
+    lent: dict[str, float] = {}
+    if config.neighbour_weight > 0:
+        keys = {i: k for i in ids if (k := neighbour_key(facts[i])) is not None}
+        seeds = sorted(relevance, key=lambda i: (-relevance[i], i))[: config.neighbour_seeds]
+        lent = _neighbour_lend(relevance, keys, seeds, config.neighbour_window)
+
+    top_relevance = 1.0 + config.speaker_bonus + config.time_bonus + max(bonus.values(), default=0)
+    ceiling = top_relevance * (1.0 + config.neighbour_weight)
+    blend = 1.0 - config.recency_weight - config.strength_weight
+    ranked: list[RankedCandidate] = []
+    for fact_id in ids:
+        fact = facts[fact_id]
+        share = config.neighbour_weight * lent.get(fact_id, 0.0)
+        if config.neighbour_chars and len(fact.content) > config.neighbour_chars:
+            share *= config.neighbour_chars / len(fact.content)
+        total = (relevance[fact_id] + share) / ceiling
+        recency = recency_score(fact, now, config.recency_halflife_days)
+        strength = min(1.0, fact.strength)
+        score = blend * total + config.recency_weight * recency + config.strength_weight * strength
+        if is_context_record(fact):
+            score *= config.context_weight
+        parts = ScoreParts(
+            dense=dense_score.get(fact_id),
+            keyword=keyword_score.get(fact_id),
+            dense_rank=dense_rank.get(fact_id),
+            keyword_rank=keyword_rank.get(fact_id),
+            fusion=fused.get(fact_id, 0.0),
+            recency=recency,
+            strength=strength,
+            graph=bonus.get(fact_id, 0.0),
+        )
+        ranked.append(RankedCandidate(fact, score, parts, relevance[fact_id]))
+    ranked.sort(key=lambda candidate: (-candidate.score, candidate.fact.id))
+    return ranked
+
+
+def _message_key(fact: Fact) -> tuple[str | None, str] | None:
+    for source in fact.sources:
+        if source.message_id is not None:
+            return (source.session_id, source.message_id)
+    return None
+
+
+def limit_per_message(
+    ranked: Sequence[RankedCandidate], max_per_message: int
+) -> list[RankedCandidate]:
+    """Keep at most ``max_per_message`` candidates per source message, best first.
+
+    Candidates without a source message are always kept; ``0`` keeps everything.
+    """
+    if max_per_message <= 0:
+        return list(ranked)
+    seen: dict[tuple[str | None, str], int] = {}
+    kept: list[RankedCandidate] = []
+    for candidate in ranked:
+        key = _message_key(candidate.fact)
+        if key is not None:
+            if seen.get(key, 0) >= max_per_message:
+                continue
+            seen[key] = seen.get(key, 0) + 1
+        kept.append(candidate)
+    return kept
+
+
+SourceKey = tuple[str | None, str]
+
+
+def source_key(fact: Fact) -> SourceKey | None:
+    """``(session_id, message_id)`` of the fact's first source, ``None`` when it names no message.
+
+    A message record and the facts drawn from it share this key (the records' contract).
+
+    Example:
+        >>> from sagewai.core._records import Provenance
+        >>> fact = Fact(project_id="p", content="x",
+        ...             sources=(Provenance(session_id="s1", message_id="m7"),))
+        >>> source_key(fact)
+        ('s1', 'm7')
+    """
+    if not fact.sources or fact.sources[0].message_id is None:
+        return None
+    return (fact.sources[0].session_id, fact.sources[0].message_id)
+
+
+@dataclass(frozen=True, slots=True)
+class SourceGroup:
+    """The records of one source as one result: the best record, the others, the group's score."""
+
+    score: float
+    best: RankedCandidate
+    others: tuple[RankedCandidate, ...]
+
+
+def group_by_source(
+    ranked: Sequence[RankedCandidate], related_weight: float = 0.0
+) -> list[SourceGroup]:
+    """Group ranked candidates by source (:func:`source_key`), best group first.
+
+    A group scores as its best record, raised by the others as independent evidence:
+    ``1 - (1 - best) * prod(1 - related_weight * other)`` (0 keeps the best record's score). A
+    source that both a message and a fact drawn from it match is then more likely the answer
+    than one matched by a single record, and scores stay in [0, 1].
+
+    Example:
+        >>> from sagewai.core._records import Provenance
+        >>> def c(i: str, m: str | None, score: float) -> RankedCandidate:
+        ...     src = (Provenance(session_id="s", message_id=m),) if m else ()
+        ...     return RankedCandidate(Fact(id=i, project_id="p", content=i, sources=src),
+        ...                            score, ScoreParts())
+        >>> groups = group_by_source([c("a", "m1", 0.9), c("b", None, 0.8), c("c", "m1", 0.7)])
+        >>> [(g.best.fact.id, [o.fact.id for o in g.others]) for g in groups]
+        [('a', ['c']), ('b', [])]
+        >>> [round(g.score, 2) for g in group_by_source(
+        ...     [c("a", "m1", 0.5), c("b", None, 0.6), c("c", "m1", 0.4)], related_weight=0.5)]
+        [0.6, 0.6]
+    """
+    members: dict[SourceKey | str, list[RankedCandidate]] = {}
+    for candidate in ranked:
+        key: SourceKey | str = source_key(candidate.fact) or candidate.fact.id
+        members.setdefault(key, []).append(candidate)
+    groups: list[SourceGroup] = []
+    for candidates in members.values():
+        top, *rest = candidates
+        missing = 1.0 - top.score
+        for other in rest:
+            missing *= 1.0 - related_weight * max(0.0, other.score)
+        # The record shown is the message or a fact, not the context record that found them.
+        best = next((c for c in candidates if not is_context_record(c.fact)), top)
+        others = tuple(c for c in candidates if c is not best)
+        groups.append(SourceGroup(1.0 - missing, best, others))
+    groups.sort(key=lambda g: (-g.score, g.best.fact.id))
+    return groups

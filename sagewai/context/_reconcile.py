@@ -1,0 +1,915 @@
+"""Write-time reconciliation: is a new fact new (ADD), a change (UPDATE) or a repeat (NOOP)?
+
+Without it, memory fills with "Alice lives in Paris", "Alice lives in Paris", "Alice lives in
+Berlin", all active, and retrieval returns a contradiction. Each candidate fact is compared with
+its nearest existing facts *in the same scope* (a user's conversation never changes a
+project-wide fact) before it is written:
+
+* ``reconcile.triple`` (UPDATE): same subject, same single-valued predicate, a different object
+  ("lives in Paris" -> "lives in Berlin"). The old fact is superseded, its validity closed when
+  the new statement began, so ``search(..., as_of=...)`` still finds it.
+* ``reconcile.negation`` (UPDATE): the candidate negates an existing statement, by triple
+  ("likes tea" / ``likes tea`` negated) or, without triples, by wording ("Alice likes tea" /
+  "Alice does not like tea").
+* ``reconcile.duplicate`` (NOOP): the same triple, or a cosine similarity at or above the
+  threshold with the same exact values; the existing fact is reinforced instead.
+* ``reconcile.new`` (ADD): anything else.
+
+The rules are pure functions of the candidate and its neighbours; the bridge does the I/O.
+:class:`LLMReconciler` asks a model instead, when the rules find nothing certain, and falls back to
+the rules whenever the model is unreachable or answers nonsense.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import re
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from sagewai.core import _lifecycle as lifecycle
+from sagewai.core._embedder import Vector, Vectors
+from sagewai.core._predicates import (
+    canonical_polarity,
+    is_single_valued,
+    normalize_predicate,
+)
+from sagewai.core._queries import FactQuery, VectorFilter, WriteBatch
+from sagewai.core._records import (
+    Fact,
+    FactChange,
+    FactKind,
+    FactStatus,
+    Provenance,
+    utcnow,
+)
+
+if TYPE_CHECKING:
+    from sagewai.context._engine import ContextEngine
+    from sagewai.llm._base import LLMClient
+
+__all__ = [
+    "Candidate",
+    "Claim",
+    "ClaimIndex",
+    "LLMReconciler",
+    "Neighbour",
+    "ReconcileAction",
+    "ReconcileDecision",
+    "Reconciler",
+    "ReconcilingWriter",
+    "RuleReconciler",
+    "WriteOutcome",
+    "already_sourced",
+    "decide",
+    "is_echo",
+    "negation_pair",
+]
+
+logger = logging.getLogger("sagewai.context._reconcile")
+
+DEFAULT_DUPLICATE_THRESHOLD = 0.92
+"""Cosine at or above which two facts with the same exact values say the same thing."""
+
+
+class ReconcileAction(StrEnum):
+    """What to do with a candidate fact."""
+
+    ADD = "add"
+    UPDATE = "update"
+    NOOP = "noop"
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbour:
+    """An existing fact near a candidate, with their cosine similarity."""
+
+    fact: Fact
+    similarity: float
+
+
+@dataclass(frozen=True, slots=True)
+class ReconcileDecision:
+    """The verdict on one candidate.
+
+    Attributes:
+        action: ADD, UPDATE or NOOP.
+        rule: The rule that decided (``reconcile.triple``, ``reconcile.duplicate``, ...).
+        reason: Why, in words (recorded in the facts' history).
+        targets: UPDATE: the facts the candidate supersedes; NOOP: the fact it repeats.
+    """
+
+    action: ReconcileAction
+    rule: str
+    reason: str
+    targets: tuple[Fact, ...] = ()
+
+
+# --------------------------------------------------------------------------- claims
+
+
+_ARTICLE = re.compile(r"^(?:the|a|an)\s+")
+_SPACES = re.compile(r"\s+")
+
+
+def _loose(text: str) -> str:
+    folded = _SPACES.sub(" ", text.casefold()).strip().strip(".,;:!?\"'")
+    return _ARTICLE.sub("", folded)
+
+
+@functools.lru_cache(maxsize=4096)
+def _canonical(predicate: str, negated: bool) -> tuple[str, bool]:
+    name = normalize_predicate(predicate) or _loose(predicate).replace(" ", "_")
+    return canonical_polarity(name, negated)
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """A fact's triple, normalised so two facts can be compared.
+
+    The predicate is the vocabulary name with antonyms folded (``dislikes`` is ``likes``
+    negated), subject and object are compared loosely (case, spacing, a leading article).
+    """
+
+    subject: str
+    predicate: str
+    object: str
+    negated: bool
+
+    @classmethod
+    def of(cls, fact: Fact) -> Claim | None:
+        """The claim of a fact, or ``None`` without a full triple."""
+        if not (fact.subject and fact.predicate and fact.object):
+            return None
+        predicate, negated = _canonical(fact.predicate, fact.metadata.get("negated") is True)
+        return cls(_loose(fact.subject), predicate, _loose(fact.object), negated)
+
+    def same_group(self, other: Claim) -> bool:
+        """Same subject and predicate."""
+        return self.subject == other.subject and self.predicate == other.predicate
+
+    def contradicts(self, other: Claim) -> bool:
+        """A statement and its negation, or two different values of a single-valued predicate."""
+        if not self.same_group(other):
+            return False
+        if self.object == other.object:
+            return self.negated != other.negated
+        return not self.negated and not other.negated and is_single_valued(self.predicate)
+
+
+# --------------------------------------------------------------------------- wording
+
+_NEGATION = re.compile(r"\b(?:not|never|no longer|neither|nor)\b|n['’]t\b", re.IGNORECASE)
+_FILLER = frozenset(
+    """
+    not never no longer neither nor do does did is am are was were has have had anymore
+    any more t don doesn didn isn aren wasn weren hasn haven won can cannot
+    """.split()  # noqa: SIM905 - a word list reads best as prose
+)
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def _stem(word: str) -> str:
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+def _core_words(text: str) -> frozenset[str]:
+    words = (w.casefold() for w in _WORD.findall(text))
+    return frozenset(_stem(w) for w in words if w not in _FILLER)
+
+
+def negation_pair(a: str, b: str, *, overlap: float = 0.8) -> bool:
+    """True when one text negates the other: one is negated, and without the negation and its
+    auxiliaries they say the same words.
+
+    Example:
+        >>> negation_pair("Alice likes tea", "Alice does not like tea")
+        True
+        >>> negation_pair("Alice likes tea", "Bob does not like coffee")
+        False
+    """
+    if bool(_NEGATION.search(a)) == bool(_NEGATION.search(b)):
+        return False
+    words_a, words_b = _core_words(a), _core_words(b)
+    if not words_a or not words_b:
+        return False
+    return len(words_a & words_b) / len(words_a | words_b) >= overlap
+
+
+def _exact(fact: Fact) -> frozenset[str]:
+    return frozenset(fact.exact_values)
+
+
+# --------------------------------------------------------------------------- the rules
+
+
+def decide(
+    candidate: Fact,
+    neighbours: Sequence[Neighbour],
+    *,
+    duplicate_threshold: float = DEFAULT_DUPLICATE_THRESHOLD,
+) -> ReconcileDecision:
+    """Decide ADD, UPDATE or NOOP for ``candidate`` against existing facts of its scope.
+
+    Rules in order: triple contradiction (UPDATE, every contradicted fact), same triple (NOOP),
+    negation by wording (UPDATE), similarity at or above ``duplicate_threshold`` with equal exact
+    values and no differing triple (NOOP), else ADD. Neighbours of another scope are ignored.
+
+    Example:
+        >>> old = Fact(project_id="p", content="Alice lives in Paris", subject="Alice",
+        ...            predicate="lives_in", object="Paris")
+        >>> new = Fact(project_id="p", content="Alice lives in Berlin", subject="Alice",
+        ...            predicate="lives_in", object="Berlin")
+        >>> decide(new, [Neighbour(old, 0.8)]).action
+        <ReconcileAction.UPDATE: 'update'>
+    """
+    same_scope = [
+        n
+        for n in neighbours
+        if n.fact.scope_key == candidate.scope_key and n.fact.id != candidate.id
+    ]
+    claim = Claim.of(candidate)
+    if claim is not None:
+        contradicted: list[Fact] = []
+        repeated: Neighbour | None = None
+        for neighbour in same_scope:
+            other = Claim.of(neighbour.fact)
+            if other is None:
+                continue
+            if claim.contradicts(other):
+                contradicted.append(neighbour.fact)
+            elif other == claim and (
+                repeated is None or neighbour.similarity > repeated.similarity
+            ):
+                repeated = neighbour
+        if contradicted:
+            first = Claim.of(contradicted[0])
+            assert first is not None
+            negation = first.object == claim.object
+            rule = "reconcile.negation" if negation else "reconcile.triple"
+            why = (
+                "negates the earlier statement"
+                if negation
+                else f"{claim.predicate!r} holds one value at a time: {first.object!r} -> "
+                f"{claim.object!r}"
+            )
+            return ReconcileDecision(
+                ReconcileAction.UPDATE, rule, f"{claim.subject!r} {why}", tuple(contradicted)
+            )
+        if repeated is not None:
+            return ReconcileDecision(
+                ReconcileAction.NOOP,
+                "reconcile.duplicate",
+                f"same statement ({claim.subject!r} {claim.predicate} {claim.object!r})",
+                (repeated.fact,),
+            )
+    negated = [n.fact for n in same_scope if negation_pair(candidate.content, n.fact.content)]
+    if negated:
+        return ReconcileDecision(
+            ReconcileAction.UPDATE,
+            "reconcile.negation",
+            f"negates {negated[0].content!r}",
+            tuple(negated),
+        )
+    for neighbour in sorted(same_scope, key=lambda n: -n.similarity):
+        if neighbour.similarity < duplicate_threshold:
+            break
+        other = Claim.of(neighbour.fact)
+        if claim is not None and other is not None and other != claim:
+            continue  # similar wording, different statements ("likes tea" / "likes coffee")
+        if _exact(candidate) != _exact(neighbour.fact):
+            continue  # "port 5432" is not "port 5433", however close the sentences are
+        return ReconcileDecision(
+            ReconcileAction.NOOP,
+            "reconcile.duplicate",
+            f"cosine {neighbour.similarity:.3f} >= {duplicate_threshold}, same exact values",
+            (neighbour.fact,),
+        )
+    return ReconcileDecision(
+        ReconcileAction.ADD, "reconcile.new", "no equivalent or conflicting fact"
+    )
+
+
+def is_echo(role: str, best_similarity: float, *, threshold: float) -> bool:
+    """True when an assistant turn restates what memory already holds (not new knowledge).
+
+    Only the assistant's own turns are echoes: a user repeating a fact is evidence (a NOOP that
+    reinforces it), the agent reading its memory back is not.
+    """
+    return role == "assistant" and best_similarity >= threshold
+
+
+# --------------------------------------------------------------------------- strategies
+
+
+@runtime_checkable
+class Reconciler(Protocol):
+    """Decides ADD / UPDATE / NOOP for a candidate fact given its neighbours."""
+
+    async def decide(self, candidate: Fact, neighbours: Sequence[Neighbour]) -> ReconcileDecision:
+        """The decision for ``candidate``."""
+        ...
+
+
+class RuleReconciler:
+    """The default: the rules of :func:`decide`, no model.
+
+    Args:
+        duplicate_threshold: Cosine at or above which two facts are the same statement.
+
+    Example:
+        >>> import asyncio
+        >>> fact = Fact(project_id="p", content="Alice likes tea")
+        >>> asyncio.run(RuleReconciler().decide(fact, [])).action
+        <ReconcileAction.ADD: 'add'>
+    """
+
+    def __init__(self, *, duplicate_threshold: float = DEFAULT_DUPLICATE_THRESHOLD) -> None:
+        if not 0.0 < duplicate_threshold <= 1.0:
+            raise ValueError("duplicate_threshold must be in (0, 1]")
+        self.duplicate_threshold = duplicate_threshold
+
+    async def decide(self, candidate: Fact, neighbours: Sequence[Neighbour]) -> ReconcileDecision:
+        return decide(candidate, neighbours, duplicate_threshold=self.duplicate_threshold)
+
+
+_LLM_PROMPT = """You keep an agent's long-term memory consistent.
+A new fact arrived. Compare it with the existing facts and answer with JSON only:
+{"action": "ADD" | "UPDATE" | "NOOP", "targets": [numbers of existing facts], "reason": "..."}
+- NOOP: the new fact says the same as an existing fact (name it in targets).
+- UPDATE: the new fact replaces or contradicts existing facts that are no longer true (name them).
+- ADD: the new fact is new information.
+Never treat different exact values (ids, numbers, versions, paths) as the same."""
+
+
+class LLMReconciler:
+    """A model judges ADD / UPDATE / NOOP when the rules are not certain.
+
+    The rules still decide alone when they are certain (a triple contradiction or repeat) or when
+    no neighbour is similar enough to matter (an obvious ADD), so the model is asked only about
+    the ambiguous cases. Any failure (unreachable model, malformed JSON, a target number that does
+    not exist) falls back to the rules' decision, logged once per reconciler.
+
+    Args:
+        client: The model, through the LLM layer (``LiteLLMClient``, ``ScriptedLLM``, ...).
+        duplicate_threshold: The rules' threshold (see :class:`RuleReconciler`).
+        ask_above: Ask the model only when a neighbour is at least this similar.
+        max_neighbours: How many neighbours the model is shown.
+        timeout: Seconds per model call.
+
+    Example:
+        >>> import asyncio
+        >>> from sagewai.testing._llm import ScriptedLLM
+        >>> llm = ScriptedLLM(['{"action": "NOOP", "targets": [1], "reason": "same"}'])
+        >>> old = Fact(project_id="p", content="Alice enjoys green tea")
+        >>> new = Fact(project_id="p", content="Alice is fond of green tea")
+        >>> asyncio.run(LLMReconciler(llm).decide(new, [Neighbour(old, 0.7)])).rule
+        'reconcile.llm'
+    """
+
+    def __init__(
+        self,
+        client: LLMClient,
+        *,
+        duplicate_threshold: float = DEFAULT_DUPLICATE_THRESHOLD,
+        ask_above: float = 0.5,
+        max_neighbours: int = 5,
+        timeout: float | None = 30.0,
+    ) -> None:
+        self.client = client
+        self.rules = RuleReconciler(duplicate_threshold=duplicate_threshold)
+        self.ask_above = ask_above
+        self.max_neighbours = max_neighbours
+        self.timeout = timeout
+        self._warned = False
+
+    async def decide(self, candidate: Fact, neighbours: Sequence[Neighbour]) -> ReconcileDecision:
+        ruled = await self.rules.decide(candidate, neighbours)
+        if ruled.rule in ("reconcile.triple", "reconcile.negation") or (
+            ruled.rule == "reconcile.duplicate" and Claim.of(candidate) is not None
+        ):
+            return ruled
+        shown = sorted(
+            (
+                n
+                for n in neighbours
+                if n.fact.scope_key == candidate.scope_key and n.similarity >= self.ask_above
+            ),
+            key=lambda n: -n.similarity,
+        )[: self.max_neighbours]
+        if not shown:
+            return ruled
+        try:
+            return await self._ask(candidate, shown)
+        except Exception as exc:  # the model must never break a conversation loop
+            if not self._warned:
+                self._warned = True
+                logger.warning("LLM reconciler fell back to the rules: %s", exc)
+            return ruled
+
+    async def _ask(self, candidate: Fact, shown: Sequence[Neighbour]) -> ReconcileDecision:
+        from sagewai.llm._errors import MalformedOutputError
+        from sagewai.llm._jsonparse import parse_json_lenient
+
+        listing = "\n".join(f"{i}. {n.fact.content}" for i, n in enumerate(shown, start=1))
+        response = await self.client.complete(
+            [
+                {"role": "system", "content": _LLM_PROMPT},
+                {
+                    "role": "user",
+                    "content": f"Existing facts:\n{listing}\n\nNew fact: {candidate.content}",
+                },
+            ],
+            response_format={"type": "json_object"},
+            timeout=self.timeout,
+        )
+        answer: Any = parse_json_lenient(response.content or "")
+        if not isinstance(answer, dict):
+            raise MalformedOutputError("the reconciler's answer is not a JSON object")
+        try:
+            action = ReconcileAction(str(answer.get("action", "")).lower())
+        except ValueError as exc:
+            raise MalformedOutputError(f"unknown action {answer.get('action')!r}") from exc
+        raw_targets = answer.get("targets", answer.get("target", []))
+        if not isinstance(raw_targets, list):
+            raw_targets = [raw_targets]
+        targets: list[Fact] = []
+        for number in raw_targets:
+            if not isinstance(number, int) or not 1 <= number <= len(shown):
+                raise MalformedOutputError(f"target {number!r} names no listed fact")
+            targets.append(shown[number - 1].fact)
+        if action is not ReconcileAction.ADD and not targets:
+            raise MalformedOutputError(f"{action.value} without a target")
+        if action is ReconcileAction.NOOP:
+            targets = targets[:1]
+            if _exact(candidate) != _exact(targets[0]):
+                raise MalformedOutputError("the model merged facts with different exact values")
+        reason = answer.get("reason")
+        return ReconcileDecision(
+            action,
+            "reconcile.llm",
+            str(reason)[:500] if reason else f"the model judged {action.value}",
+            tuple({f.id: f for f in targets}.values()) if action is not ReconcileAction.ADD else (),
+        )
+
+
+# --------------------------------------------------------------------------- applying decisions
+
+_LIVE = (FactStatus.ACTIVE, FactStatus.FLAGGED)
+_NOT_MESSAGES = (FactKind.FACT.value, FactKind.DOCUMENT.value)
+
+
+def already_sourced(fact: Fact, source: Provenance) -> bool:
+    """True when ``fact`` already records ``source`` (the same message of the same session).
+
+    A replayed message must not reinforce a fact twice: this is what makes NOOP idempotent.
+    """
+    if source.message_id is None:
+        return False
+    return any(
+        s.session_id == source.session_id and s.message_id == source.message_id
+        for s in fact.sources
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A fact the bridge wants to store, with the turn it came from."""
+
+    fact: Fact
+    role: str
+    source: Provenance
+    recalled: tuple[str, ...] | None = None
+    """Ids of the facts the agent was shown in this candidate's session (an assistant's
+    restatement of one is an echo); ``None``: the ``recalled`` given to the write."""
+
+
+@dataclass(slots=True)
+class WriteOutcome:
+    """What one reconciled write did."""
+
+    added: int = 0
+    updated: int = 0
+    reinforced: int = 0
+    echoes: int = 0
+    already_stored: int = 0
+    messages_stored: int = 0
+    """Verbatim message records written with the batch (new ones; a replay writes none)."""
+    decisions: list[tuple[str, ReconcileDecision]] = field(default_factory=list)
+    """``(candidate fact id, decision)`` for every candidate that reached a decision."""
+
+    def merge(self, other: WriteOutcome) -> None:
+        """Add ``other``'s counts to these."""
+        self.added += other.added
+        self.updated += other.updated
+        self.reinforced += other.reinforced
+        self.echoes += other.echoes
+        self.already_stored += other.already_stored
+        self.messages_stored += other.messages_stored
+        self.decisions.extend(other.decisions)
+
+
+@dataclass(slots=True)
+class _ScopeClaims:
+    subjects: dict[str, dict[str, Claim]]
+    synced: datetime
+
+
+class ClaimIndex:
+    """The live claims per (scope, subject) a writer has seen, kept in step incrementally.
+
+    Finding every live fact that a candidate repeats or contradicts needs all live facts of its
+    subject, which grow with the conversation (hundreds about one person). Loading them for each
+    candidate is quadratic; this index loads a subject's group once, then, before each write,
+    asks the metadata store only for the scope's facts written since its last look
+    (``FactQuery.updated_since``, with a safety margin for clock skew), so it also sees what other
+    writers (the consolidator, another process) changed. It only *names* candidates: the writer
+    re-reads them from the store before deciding, so a fact deleted meanwhile is never acted on.
+
+    Args:
+        engine: Whose metadata store is read.
+        max_scopes: Scopes kept; the least recently used is dropped beyond it.
+        margin: Seconds re-read before the last look, against clock skew between writers.
+    """
+
+    def __init__(
+        self, engine: ContextEngine, *, max_scopes: int = 10_000, margin: float = 5.0
+    ) -> None:
+        self.engine = engine
+        self.max_scopes = max_scopes
+        self.margin = timedelta(seconds=margin)
+        self._scopes: OrderedDict[str, _ScopeClaims] = OrderedDict()
+
+    async def prepare(self, wanted: Mapping[str, Iterable[str]]) -> None:
+        """Bring these scopes (scope key to subjects) up to date; call before :meth:`related`."""
+        engine, project_id = self.engine, self.engine.project_id
+        for key, subjects in wanted.items():
+            started = utcnow()
+            scope = self._scopes.get(key)
+            if scope is None:
+                scope = self._scopes[key] = _ScopeClaims({}, started - self.margin)
+                while len(self._scopes) > self.max_scopes:
+                    self._scopes.popitem(last=False)
+            else:
+                self._scopes.move_to_end(key)
+                changed = await engine.find(
+                    FactQuery(project_id=project_id, scope_keys=(key,), updated_since=scope.synced)
+                )
+                for fact in changed:
+                    group = scope.subjects.get(fact.subject or "")
+                    if group is not None:
+                        self._apply(group, fact)
+                scope.synced = started - self.margin
+            for subject in subjects:
+                if subject not in scope.subjects:
+                    scope.subjects[subject] = await self._load(key, subject)
+
+    async def _load(self, key: str, subject: str) -> dict[str, Claim]:
+        engine, project_id = self.engine, self.engine.project_id
+        group: dict[str, Claim] = {}
+        after: tuple[datetime, str] | None = None
+        while True:
+            page = await engine.find(
+                FactQuery(
+                    project_id=project_id,
+                    scope_keys=(key,),
+                    subject=subject,
+                    statuses=_LIVE,
+                    after=after,
+                    limit=1000,
+                )
+            )
+            for fact in page:
+                self._apply(group, fact)
+            if len(page) < 1000:
+                return group
+            after = (page[-1].created_at, page[-1].id)
+
+    def related(self, key: str, subject: str, claim: Claim) -> list[str]:
+        """Ids of live facts of ``subject`` in the scope that ``claim`` repeats or contradicts."""
+        scope = self._scopes.get(key)
+        group = scope.subjects.get(subject, {}) if scope is not None else {}
+        return [i for i, other in group.items() if other == claim or claim.contradicts(other)]
+
+    @staticmethod
+    def _apply(group: dict[str, Claim], fact: Fact) -> None:
+        claim = Claim.of(fact) if fact.status in _LIVE else None
+        if claim is None:
+            group.pop(fact.id, None)
+        else:
+            group[fact.id] = claim
+
+
+class ReconcilingWriter:
+    """Writes candidate facts through a :class:`ContextEngine`, reconciled, in one atomic commit.
+
+    The I/O edge of reconciliation: it finds each candidate's neighbours in its own scope (nearest
+    vectors plus every live fact of the same subject that it repeats or contradicts, so a
+    contradiction is found however far apart the wordings are), asks the reconciler, and turns
+    the decisions into one :class:`~sagewai.core._queries.WriteBatch` with an audited change
+    per decision. The reads of a batch are gathered up front (vector searches run concurrently,
+    facts are read in one call), so a batch costs a handful of store round trips, not a few per
+    fact.
+
+    Every decided candidate leaves a record under its (deterministic) id: ADD and UPDATE store
+    the fact, NOOP stores the repeat with status MERGED (``merged_into`` the reinforced fact; not
+    indexed, not searched by default). A candidate whose id is already stored is skipped, so
+    writing the same candidates again (a replay after a crash) changes nothing, even when the
+    first write changed what the candidates would now be compared with.
+
+    Args:
+        engine: Where the facts go.
+        reconciler: Decides ADD / UPDATE / NOOP (rules by default).
+        neighbours: How many nearest facts each candidate is compared with.
+        echo_threshold: Cosine at or above which an assistant's fact restates memory.
+        reinforce_step: How much a repeat adds to a fact's strength.
+        actor: Recorded as the author of the changes.
+    """
+
+    def __init__(
+        self,
+        engine: ContextEngine,
+        *,
+        reconciler: Reconciler | None = None,
+        neighbours: int = 8,
+        echo_threshold: float = 0.85,
+        reinforce_step: float = 0.2,
+        actor: str = "bridge",
+    ) -> None:
+        self.engine = engine
+        self.reconciler: Reconciler = reconciler or RuleReconciler()
+        self.neighbours = neighbours
+        self.echo_threshold = echo_threshold
+        self.reinforce_step = reinforce_step
+        self.actor = actor
+        self.claims = ClaimIndex(engine)
+        self._lock = asyncio.Lock()
+
+    async def write(
+        self,
+        candidates: Sequence[Candidate],
+        *,
+        recalled: Sequence[str] = (),
+        verbatim: Sequence[Fact] = (),
+    ) -> WriteOutcome:
+        """Reconcile and store ``candidates`` (in order) in one commit.
+
+        Args:
+            candidates: The facts to store, oldest turn first.
+            recalled: Ids of facts the agent was shown this session (assistant turns restating
+                them are echoes); a candidate's own ``recalled`` wins, so one write may hold
+                the turns of several sessions.
+            verbatim: Records stored as they are, without reconciliation, in the same commit
+                (the messages the candidates were drawn from); those already stored are skipped.
+        """
+        outcome = WriteOutcome()
+        if not candidates and not verbatim:
+            return outcome
+        engine = self.engine
+        await engine.open()
+        async with self._lock:  # decisions read what earlier writes stored: one write at a time
+            stored = await engine.get_many(
+                [c.fact.id for c in candidates] + [r.id for r in verbatim]
+            )
+            known = {fact.id for fact in stored}
+            fresh = [c for c in candidates if c.fact.id not in known]
+            records = [r for r in verbatim if r.id not in known]
+            outcome.already_stored = len(candidates) - len(fresh)
+            if not fresh and not records:
+                return outcome
+            # One embedding call for the batch's facts and messages.
+            embedded = await engine.embedder.embed_documents(
+                [c.fact.content for c in fresh] + [r.content for r in records]
+            )
+            vectors = embedded[: len(fresh)]
+            reads = await self._read(fresh, vectors, recalled) if fresh else []
+            plan = _Plan(at=utcnow())
+            for candidate, vector, seen in zip(fresh, vectors, reads, strict=True):
+                if candidate.role == "assistant":
+                    best = max([seen.known_best, *self._pending_cosines(vector, plan)])
+                    if is_echo(candidate.role, best, threshold=self.echo_threshold):
+                        outcome.echoes += 1
+                        continue
+                neighbours = self._neighbours(candidate.fact, vector, seen, plan)
+                decision = await self.reconciler.decide(candidate.fact, neighbours)
+                outcome.decisions.append((candidate.fact.id, decision))
+                self._apply(candidate, vector, decision, plan, outcome)
+            # After the decisions: a message is never a neighbour of the facts drawn from it.
+            for record, vector in zip(records, embedded[len(fresh) :], strict=True):
+                plan.upserts[record.id] = record
+                plan.new_ids.append(record.id)
+                plan.vectors[record.id] = vector
+                plan.changes.append(
+                    lifecycle.created(
+                        record,
+                        lifecycle.Cause(self.actor, "bridge.message", "the message, verbatim"),
+                    )
+                )
+            outcome.messages_stored = len(records)
+            if plan.upserts:
+                batch = WriteBatch(
+                    engine.project_id, upserts=list(plan.upserts.values()), changes=plan.changes
+                )
+                await engine.commit(
+                    batch,
+                    new=[plan.upserts[i] for i in plan.new_ids],
+                    vectors=np.stack([plan.vectors[i] for i in plan.new_ids])
+                    if plan.new_ids
+                    else None,
+                )
+        return outcome
+
+    async def _read(
+        self, fresh: Sequence[Candidate], vectors: Vectors, recalled: Sequence[str]
+    ) -> list[_Seen]:
+        """Everything the decisions of a batch read, in a few round trips."""
+        engine = self.engine
+        live = tuple(s.value for s in _LIVE)
+        keys = [c.fact.scope_key for c in fresh]
+        # Verbatim messages are the sources of facts, never their neighbours: a fact is not a
+        # repeat of the message it was drawn from, and no decision may supersede a message.
+        kinds = _NOT_MESSAGES
+        searches = [
+            engine.nearest(vector, self.neighbours, VectorFilter((key,), live, kinds=kinds))
+            for vector, key in zip(vectors, keys, strict=True)
+        ]
+        assistant = [i for i, c in enumerate(fresh) if c.role == "assistant"]
+        searches += [
+            engine.nearest(
+                vectors[i], 3, VectorFilter(fresh[i].fact.address.readable_keys(), kinds=kinds)
+            )
+            for i in assistant
+        ]
+        hits = await asyncio.gather(*searches)
+        shown: list[tuple[str, ...]] = [
+            tuple(recalled) if c.recalled is None else c.recalled for c in fresh
+        ]
+        wanted_vectors = list(dict.fromkeys(i for row in assistant for i in shown[row]))
+        recalled_vectors = await engine.get_vectors(wanted_vectors) if wanted_vectors else {}
+        wanted: dict[str, set[str]] = {}
+        claims = [Claim.of(c.fact) for c in fresh]
+        for candidate, key, claim in zip(fresh, keys, claims, strict=True):
+            if claim is not None and candidate.fact.subject:
+                wanted.setdefault(key, set()).add(candidate.fact.subject)
+        await self.claims.prepare(wanted)
+        related = [
+            self.claims.related(key, c.fact.subject, claim)
+            if claim is not None and c.fact.subject
+            else []
+            for c, key, claim in zip(fresh, keys, claims, strict=True)
+        ]
+        ids = {h.id for found in hits[: len(fresh)] for h in found}
+        ids.update(i for group in related for i in group)
+        facts = {
+            f.id: f
+            for f in await engine.get_many(sorted(ids))
+            if f.project_id == engine.project_id
+            and f.status in _LIVE
+            and f.kind is not FactKind.MESSAGE
+        }
+        scores = {h.id: h.score for found in hits[: len(fresh)] for h in found}
+        unscored = [i for i in facts if i not in scores]
+        extra = await engine.get_vectors(unscored) if unscored else {}
+        echo_best = dict(zip(assistant, hits[len(fresh) :], strict=True))
+        seen: list[_Seen] = []
+        for row, key in enumerate(keys):
+            vector = vectors[row]
+            mine = {h.id: h.score for h in hits[row]} | {
+                i: float(extra[i] @ vector) for i in related[row] if i in extra
+            }
+            # Defence in depth: whatever the index said, a neighbour is of this exact scope.
+            neighbours = {i: facts[i] for i in mine if i in facts and facts[i].scope_key == key}
+            best = max(
+                [
+                    -1.0,
+                    *(h.score for h in echo_best.get(row, [])),
+                    *(
+                        float(recalled_vectors[i] @ vector)
+                        for i in (shown[row] if row in echo_best else ())
+                        if i in recalled_vectors
+                    ),
+                ]
+            )
+            seen.append(_Seen(neighbours, mine, best))
+        return seen
+
+    @staticmethod
+    def _pending_cosines(vector: Vector, plan: _Plan) -> list[float]:
+        return [float(plan.vectors[i] @ vector) for i in plan.new_ids]
+
+    def _neighbours(self, fact: Fact, vector: Vector, seen: _Seen, plan: _Plan) -> list[Neighbour]:
+        """The candidate's neighbours as they stand now: read state plus this batch's writes."""
+        key = fact.scope_key
+        found = dict(seen.facts)
+        similarity = dict(seen.similarity)
+        for fact_id, pending in plan.upserts.items():
+            if fact_id in found or (fact_id in plan.vectors and plan.keys[fact_id] == key):
+                found[fact_id] = pending
+                if fact_id in plan.vectors:
+                    similarity[fact_id] = float(plan.vectors[fact_id] @ vector)
+        return [
+            Neighbour(other, similarity.get(fact_id, 0.0))
+            for fact_id, other in found.items()
+            if other.status in _LIVE
+        ]
+
+    def _apply(
+        self,
+        candidate: Candidate,
+        vector: Vector,
+        decision: ReconcileDecision,
+        plan: _Plan,
+        outcome: WriteOutcome,
+    ) -> None:
+        fact = candidate.fact
+        why = lifecycle.Cause(self.actor, decision.rule, decision.reason, at=plan.at)
+        if decision.action is ReconcileAction.NOOP:
+            target = plan.upserts.get(decision.targets[0].id, decision.targets[0])
+            # The repeat is kept as a MERGED record (not indexed, never searched by default): the
+            # audit trail of what was said, and the marker that makes a replay skip it.
+            merged = lifecycle.merge(fact, why, into_id=target.id, stored=False)
+            plan.upserts[merged.fact.id] = merged.fact
+            plan.changes.append(merged.change)
+            if already_sourced(target, candidate.source):
+                return  # the same message said it twice: one reinforcement per message
+            stronger = lifecycle.reinforce(
+                target,
+                why.because(f"{decision.reason}; repeated as {fact.content!r}"),
+                source=candidate.source,
+                step=self.reinforce_step,
+                confidence=fact.confidence,
+                related=(merged.fact.id,),
+            )
+            plan.upserts[target.id] = stronger.fact
+            plan.changes.append(stronger.change)
+            outcome.reinforced += 1
+            return
+        targets = [plan.upserts.get(t.id, t) for t in decision.targets]
+        newer = sorted(
+            (t for t in targets if t.effective_from > fact.effective_from),
+            key=lambda t: t.effective_from,
+        )
+        older = [t for t in targets if t.effective_from <= fact.effective_from]
+        stored = fact
+        late: lifecycle.Transition | None = None
+        if newer:  # the statement predates what memory holds: keep it as history
+            late = lifecycle.supersede(
+                fact,
+                why.because(f"{decision.reason}; a later statement already holds"),
+                successor_id=newer[0].id,
+                ends=newer[0].effective_from,
+            )
+            stored = late.fact
+        plan.upserts[stored.id] = stored
+        plan.new_ids.append(stored.id)
+        plan.vectors[stored.id] = vector
+        plan.keys[stored.id] = stored.scope_key
+        plan.changes.append(lifecycle.created(stored, why, related=tuple(t.id for t in targets)))
+        if late is not None:
+            plan.changes.append(late.change)
+        for target in older:
+            closed = lifecycle.supersede(
+                target, why, successor_id=stored.id, ends=fact.effective_from
+            )
+            plan.upserts[target.id] = closed.fact
+            plan.changes.append(closed.change)
+        if decision.action is ReconcileAction.UPDATE:
+            outcome.updated += 1
+        else:
+            outcome.added += 1
+
+
+@dataclass(frozen=True, slots=True)
+class _Seen:
+    """What one candidate's decision reads from the stores (before this batch's writes)."""
+
+    facts: dict[str, Fact]
+    similarity: dict[str, float]
+    known_best: float
+    """Highest cosine to a fact the turn's reader can already see (echo detection)."""
+
+
+@dataclass(slots=True)
+class _Plan:
+    """The writes one reconciled batch accumulates before its single commit."""
+
+    at: datetime
+    upserts: dict[str, Fact] = field(default_factory=dict)
+    new_ids: list[str] = field(default_factory=list)
+    vectors: dict[str, Vector] = field(default_factory=dict)
+    """Vectors of the facts this batch creates (they are not in the index yet)."""
+    keys: dict[str, str] = field(default_factory=dict)
+    """Scope keys of the facts this batch creates."""
+    changes: list[FactChange] = field(default_factory=list)

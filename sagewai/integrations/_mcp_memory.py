@@ -1,0 +1,355 @@
+"""The memory operations behind the MCP server, confined to allowed projects and users.
+
+Kept apart from the MCP layer (``sagewai.integrations.mcp``), which only translates arguments
+and errors: every scoping decision is made here, with no dependency on the ``mcp`` package, so
+it holds for any front end built on :class:`ScopedMemory` and is tested without a transport.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+from sagewai.core._records import ChangeAction, Fact, FactChange, FactStatus, new_id
+from sagewai.core._scope import validate_identifier
+from sagewai.errors import FactNotFoundError, InvalidInputError
+
+if TYPE_CHECKING:
+    from sagewai.context._bridge import MemoryBridge
+    from sagewai.context._engine import ContextEngine
+    from sagewai.intelligence.extraction._base import FactExtractor
+
+__all__ = ["LIST_LIMIT", "ScopeRefusedError", "ScopedMemory", "fact_view"]
+
+LIST_LIMIT = 1000
+"""Most facts one ``list_facts`` call returns."""
+
+
+class ScopeRefusedError(InvalidInputError):
+    """A call named a project or user outside what the server was started for."""
+
+
+def fact_view(fact: Fact) -> dict[str, Any]:
+    """The fields of a fact a client needs to read and act on it, JSON-ready."""
+    data = fact.model_dump(
+        mode="json",
+        include={
+            "id",
+            "content",
+            "fact_type",
+            "kind",
+            "scope",
+            "user_id",
+            "session_id",
+            "subject",
+            "predicate",
+            "object",
+            "confidence",
+            "status",
+            "tags",
+            "created_at",
+            "valid_from",
+            "valid_to",
+            "superseded_by",
+            "merged_into",
+        },
+    )
+    return {key: value for key, value in data.items() if value not in (None, [], ())}
+
+
+def _change_view(change: FactChange) -> dict[str, Any]:
+    return change.model_dump(mode="json", exclude_none=True)
+
+
+def _parse_time(value: str | None, what: str) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        when = datetime.fromisoformat(value)
+    except ValueError as exc:
+        raise InvalidInputError(f"{what} must be an ISO 8601 time, got {value!r}") from exc
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)  # naive: UTC
+
+
+class ScopedMemory:
+    """The memory operations of the MCP server, confined to allowed projects and users.
+
+    The MCP layer only translates arguments and errors; every scoping decision is made here, so
+    it holds for any front end built on this class.
+
+    Args:
+        engine: The engine of the default project (its stores are shared with the engines of
+            the other allowed projects).
+        user_id: The default user: facts are written to and read from this user's scope.
+        allowed_projects: Other projects a call may name.
+        allowed_users: Other users a call may name.
+        fact_extractor: The bridge's extractor (default: the offline rules).
+    """
+
+    def __init__(
+        self,
+        engine: ContextEngine,
+        *,
+        user_id: str,
+        allowed_projects: Collection[str] = (),
+        allowed_users: Collection[str] = (),
+        fact_extractor: FactExtractor | None = None,
+    ) -> None:
+        self.engine = engine
+        self.user_id = validate_identifier(user_id, "user_id")
+        self.projects = {engine.project_id} | {
+            validate_identifier(p, "project_id") for p in allowed_projects
+        }
+        self.users = {self.user_id} | {validate_identifier(u, "user_id") for u in allowed_users}
+        self._extractor = fact_extractor
+        self._engines: dict[str, ContextEngine] = {engine.project_id: engine}
+        self._bridges: dict[str, MemoryBridge] = {}
+
+    # ------------------------------------------------------------------ scoping
+
+    def resolve(self, project: str | None, user: str | None) -> tuple[ContextEngine, str]:
+        """The engine and user a call may act on.
+
+        Raises:
+            ScopeRefusedError: the call names a project or user that is not allowed.
+        """
+        project = self.engine.project_id if project is None else project
+        user = self.user_id if user is None else user
+        if project not in self.projects:
+            raise ScopeRefusedError(f"project {project!r} is not served here")
+        if user not in self.users:
+            raise ScopeRefusedError(f"user {user!r} is not served here")
+        return self._engine(project), user
+
+    def _engine(self, project: str) -> ContextEngine:
+        found = self._engines.get(project)
+        if found is None:
+            from sagewai.context._engine import ContextEngine
+
+            base = self.engine
+            found = self._engines[project] = ContextEngine(
+                stores=base.stores,
+                project_id=project,
+                org_id=base.org_id,
+                search_config=base.search_config,
+            )
+        return found
+
+    def _bridge(self, engine: ContextEngine) -> MemoryBridge:
+        bridge = self._bridges.get(engine.project_id)
+        if bridge is None:
+            from sagewai.context._bridge import MemoryBridge
+            from sagewai.intelligence.extraction._rules import RuleBasedFactExtractor
+
+            bridge = self._bridges[engine.project_id] = MemoryBridge(
+                context_engine=engine,
+                extract_every_n_turns=1,
+                fact_extractor=self._extractor or RuleBasedFactExtractor(),
+                save_episodes=False,
+            )
+        return bridge
+
+    @staticmethod
+    def _owned(fact: Fact, user: str) -> bool:
+        return fact.user_id == user
+
+    async def _own_fact(self, engine: ContextEngine, fact_id: str, user: str) -> Fact:
+        fact = await engine.get(validate_identifier(fact_id, "fact_id"))
+        if not self._owned(fact, user):
+            raise ScopeRefusedError(f"fact {fact_id!r} is not one of user {user!r}'s facts")
+        return fact
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def open(self) -> None:
+        """Open the stores (a no-op when they are open)."""
+        await self.engine.open()
+
+    async def close(self) -> None:
+        """Drain the bridges and close the stores (once, through the default engine)."""
+        bridges, self._bridges = list(self._bridges.values()), {}
+        for bridge in bridges:
+            await bridge.aclose()
+        await self.engine.close()
+
+    # ------------------------------------------------------------------ operations
+
+    async def remember(
+        self,
+        text: str,
+        *,
+        mode: Literal["message", "fact"] = "message",
+        role: str = "user",
+        session_id: str | None = None,
+        fact_type: str = "general",
+        subject: str | None = None,
+        project: str | None = None,
+        user: str | None = None,
+    ) -> dict[str, Any]:
+        """Store what ``text`` says; returns the facts stored."""
+        engine, user = self.resolve(project, user)
+        if not text.strip():
+            raise InvalidInputError("text must not be empty")
+        if mode == "fact":
+            fact = await engine.add(
+                text, user_id=user, session_id=session_id, fact_type=fact_type, subject=subject
+            )
+            return {"mode": mode, "stored": [fact_view(fact)]}
+        from sagewai.context._bridge import fact_id_for
+
+        session_id = session_id or f"mcp-{user}"
+        message_id = new_id()
+        extracted = await self._bridge(engine).process_message(
+            {"role": role, "content": text, "id": message_id},
+            session_id=session_id,
+            user_id=user,
+        )
+        stored: list[dict[str, Any]] = []
+        for index in range(len(extracted)):
+            try:
+                fact = await engine.get(
+                    fact_id_for(engine.project_id, session_id, message_id, index)
+                )
+            except FactNotFoundError:  # not written: memory already held it
+                continue
+            if fact.status in (FactStatus.ACTIVE, FactStatus.FLAGGED):
+                stored.append(fact_view(fact))
+            # else kept only as provenance (merged into the fact memory already held)
+        result: dict[str, Any] = {
+            "mode": mode,
+            "extracted": len(extracted),
+            "stored": stored,
+            "already_known": len(extracted) - len(stored),
+        }
+        if not extracted:
+            result["note"] = "nothing worth remembering was found; use mode='fact' to keep it"
+        return result
+
+    async def recall(
+        self,
+        query: str,
+        *,
+        top_k: int = 5,
+        scope: Literal["project", "user", "session"] | None = None,
+        session_id: str | None = None,
+        as_of: str | None = None,
+        project: str | None = None,
+        user: str | None = None,
+    ) -> dict[str, Any]:
+        """Search at ``scope`` (the user's by default) and the scopes above it."""
+        engine, user = self.resolve(project, user)
+        when = _parse_time(as_of, "as_of")
+        results = await engine.search(
+            query,
+            top_k,
+            scope=scope,
+            user_id=None if scope == "project" else user,
+            session_id=session_id,
+            as_of=when,
+        )
+        return {
+            # One result per source: a message with the facts drawn from it (``related``).
+            "results": [
+                fact_view(r.fact)
+                | {"score": round(r.score, 4), "related": [fact_view(f) for f in r.related]}
+                for r in results
+            ],
+        }
+
+    async def forget(
+        self,
+        *,
+        subject: str | None = None,
+        session_id: str | None = None,
+        fact_id: str | None = None,
+        dry_run: bool = False,
+        permanent: bool = False,
+        project: str | None = None,
+        user: str | None = None,
+    ) -> dict[str, Any]:
+        """Archive (or with ``permanent`` delete) the user's facts that the criteria name."""
+        from sagewai.context._forgetting import matching_facts, same_source
+
+        engine, user = self.resolve(project, user)
+        if fact_id is not None:
+            if subject is not None or session_id is not None:
+                raise InvalidInputError("name a fact_id, or a subject and/or a session_id")
+            fact = await self._own_fact(engine, fact_id, user)
+            facts = [fact, *await same_source(engine, fact)]
+        elif subject is None and session_id is None:
+            raise InvalidInputError("forget needs a subject, a session_id or a fact_id")
+        else:
+            facts = await matching_facts(
+                engine, subject=subject, session_id=session_id, user_id=user
+            )
+        if not permanent:
+            facts = [f for f in facts if f.status is not FactStatus.ARCHIVED]
+        result: dict[str, Any] = {
+            "dry_run": dry_run,
+            "permanent": permanent,
+            "facts": [fact_view(f) for f in facts],
+            "count": len(facts),
+        }
+        if dry_run:
+            return result
+        if permanent:
+            for fact in facts:
+                await engine.delete(fact.id, reason="forgotten through MCP")
+            return result
+        changes: list[dict[str, str]] = []
+        for fact in facts:
+            await engine.set_status(
+                fact.id,
+                FactStatus.ARCHIVED,
+                reason="forgotten through MCP",
+                actor="mcp",
+                rule="mcp.forget",
+            )
+            last = [c for c in await engine.history(fact.id) if c.action is ChangeAction.ARCHIVED]
+            changes.append({"fact_id": fact.id, "change_id": last[-1].id})
+        result["changes"] = changes
+        return result
+
+    async def history(
+        self, fact_id: str, *, project: str | None = None, user: str | None = None
+    ) -> dict[str, Any]:
+        """The recorded changes of one of the user's facts or of a project-wide fact."""
+        engine, user = self.resolve(project, user)
+        fact = await engine.get(validate_identifier(fact_id, "fact_id"))
+        if fact.user_id is not None and fact.user_id != user:
+            raise ScopeRefusedError(f"fact {fact_id!r} belongs to another user")
+        changes = await engine.history(fact.id)
+        return {"fact": fact_view(fact), "changes": [_change_view(c) for c in changes]}
+
+    async def revert(
+        self, change_id: str, *, project: str | None = None, user: str | None = None
+    ) -> dict[str, Any]:
+        """Undo one recorded change of one of the user's facts."""
+        engine, user = self.resolve(project, user)
+        validate_identifier(change_id, "change_id")
+        matching = [c for c in await engine.changes() if c.id == change_id]
+        if not matching:
+            raise InvalidInputError(f"no change with id {change_id!r} in this project")
+        await self._own_fact(engine, matching[0].fact_id, user)
+        restored = await engine.revert(change_id, reason="reverted through MCP")
+        return {"fact": fact_view(restored)}
+
+    async def list_facts(
+        self,
+        *,
+        status: str | None = "active",
+        limit: int = 100,
+        project: str | None = None,
+        user: str | None = None,
+    ) -> dict[str, Any]:
+        """The user's own facts (USER and SESSION scope), oldest first."""
+        engine, user = self.resolve(project, user)
+        if not 1 <= limit <= LIST_LIMIT:
+            raise InvalidInputError(f"limit must be between 1 and {LIST_LIMIT}")
+        statuses = None if status is None else [FactStatus(status)]
+        facts = await engine.list(
+            scope="user", user_id=user, statuses=statuses, limit=limit, kinds=["fact"]
+        )
+        own = [fact_view(f) for f in facts if self._owned(f, user)]
+        return {"project": engine.project_id, "user": user, "facts": own}

@@ -1,0 +1,118 @@
+"""The metadata store contract: the source of truth for facts and their audit history.
+
+Backends implement a narrow async core (``apply`` one atomic batch, ``get``, ``query``, ``count``,
+``keyword_search``, ``changes``, ``touch``, ``delete_project``, ``lock``). Every convenience, every
+validation and every scoping rule lives once above them, in the engine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from datetime import datetime
+from types import TracebackType
+from typing import Self
+
+from pydantic import JsonValue
+
+from sagewai.core._queries import ChangeQuery, FactQuery, WriteBatch
+from sagewai.core._records import Fact, FactChange
+
+__all__ = ["MetadataStore"]
+
+
+class MetadataStore(ABC):
+    """Base class of metadata store backends (the source of truth for facts)."""
+
+    def __init__(self) -> None:
+        self._locks: dict[tuple[str, str], asyncio.Lock] = {}
+        self._state: dict[tuple[str, str], JsonValue] = {}
+
+    async def open(self) -> None:  # noqa: B027 - optional hook
+        """Open connections or files. Safe to call more than once."""
+
+    async def close(self) -> None:  # noqa: B027 - optional hook
+        """Release connections or files. Safe to call more than once."""
+
+    async def migrate(self) -> list[str]:
+        """Apply pending schema migrations; return the versions applied (none by default)."""
+        return []
+
+    @abstractmethod
+    async def apply(self, batch: WriteBatch) -> None:
+        """Apply ``batch`` atomically. Ids of other projects in ``deletes`` are ignored."""
+
+    @abstractmethod
+    async def get(self, project_id: str, ids: Sequence[str]) -> list[Fact]:
+        """Facts of ``project_id`` with these ids (order not guaranteed; unknown ids left out).
+
+        ORG-scope facts written by another project of the same org are returned too when their id
+        is asked for and ``project_id``'s engine may read them; the engine checks scope keys.
+        """
+
+    @abstractmethod
+    async def query(self, query: FactQuery) -> list[Fact]:
+        """Facts matching ``query`` ordered by ``(created_at, id)``."""
+
+    @abstractmethod
+    async def count(self, query: FactQuery) -> int:
+        """How many facts match ``query`` (``after`` and ``limit`` ignored)."""
+
+    @abstractmethod
+    async def keyword_search(
+        self, query: FactQuery, text: str, top_k: int
+    ) -> list[tuple[str, float]]:
+        """Ids and keyword scores (higher is better) of facts matching ``query`` and ``text``."""
+
+    @abstractmethod
+    async def changes(self, query: ChangeQuery) -> list[FactChange]:
+        """Audit rows matching ``query``, oldest first."""
+
+    @abstractmethod
+    async def touch(self, project_id: str, ids: Sequence[str], at: datetime) -> None:
+        """Set ``last_accessed_at`` of these facts (reads count as use for decay)."""
+
+    @abstractmethod
+    async def delete_project(self, project_id: str) -> int:
+        """Delete every fact and audit row of ``project_id``; return the number of facts."""
+
+    async def get_state(self, project_id: str, key: str) -> JsonValue | None:
+        """A small JSON value kept per project (e.g. the last consolidation run).
+
+        The default keeps it in memory; persistent backends override both methods.
+        """
+        return self._state.get((project_id, key))
+
+    async def set_state(self, project_id: str, key: str, value: JsonValue) -> None:
+        """Store a small JSON value per project, replacing the previous one."""
+        self._state[(project_id, key)] = value
+
+    @asynccontextmanager
+    async def lock(self, project_id: str, name: str) -> AsyncIterator[None]:
+        """Hold an exclusive lock named ``name`` on ``project_id``.
+
+        The default is an in-process lock; backends shared between processes override it
+        (a file lock for SQLite, an advisory lock for PostgreSQL). Raises
+        :class:`~sagewai.errors.LockedError` when the lock is held elsewhere.
+        """
+        from sagewai.errors import LockedError
+
+        lock = self._locks.setdefault((project_id, name), asyncio.Lock())
+        if lock.locked():
+            raise LockedError(f"{name} is already running on project {project_id!r}")
+        async with lock:
+            yield
+
+    async def __aenter__(self) -> Self:
+        await self.open()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()

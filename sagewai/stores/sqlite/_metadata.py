@@ -1,0 +1,579 @@
+"""The embedded metadata store: one SQLite file, standard library only.
+
+SQLite is the default because it needs nothing installed and keeps a project's knowledge in one
+file inside the engine's folder. The store runs every statement on one connection owned by a
+dedicated worker thread: the event loop never blocks on disk, and statements never interleave, so
+a batch is simply one ``BEGIN IMMEDIATE`` ... ``COMMIT`` on that thread. The database runs in WAL
+mode so other processes can read while this one writes; a write from another process waits for
+the lock up to ``busy_timeout`` seconds.
+
+Keyword search uses an FTS5 index ranked with ``bm25()``. The match expression is built only from
+:func:`~sagewai.core._text.keyword_terms` output, each term quoted and OR-joined, so no text a
+user types can reach FTS5's query syntax.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import sqlite3
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, TypeVar, cast
+
+import filelock
+from pydantic import JsonValue
+
+from sagewai.core._queries import ChangeQuery, FactQuery, WriteBatch
+from sagewai.core._records import Fact, FactChange, utcnow
+from sagewai.core._text import keyword_terms
+from sagewai.errors import (
+    BackendUnavailableError,
+    FactConflictError,
+    LockedError,
+)
+from sagewai.stores.base._metadata import MetadataStore
+from sagewai.stores.base._sql import (
+    CHANGE_COLUMNS,
+    FACT_COLUMNS,
+    FACT_LIST_COLUMNS,
+    FACT_TIME_COLUMNS,
+    Binder,
+    change_conditions,
+    change_from_row,
+    change_values,
+    fact_conditions,
+    fact_from_row,
+    fact_values,
+    fts5_match,
+    to_json,
+    visible_condition,
+)
+from sagewai.stores.sqlite._database import (
+    MEMORY,
+    SqliteDatabase,
+    from_micros,
+    micros,
+    write_transaction,
+)
+
+__all__ = ["SqliteMetadataStore"]
+
+_T = TypeVar("_T")
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+_COMMON_TERM_MIN_FACTS = 10_000
+_FREQUENT_SHARE = 0.05
+"""In a large store, a term in more than this share of the facts is "frequent"."""
+_FREQUENT_FACTS = 10_000
+"""... or in more than this many facts: scoring a term costs a visit to each fact holding it."""
+_CACHED_FREQUENCY_MIN = 1_000
+_ANALYZE_MIN_ROWS = 2_000
+_TOTAL_TTL = 30.0
+"""Seconds the fact count of the frequent-term rule is trusted (other processes may write)."""
+_FEW_TAGGED = 2_000
+
+_FACT_SELECT = ", ".join(f"f.{column}" for column in FACT_COLUMNS)
+_FACT_INSERT = (
+    f"INSERT INTO facts ({', '.join(FACT_COLUMNS)}, updated_at) "
+    f"VALUES ({', '.join('?' for _ in range(len(FACT_COLUMNS) + 1))}) "
+    "ON CONFLICT (id) DO UPDATE SET "
+    + ", ".join(f"{column} = excluded.{column}" for column in (*FACT_COLUMNS[1:], "updated_at"))
+    # A fact id owned by another project is never taken over: the row is left as it is.
+    + " WHERE facts.project_id = excluded.project_id"
+)
+_CHANGE_INSERT = (
+    f"INSERT INTO changes ({', '.join(CHANGE_COLUMNS)}) "
+    f"VALUES ({', '.join('?' for _ in CHANGE_COLUMNS)})"
+)
+_TIME_INDEXES = tuple(i for i, column in enumerate(FACT_COLUMNS) if column in FACT_TIME_COLUMNS)
+_LIST_INDEXES = tuple(i for i, column in enumerate(FACT_COLUMNS) if column in FACT_LIST_COLUMNS)
+_CHANGE_AT = CHANGE_COLUMNS.index("at")
+_CHANGE_RELATED = CHANGE_COLUMNS.index("related_fact_ids")
+
+
+def _id_list(ids: Sequence[str]) -> str:
+    """Many ids as ONE bound parameter (a JSON array read with ``json_each``)."""
+    return json.dumps(list(ids))
+
+
+class _SqliteBinder(Binder):
+    """``?N`` placeholders, integer-microsecond times, lists as one JSON parameter.
+
+    ``tag_driven`` picks how ``tags_any`` reads: from the tag index outwards (best when few facts
+    carry the tags) or as a per-row probe while another index drives (best when many do).
+    """
+
+    def __init__(self, *, tag_driven: bool = True) -> None:
+        super().__init__()
+        self.tag_driven = tag_driven
+
+    def placeholder(self, position: int) -> str:
+        return f"?{position}"
+
+    def time(self, value: datetime) -> int:
+        return micros(value)
+
+    def one_of(self, column: str, values: Sequence[str]) -> str:
+        return f"{column} IN (SELECT value FROM json_each({self.bind(_id_list(values))}))"
+
+    def tags_any(self, tags: Sequence[str]) -> str:
+        wanted = f"(SELECT value FROM json_each({self.bind(_id_list(tags))}))"
+        if self.tag_driven:
+            return f"f.seq IN (SELECT fact_seq FROM fact_tags WHERE tag IN {wanted})"
+        return (
+            f"EXISTS (SELECT 1 FROM fact_tags AS t WHERE t.fact_seq = f.seq AND t.tag IN {wanted})"
+        )
+
+
+def _fact_row(fact: Fact, updated_at: int) -> list[Any]:
+    row = list(fact_values(fact))
+    for i in _TIME_INDEXES:
+        if row[i] is not None:
+            row[i] = micros(row[i])
+    for i in _LIST_INDEXES:
+        row[i] = to_json(list(row[i]), "a string list")
+    row.append(updated_at)
+    return row
+
+
+def _change_row(change: FactChange) -> list[Any]:
+    row = list(change_values(change))
+    row[_CHANGE_AT] = micros(row[_CHANGE_AT])
+    row[_CHANGE_RELATED] = to_json(list(row[_CHANGE_RELATED]), "related_fact_ids")
+    return row
+
+
+class SqliteMetadataStore(MetadataStore):
+    """Facts and their audit log in one SQLite file (or in memory with ``":memory:"``).
+
+    The schema is created and upgraded by versioned migrations when the store opens (recorded in
+    its ``schema_migrations`` table), so an embedded store needs no separate setup step. Every
+    operation opens the store on first use; ``async with`` closes it.
+
+    Args:
+        path: The database file (its folder is created), or ``":memory:"`` for a private
+            in-memory database that lives as long as the store is open.
+        busy_timeout: Seconds a write waits for another process's write lock before failing
+            with :class:`~sagewai.errors.BackendUnavailableError`.
+
+    Example:
+        >>> import asyncio, tempfile
+        >>> from sagewai.core._records import Fact
+        >>> from sagewai.stores.base._metadata import FactQuery, WriteBatch
+        >>> async def demo(folder: str) -> list[str]:
+        ...     async with SqliteMetadataStore(f"{folder}/metadata.db") as store:
+        ...         fact = Fact(project_id="demo", content="Alice prefers tea")
+        ...         await store.apply(WriteBatch(project_id="demo", upserts=[fact]))
+        ...         hits = await store.keyword_search(FactQuery(project_id="demo"), "tea?", 5)
+        ...         return [(await store.get("demo", [i]))[0].content for i, _ in hits]
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     asyncio.run(demo(folder))
+        ['Alice prefers tea']
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 5.0) -> None:
+        super().__init__()
+        self._path = MEMORY if str(path) == MEMORY else str(Path(path))
+        self._database = SqliteDatabase(
+            self._path,
+            migrations="sqlite",
+            table="schema_migrations",
+            busy_timeout=busy_timeout,
+            pragmas=("PRAGMA cache_size = -32000",),
+            after_open=self._prepare_statistics,
+        )
+        self._applied_on_open: list[str] = []
+        self._frequencies: dict[str, tuple[int, int]] = {}
+        self._written = 0
+        self._analyzed_rows = 0
+        self._total: tuple[float, int] | None = None
+        """(when counted, facts): counting a million rows costs more than the keyword query."""
+
+    @property
+    def path(self) -> str:
+        """The database file, or ``":memory:"``."""
+        return self._path
+
+    def __repr__(self) -> str:
+        return f"SqliteMetadataStore({self._path!r})"
+
+    # -- the database ----------------------------------------------------------------------
+
+    async def open(self) -> None:
+        """Open the database and apply pending migrations. Safe to call more than once."""
+        if not self._database.is_open:
+            self._applied_on_open = await self._database.open()
+
+    async def close(self) -> None:
+        """Close the database. Safe to call more than once; a later call reopens it."""
+        await self._database.close()
+
+    async def _run(self, function: Callable[..., _T], *args: Any) -> _T:
+        """Run ``function(*args)`` on the worker thread, translating sqlite3 errors."""
+        await self.open()
+        return await self._database.run(function, *args)
+
+    def _db(self) -> sqlite3.Connection:
+        return self._database.connection
+
+    def _prepare_statistics(self, connection: sqlite3.Connection) -> None:
+        """After open: learn when the planner's statistics were last refreshed (see _analyze)."""
+        self._analyzed_rows = self._rows_at_last_analysis()
+        total = int(connection.execute("SELECT count(*) FROM facts").fetchone()[0])
+        self._written = max(0, total - self._analyzed_rows)
+        if self._written >= max(_ANALYZE_MIN_ROWS, self._analyzed_rows):
+            self._analyze()
+
+    def _rows_at_last_analysis(self) -> int:
+        db = self._db()
+        if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_stat1'").fetchone():
+            row = db.execute("SELECT stat FROM sqlite_stat1 WHERE tbl = 'facts' LIMIT 1").fetchone()
+            if row is not None:
+                return int(str(row[0]).split()[0])
+        return 0
+
+    # -- the contract ------------------------------------------------------------------------
+
+    async def migrate(self) -> list[str]:
+        """Apply pending migrations; return the versions applied (including by this ``open``).
+
+        The embedded store migrates on ``open()`` already; this is for symmetry with the
+        PostgreSQL store and for tools that want to report what was applied.
+        """
+        await self.open()
+        applied, self._applied_on_open = self._applied_on_open, []
+        return applied + await self._run(self._database.migrate_sync)
+
+    async def apply(self, batch: WriteBatch) -> None:
+        batch.validate()
+        if batch:
+            await self._run(self._apply_sync, batch)
+
+    def _apply_sync(self, batch: WriteBatch) -> None:
+        # Encode everything first: a record that cannot be stored fails before the transaction.
+        now = micros(utcnow())
+        facts = [_fact_row(fact, now) for fact in batch.upserts]
+        changes = [_change_row(change) for change in batch.changes]
+        db = self._db()
+        grown = 0
+        with write_transaction(db):
+            if batch.deletes:
+                doomed = (batch.project_id, _id_list(batch.deletes))
+                db.execute(
+                    "DELETE FROM changes WHERE fact_id IN (SELECT id FROM facts"
+                    " WHERE project_id = ?1 AND id IN (SELECT value FROM json_each(?2)))",
+                    doomed,
+                )
+                db.execute(
+                    "INSERT INTO facts_fts (facts_fts, rowid, content)"
+                    " SELECT 'delete', seq, content FROM facts"
+                    " WHERE project_id = ?1 AND id IN (SELECT value FROM json_each(?2))",
+                    doomed,
+                )
+                grown -= db.execute(
+                    "DELETE FROM facts"
+                    " WHERE project_id = ?1 AND id IN (SELECT value FROM json_each(?2))",
+                    doomed,
+                ).rowcount
+            if facts:
+                grown += self._upsert_sync(batch.project_id, batch.upserts, facts)
+            if changes:
+                db.executemany(_CHANGE_INSERT, changes)
+        if self._total is not None:  # this process's writes are counted at once
+            self._total = (self._total[0], self._total[1] + grown)
+        self._written += len(facts)
+        if self._written >= max(_ANALYZE_MIN_ROWS, self._analyzed_rows):
+            self._analyze()
+
+    def _upsert_sync(self, project_id: str, upserts: list[Fact], rows: list[list[Any]]) -> int:
+        """Upsert fact rows and keep the keyword index in step, in bulk (see the migration).
+
+        Returns the number of new rows.
+        """
+        db = self._db()
+        contents = {fact.id: fact.content for fact in upserts}
+        # An id another project holds is never taken over, nor skipped in silence.
+        taken = db.execute(
+            "SELECT id FROM facts WHERE id IN (SELECT value FROM json_each(?2))"
+            " AND project_id <> ?1 LIMIT 1",
+            (project_id, _id_list(list(contents))),
+        ).fetchone()
+        if taken is not None:
+            raise FactConflictError(taken[0])
+        existing = db.execute(
+            "SELECT seq, id, content FROM facts"
+            " WHERE project_id = ?1 AND id IN (SELECT value FROM json_each(?2))",
+            (project_id, _id_list(list(contents))),
+        ).fetchall()
+        # Only rows whose text changes are re-indexed; new rows get seq above today's largest.
+        changed = json.dumps([seq for seq, fact_id, old in existing if old != contents[fact_id]])
+        (last,) = db.execute("SELECT coalesce(max(seq), 0) FROM facts").fetchone()
+        db.execute(
+            "INSERT INTO facts_fts (facts_fts, rowid, content) SELECT 'delete', seq, content"
+            " FROM facts WHERE seq IN (SELECT value FROM json_each(?1))",
+            (changed,),
+        )
+        db.executemany(_FACT_INSERT, rows)
+        db.execute(
+            "INSERT INTO facts_fts (rowid, content) SELECT seq, content FROM facts"
+            " WHERE seq > ?1 OR seq IN (SELECT value FROM json_each(?2))",
+            (last, changed),
+        )
+        return len(contents) - len(existing)
+
+    def _analyze(self) -> None:
+        """Refresh the planner's statistics each time the table has doubled in size.
+
+        Without them SQLite walks the (project, created_at) index for selective filters such as
+        a subject: tens of milliseconds at 100k facts instead of one or two. A full ANALYZE
+        takes about 0.2 s at 100k facts, so the doubling rule keeps its total cost near that;
+        sampled statistics (``analysis_limit``) misjudged tags and users badly.
+        """
+        db = self._db()
+        self._written = 0
+        try:
+            db.execute("ANALYZE")
+            self._analyzed_rows = int(db.execute("SELECT count(*) FROM facts").fetchone()[0])
+        except sqlite3.OperationalError:
+            pass  # another process holds the write lock: statistics can wait for a later batch
+
+    def _facts_sync(self, sql: str, params: Sequence[Any]) -> list[Fact]:
+        rows = self._db().execute(sql, params).fetchall()
+        return [fact_from_row(row, from_micros) for row in rows]
+
+    async def get(self, project_id: str, ids: Sequence[str]) -> list[Fact]:
+        if not ids:
+            return []
+        binder = _SqliteBinder()
+        sql = (
+            f"SELECT {_FACT_SELECT} FROM facts AS f WHERE {binder.one_of('f.id', ids)}"
+            f" AND {visible_condition(project_id, binder)}"
+        )
+        return await self._run(self._facts_sync, sql, binder.values)
+
+    async def query(self, query: FactQuery) -> list[Fact]:
+        return await self._run(self._query_sync, query)
+
+    def _query_sync(self, query: FactQuery) -> list[Fact]:
+        tag_driven = query.tags_any is None or self._few_tagged(query.tags_any)
+        binder = _SqliteBinder(tag_driven=tag_driven)
+        where = " AND ".join(fact_conditions(query, binder, paginate=True))
+        sql = f"SELECT {_FACT_SELECT} FROM facts AS f WHERE {where} ORDER BY f.created_at, f.id"
+        if query.limit is not None:
+            sql += f" LIMIT {binder.bind(query.limit)}"
+        return self._facts_sync(sql, binder.values)
+
+    def _few_tagged(self, tags: Sequence[str]) -> bool:
+        """True when at most a couple of thousand facts carry one of ``tags``.
+
+        Then reading those facts and sorting them is cheap. Past that, walking facts in
+        (created_at, id) order or through another filter's index and probing their tags stops
+        after ``limit`` matches: 45 ms against 1.5 ms for a tag on 7% of 100k facts. The count
+        is capped, so asking costs at most that many index entries.
+        """
+        (count,) = (
+            self._db()
+            .execute(
+                "SELECT count(*) FROM (SELECT 1 FROM fact_tags"
+                " WHERE tag IN (SELECT value FROM json_each(?1)) LIMIT ?2)",
+                (_id_list(tags), _FEW_TAGGED + 1),
+            )
+            .fetchone()
+        )
+        return int(count) <= _FEW_TAGGED
+
+    def _scalar_sync(self, sql: str, params: Sequence[Any]) -> int:
+        row = self._db().execute(sql, params).fetchone()
+        return int(row[0])
+
+    async def count(self, query: FactQuery) -> int:
+        binder = _SqliteBinder()
+        where = " AND ".join(fact_conditions(query, binder, paginate=False))
+        return await self._run(
+            self._scalar_sync, f"SELECT count(*) FROM facts AS f WHERE {where}", binder.values
+        )
+
+    async def keyword_search(
+        self, query: FactQuery, text: str, top_k: int
+    ) -> list[tuple[str, float]]:
+        terms = keyword_terms(text)
+        if not terms or top_k <= 0:
+            return []
+        return await self._run(self._keyword_sync, query, terms, top_k)
+
+    def _keyword_sync(
+        self, query: FactQuery, terms: list[str], top_k: int
+    ) -> list[tuple[str, float]]:
+        binder = _SqliteBinder(tag_driven=False)  # the keyword index drives; tags are probed
+        significant, all_terms = self._significant_terms(terms)
+        match = binder.bind(fts5_match(significant, all_terms=all_terms))
+        where = " AND ".join(fact_conditions(query, binder, paginate=False))
+        # bm25() is lower-is-better; the contract wants higher-is-better, hence the negation.
+        sql = (
+            "SELECT f.id, bm25(facts_fts) AS rank FROM facts_fts"
+            " JOIN facts AS f ON f.seq = facts_fts.rowid"
+            f" WHERE facts_fts MATCH {match} AND {where}"
+            f" ORDER BY rank, f.id LIMIT {binder.bind(top_k)}"
+        )
+        return [(row[0], -float(row[1])) for row in self._db().execute(sql, binder.values)]
+
+    def _significant_terms(self, terms: list[str]) -> tuple[list[str], bool]:
+        """The terms worth matching, and whether a fact must match all of them.
+
+        Scoring a term means visiting every fact that holds it, so in a large store frequent
+        terms bound the latency while adding little to the ranking (bm25's IDF of a term in 5% of
+        the facts is about 3, against 5 to 10 for the rare ones). When the query has rare terms,
+        the frequent ones are left out; when every term is frequent, facts must hold them all
+        (an AND stays cheap: frequent terms rarely occur together). Small stores keep every term
+        with OR: there the scan is cheap and every match is worth showing. Above 200,000 facts a
+        term is frequent from 10,000 facts on (not 5 %), so no term costs more than 10,000
+        visits, whatever the store's size.
+        """
+        total = self._fact_total()
+        if total < _COMMON_TERM_MIN_FACTS:
+            return terms, False
+        bound = min(_FREQUENT_SHARE * total, _FREQUENT_FACTS)
+        rare = [term for term in terms if self._document_frequency(term, total) <= bound]
+        if rare:
+            return rare, False
+        return terms, len(terms) > 1
+
+    def _fact_total(self) -> int:
+        """The number of facts, recounted every 30 s (this process's writes count at once)."""
+        now = time.monotonic()
+        if self._total is None or now - self._total[0] > _TOTAL_TTL:
+            self._total = (now, int(self._db().execute("SELECT count(*) FROM facts").fetchone()[0]))
+        return self._total[1]
+
+    def _document_frequency(self, term: str, total: int) -> int:
+        # Counting a term's documents walks its posting list, so frequent terms are cached
+        # until the store has grown or shrunk by a tenth.
+        cached = self._frequencies.get(term)
+        if cached is not None and 10 * abs(cached[1] - total) < cached[1]:
+            return cached[0]
+        row = self._db().execute("SELECT doc FROM facts_vocab WHERE term = ?", (term,)).fetchone()
+        frequency = 0 if row is None else int(row[0])
+        if frequency >= _CACHED_FREQUENCY_MIN:
+            self._frequencies[term] = (frequency, total)
+        return frequency
+
+    def _changes_sync(self, sql: str, params: Sequence[Any]) -> list[FactChange]:
+        rows = self._db().execute(sql, params).fetchall()
+        return [change_from_row(row, from_micros) for row in rows]
+
+    async def changes(self, query: ChangeQuery) -> list[FactChange]:
+        binder = _SqliteBinder()
+        where = change_conditions(query, binder)
+        sql = f"SELECT {', '.join(CHANGE_COLUMNS)} FROM changes WHERE {where} ORDER BY at, seq"
+        if query.limit is not None:
+            sql += f" LIMIT {binder.bind(query.limit)}"
+        return await self._run(self._changes_sync, sql, binder.values)
+
+    def _write_sync(self, sql: str, params: Sequence[Any]) -> int:
+        return self._db().execute(sql, params).rowcount
+
+    async def touch(self, project_id: str, ids: Sequence[str], at: datetime) -> None:
+        if ids:
+            await self._run(
+                self._write_sync,
+                "UPDATE facts SET last_accessed_at = ?1"
+                " WHERE project_id = ?2 AND id IN (SELECT value FROM json_each(?3))",
+                (micros(at), project_id, _id_list(ids)),
+            )
+
+    def _delete_project_sync(self, project_id: str) -> int:
+        db = self._db()
+        with write_transaction(db):
+            db.execute(
+                "DELETE FROM changes WHERE project_id = ?1"
+                " OR fact_id IN (SELECT id FROM facts WHERE project_id = ?1)",
+                (project_id,),
+            )
+            db.execute(
+                "INSERT INTO facts_fts (facts_fts, rowid, content)"
+                " SELECT 'delete', seq, content FROM facts WHERE project_id = ?1",
+                (project_id,),
+            )
+            deleted = db.execute("DELETE FROM facts WHERE project_id = ?1", (project_id,)).rowcount
+            db.execute("DELETE FROM project_state WHERE project_id = ?1", (project_id,))
+        self._total = None
+        return deleted
+
+    async def delete_project(self, project_id: str) -> int:
+        return await self._run(self._delete_project_sync, project_id)
+
+    def _project_ids_sync(self) -> list[str]:
+        rows = self._db().execute("SELECT DISTINCT project_id FROM facts ORDER BY 1").fetchall()
+        return [str(row[0]) for row in rows]
+
+    async def project_ids(self) -> list[str]:
+        """Every project with facts in this database (an embedded folder's upgrade walks them)."""
+        return await self._run(self._project_ids_sync)
+
+    def _get_state_sync(self, project_id: str, key: str) -> JsonValue | None:
+        row = (
+            self._db()
+            .execute(
+                "SELECT value FROM project_state WHERE project_id = ?1 AND key = ?2",
+                (project_id, key),
+            )
+            .fetchone()
+        )
+        return None if row is None else cast(JsonValue, json.loads(row[0]))
+
+    def _set_state_sync(self, project_id: str, key: str, value: str) -> None:
+        self._db().execute(
+            "INSERT INTO project_state (project_id, key, value, updated_at)"
+            " VALUES (?1, ?2, ?3, ?4) ON CONFLICT (project_id, key)"
+            " DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+            (project_id, key, value, utcnow().isoformat()),
+        )
+
+    async def get_state(self, project_id: str, key: str) -> JsonValue | None:
+        return await self._run(self._get_state_sync, project_id, key)
+
+    async def set_state(self, project_id: str, key: str, value: JsonValue) -> None:
+        await self._run(self._set_state_sync, project_id, key, json.dumps(value))
+
+    @asynccontextmanager
+    async def lock(self, project_id: str, name: str) -> AsyncIterator[None]:
+        """Hold an exclusive lock named ``name`` on ``project_id`` across processes.
+
+        A lock file beside the database (``<database>.lock-<hash>``) is taken without waiting,
+        on top of the in-process lock. A ``":memory:"`` store is private to its process, so the
+        in-process lock is all it needs.
+
+        Raises:
+            LockedError: when this or another process already holds the lock.
+
+        Example:
+            >>> async def consolidate(store: SqliteMetadataStore) -> None:
+            ...     async with store.lock("demo", "consolidation"):
+            ...         ...  # no other process consolidates "demo" meanwhile
+        """
+        async with super().lock(project_id, name):
+            if self._path == MEMORY:
+                yield
+                return
+            digest = hashlib.sha256(f"{project_id}\x1f{name}".encode()).hexdigest()[:20]
+            file_lock = filelock.FileLock(f"{self._path}.lock-{digest}", thread_local=False)
+            try:
+                await asyncio.to_thread(file_lock.acquire, blocking=False)
+            except filelock.Timeout as exc:
+                raise LockedError(
+                    f"{name} is already running on project {project_id!r} in another process"
+                ) from exc
+            except OSError as exc:
+                raise BackendUnavailableError(
+                    f"cannot create the lock file {exc.filename}"
+                ) from exc
+            try:
+                yield
+            finally:
+                file_lock.release()
