@@ -44,7 +44,7 @@ EXPECTED: dict[str, list[str]] = {
     "12_scheduled_consolidation": ["[scheduled]", "`sagewai consolidate` exited 0"],
     "13_knowledge_graph": ["Caroline lives_in Denver", "exported the graph to graph.html"],
     "14_graph_search": ["2 hops from Caroline: Sara works_as nurse"],
-    "15_forgetting": ["facts_deleted=3", "search 'Who lives in Oslo?' now finds: ['Nina"],
+    "15_forgetting": ["facts_deleted=4", "search 'Who lives in Oslo?' now finds: ['Nina"],
     "16_postgres_backend": [
         "SAGEWAI_POSTGRES_DSN is not set",
         "fact search    -> Invoices are archived for 10 years",
@@ -66,7 +66,7 @@ EXPECTED: dict[str, list[str]] = {
         "tools: ['remember', 'recall', 'forget', 'history', 'revert', 'list_facts']",
         "recall 'Where do I live?' -> I live in Oslo.",
         "dry run would forget: ['I live in Oslo.', 'The user lives in Oslo.']",
-        "after forget, recall finds: ['I work at Initech.', 'I prefer green tea.']",
+        "after forget, recall finds: ['I prefer green tea.', 'I work at Initech.']",
         "'The user lives in Oslo.' is back",
         "project 'payroll' refused: MCP error -32003",
         "over stdio, recall 'What do I drink?' -> I prefer green tea.",
