@@ -259,3 +259,23 @@ def test_examples_import_only_public_paths() -> None:
                 if name.split(".")[0] == "sagewai" and not public:
                     offenders.append(f"{path.name}: {name}")
     assert offenders == []
+
+
+def test_docs_import_only_public_paths() -> None:
+    """The Python blocks of the README and docs/ import packages, never a private module."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    pattern = re.compile(
+        r"^\s*(?:>>> )?(?:from (sagewai[\w.]*) import|import (sagewai[\w.]*))", re.M
+    )
+    offenders = []
+    for path in [root / "README.md", *sorted((root / "docs").rglob("*.md"))]:
+        text = path.read_text(encoding="utf-8")
+        for block in re.findall(r"```python\n(.*?)```", text, flags=re.S):
+            for match in pattern.finditer(block):
+                name = match.group(1) or match.group(2)
+                if any(part.startswith("_") for part in name.split(".")):
+                    offenders.append(f"{path.name}: {name}")
+    assert offenders == []

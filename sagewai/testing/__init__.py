@@ -15,7 +15,7 @@ from sagewai.embeddings._fake import FakeEmbedder
 from sagewai.testing._llm import ScriptedLLM, ScriptExhaustedError
 
 if TYPE_CHECKING:
-    from sagewai.testing._agent import offline_stand_in
+    from sagewai.testing._agent import memory_block, memory_lines, offline_stand_in
     from sagewai.testing._nebula import FakeNebulaSession
     from sagewai.testing.conformance import (
         EpisodeStoreConformance,
@@ -33,6 +33,8 @@ __all__ = [
     "ScriptExhaustedError",
     "ScriptedLLM",
     "VectorStoreConformance",
+    "memory_block",
+    "memory_lines",
     "offline_stand_in",
 ]
 
@@ -42,6 +44,8 @@ _LAZY = {
     "GraphStoreConformance": "sagewai.testing.conformance._graph",
     "MetadataStoreConformance": "sagewai.testing.conformance._metadata",
     "VectorStoreConformance": "sagewai.testing.conformance._vector",
+    "memory_block": "sagewai.testing._agent",
+    "memory_lines": "sagewai.testing._agent",
     "offline_stand_in": "sagewai.testing._agent",
 }
 
