@@ -408,13 +408,9 @@ class PgVectorStore(VectorStore):
         self._check_ef(ef)
         if top_k <= 0 or not queries:
             return [[] for _ in queries]
-        beam = self._ef_search if ef is None else min(max(ef, top_k), _MAX_EF)
-        if ef is None and top_k > self._ef_search:
-            beam = min(top_k, _MAX_EF)
         params = _Params()
         batch_param = params.bind(None, "float4[]")  # the queries, flat, filled per batch
         count_param = params.bind(None, "int")
-        beam_param = params.bind(str(beam), "text")
         conditions = " AND ".join(vector_conditions(where, params))
         limit = params.bind(top_k, "int")
         pool = await self._ready()
@@ -427,28 +423,32 @@ class PgVectorStore(VectorStore):
             order = "t.embedding <#> q.v" if exact else "t.embedding <=> q.v"
             d = self._dimension
             sql = (
-                # MATERIALIZED: each query vector is built once, not once per scanned row. Its
-                # rows also set this statement's beam (set_config(..., true) ends with the
-                # statement's transaction): the graph walk reads it when it starts, after the
-                # first query row exists, so one round trip does what BEGIN; SET LOCAL; SELECT;
-                # COMMIT would in four.
+                # MATERIALIZED: each query vector is built once, not once per scanned row.
                 f"WITH q AS MATERIALIZED (SELECT n, ({batch_param})"
-                f"[(n - 1) * {d} + 1 : n * {d}]::vector AS v,"
-                f" set_config('hnsw.ef_search', {beam_param}, true) AS ef"
+                f"[(n - 1) * {d} + 1 : n * {d}]::vector AS v"
                 f" FROM generate_series(1, {count_param}) AS n)"
                 " SELECT q.n, h.id, h.score FROM q"
                 " CROSS JOIN LATERAL (SELECT t.id, -(t.embedding <#> q.v) AS score,"
                 f" {order} AS distance FROM {self._table} AS t WHERE {conditions}"
                 f" ORDER BY distance LIMIT {limit}) AS h ORDER BY q.n, h.distance, h.score DESC"
             )
-            for start in range(0, len(queries), _QUERY_BATCH):
-                batch = queries[start : start + _QUERY_BATCH]
-                values = [np.concatenate(batch).tolist(), len(batch), *params.values[2:]]
-                rows = await pool.fetch(sql, *values)
-                found: list[list[VectorHit]] = [[] for _ in batch]
-                for row in rows:
-                    found[row[0] - 1].append(VectorHit(_id(row[1]), float(row[2])))
-                out.extend(found)
+            beam = None if ef is None else min(max(ef, top_k), _MAX_EF)
+            if beam is None and top_k > self._ef_search:
+                beam = min(top_k, _MAX_EF)
+            async with pool.acquire() as connection:
+                for start in range(0, len(queries), _QUERY_BATCH):
+                    batch = queries[start : start + _QUERY_BATCH]
+                    values = [np.concatenate(batch).tolist(), len(batch), *params.values[2:]]
+                    if beam is None or exact:
+                        rows = await connection.fetch(sql, *values)
+                    else:
+                        async with connection.transaction():
+                            await connection.execute(f"SET LOCAL hnsw.ef_search = {int(beam)}")
+                            rows = await connection.fetch(sql, *values)
+                    found: list[list[VectorHit]] = [[] for _ in batch]
+                    for row in rows:
+                        found[row[0] - 1].append(VectorHit(_id(row[1]), float(row[2])))
+                    out.extend(found)
         return out
 
     async def get_vectors(self, ids: Sequence[str]) -> dict[str, Vector]:
