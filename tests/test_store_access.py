@@ -1,11 +1,17 @@
-"""The engine is the only door to the fact stores (issue #12, DESIGN §1).
+"""The engine is the only door to its stores (issue #12, DESIGN §1).
 
 Every module outside the engine reads the metadata and vector stores through the engine's read
 methods and writes through ``commit`` (or a public engine method that commits): none reaches
 ``engine.metadata_store`` / ``engine.vector_store`` (or ``engine.stores.metadata`` /
-``.vectors``), none calls a write method of those contracts, none calls the engine's private
-helpers, and none swaps an engine's graph or episode store by assignment. The check reads the
-source (``ast``), so it fails on the line that breaks the rule, whether or not a test runs it.
+``.vectors``), none calls a write method of any of the four contracts on a store it found on
+an engine (``engine.graph_store.apply(...)``, ``engine.episode_store.save_episode(...)``: the
+engine has ``apply_graph`` and ``save_episode`` for that), none calls the engine's private
+helpers, and none swaps an engine's store by assignment. The check reads the source (``ast``),
+so it fails on the line that breaks the rule, whether or not a test runs it.
+
+The graph builder writes the graph view it is handed (DESIGN's wiring,
+``ConversationGraphBuilder(graph_store=ctx.graph_store)``): that view is bound to the engine's
+project and validates every record, and the builder never finds it on an engine.
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ import pytest
 
 import sagewai
 from sagewai.context._engine import ContextEngine
+from sagewai.stores.base._episodes import EpisodeStoreBase
+from sagewai.stores.base._graph import GraphMemory, ProjectGraph
 from sagewai.stores.base._metadata import MetadataStore
 from sagewai.stores.base._vector import VectorStore
 
@@ -26,12 +34,42 @@ METADATA_WRITES = ("apply", "delete_project", "migrate", "set_state", "touch")
 """The write methods of the metadata contract (:class:`MetadataStore`)."""
 VECTOR_WRITES = ("delete", "delete_project", "update_payloads", "upsert")
 """The write methods of the vector contract (:class:`VectorStore`)."""
-WRITES = frozenset(METADATA_WRITES + VECTOR_WRITES)
+GRAPH_WRITES = (
+    "apply",
+    "delete_all",
+    "delete_entities",
+    "delete_project",
+    "delete_session",
+    "delete_subject",
+    "upsert_entities",
+    "upsert_entity",
+    "upsert_relation",
+    "upsert_relations",
+)
+"""The write methods of the graph contract (:class:`GraphMemory` and its :class:`ProjectGraph`)."""
+EPISODE_WRITES = (
+    "delete_project",
+    "delete_session",
+    "delete_user",
+    "forget_subject",
+    "put_episode",
+    "save_episode",
+)
+"""The write methods of the episode contract (:class:`EpisodeStoreBase`)."""
+WRITES = frozenset(METADATA_WRITES + VECTOR_WRITES + GRAPH_WRITES + EPISODE_WRITES)
 
 ENGINE_MODULES = frozenset(
-    {"context/_access.py", "context/_access_log.py", "context/_engine.py", "context/_stores.py"}
+    {
+        "context/_access.py",
+        "context/_access_log.py",
+        "context/_engine.py",
+        "context/_forgetting.py",
+        "context/_saved.py",
+        "context/_stores.py",
+    }
 )
-"""The engine (its class, its read methods) and the set of stores it opens: the only callers."""
+"""The engine (its class, its read methods, its graph and episode doors, the body of its
+``forget``) and the set of stores it opens: the only callers."""
 BACKEND_FOLDERS = ("stores/", "testing/")
 """Backends (and the shipped test doubles) implement the contracts and call their own methods."""
 
@@ -39,28 +77,33 @@ FACT_STORES = frozenset({"metadata_store", "vector_store"})
 """The engine's attributes naming the fact stores."""
 BUNDLE_FIELDS = frozenset({"metadata", "vectors"})
 """The :class:`~sagewai.context.ProjectStores` fields naming them (reached as ``.stores.<f>``)."""
+OTHER_STORES = frozenset({"episode_store", "graph_store"})
+"""The engine's attributes naming its graph and episode stores (readable, never written)."""
+OTHER_FIELDS = frozenset({"episodes", "graph"})
 SWAPPABLE = frozenset({"episode_store", "graph_store", "metadata_store", "vector_store"})
 PRIVATE_ENGINE = frozenset({"_tombstone", "_stores", "_vectors", "_graph", "_open_stores"})
 
 
-def _is_store(node: ast.expr, aliases: set[str]) -> bool:
+def _is_store(node: ast.expr, aliases: set[str], *, any_store: bool = False) -> bool:
     """Whether ``node`` names a fact store: ``x.metadata_store``, ``x.stores.vectors``, or a
-    local name bound to one of those."""
+    local name bound to one of those; with ``any_store``, the graph and episode stores too."""
     if isinstance(node, ast.Name):
         return node.id in aliases
     if not isinstance(node, ast.Attribute):
         return False
-    if node.attr in FACT_STORES:
+    attrs = FACT_STORES | OTHER_STORES if any_store else FACT_STORES
+    fields = BUNDLE_FIELDS | OTHER_FIELDS if any_store else BUNDLE_FIELDS
+    if node.attr in attrs:
         return True
     return (
-        node.attr in BUNDLE_FIELDS
+        node.attr in fields
         and isinstance(node.value, ast.Attribute)
         and node.value.attr == "stores"
     )
 
 
 def _aliases(tree: ast.AST) -> set[str]:
-    """Names assigned a fact store anywhere in the module (``store = engine.metadata_store``)."""
+    """Names assigned an engine's store anywhere in the module (``g = engine.graph_store``)."""
     found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign | ast.AnnAssign):
@@ -75,7 +118,7 @@ def _aliases(tree: ast.AST) -> set[str]:
                 else:
                     pairs.append((target, value))
             for target, bound in pairs:
-                if isinstance(target, ast.Name) and _is_store(bound, set()):
+                if isinstance(target, ast.Name) and _is_store(bound, set(), any_store=True):
                     found.add(target.id)
     return found
 
@@ -91,7 +134,7 @@ def violations(source: str, where: str = "<source>") -> list[str]:
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
             and node.func.attr in WRITES
-            and _is_store(node.func.value, aliases)
+            and _is_store(node.func.value, aliases, any_store=True)
         ):
             found.append(f"{line}: writes a store past the engine ({node.func.attr})")
         if isinstance(node, ast.Attribute) and _is_store(node, set()):
@@ -128,6 +171,10 @@ def test_the_listed_write_methods_are_the_contracts() -> None:
         assert callable(getattr(MetadataStore, name)), name
     for name in VECTOR_WRITES:
         assert callable(getattr(VectorStore, name)), name
+    for name in GRAPH_WRITES:
+        assert callable(getattr(ProjectGraph, name, None) or getattr(GraphMemory, name)), name
+    for name in EPISODE_WRITES:
+        assert callable(getattr(EpisodeStoreBase, name)), name
 
 
 def test_the_check_finds_each_way_past_the_engine() -> None:
@@ -139,18 +186,24 @@ def test_the_check_finds_each_way_past_the_engine() -> None:
         "    await run.engine.stores.vectors.delete(['a'])\n"
         "    engine._tombstone('a', 'r', 'rule')\n"
         "    engine.episode_store = other\n"
+        "    await engine.episode_store.save_episode('s', messages)\n"
+        "    graph = engine.graph_store\n"
+        "    await graph.apply(write)\n"
+        "    await self.context.stores.episodes.delete_user('u')\n"
     )
     found = violations(source)
-    assert sum("writes a store" in v for v in found) == 3
+    assert sum("writes a store" in v for v in found) == 6
     assert any("private _tombstone" in v for v in found)
     assert any("swaps a store" in v for v in found)
     assert violations("async def f(engine):\n    await engine.commit(batch)\n") == []
+    reads = "async def f(engine):\n    g = engine.graph_store\n    await g.neighbours('e')\n"
+    assert violations(reads) == []
 
 
 @pytest.mark.parametrize(
     "path", _outside_the_engine(), ids=lambda p: p.relative_to(PACKAGE).as_posix()
 )
-def test_no_module_outside_the_engine_reaches_a_fact_store(path: Path) -> None:
+def test_no_module_outside_the_engine_reaches_a_store(path: Path) -> None:
     relative = path.relative_to(PACKAGE).as_posix()
     assert violations(path.read_text(encoding="utf-8"), relative) == []
 
@@ -168,5 +221,14 @@ def test_the_engine_offers_what_subsystems_read() -> None:
         "lock",
         "nearest",
         "nearest_many",
+        "check_episode",
+        "get_episode",
+        "list_episodes",
+        "search_episodes",
+        "save_episode",
+        "restore_episode",
+        "graph_entities",
+        "graph_relations",
+        "apply_graph",
     ):
         assert callable(getattr(ContextEngine, name)), name

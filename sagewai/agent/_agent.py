@@ -201,7 +201,7 @@ class UniversalAgent:
         else:
             default_client = False
         self.llm: LLMClient = llm
-        self.episode_store = self._wire_episodes(episode_store)
+        self._wire_episodes(episode_store)
         if memory_bridge is None and self.settings.learn:
             memory_bridge = default_bridge(context, model, api_base, use_model=default_client)
         if memory_bridge is not None and memory_bridge.engine is not context:
@@ -223,7 +223,6 @@ class UniversalAgent:
             raise ConfigurationError(f"tool names must be unique (memory tools included): {names}")
         self.recaller = MemoryRecaller(
             context,
-            episode_store=self.episode_store,
             graph=graph,
             top_k=self.settings.recall_top_k,
             graph_hops=self.settings.graph_hops,
@@ -240,9 +239,9 @@ class UniversalAgent:
 
     # ------------------------------------------------------------------ wiring
 
-    def _wire_episodes(self, store: EpisodeStoreBase | None) -> EpisodeStoreBase | None:
+    def _wire_episodes(self, store: EpisodeStoreBase | None) -> None:
         if store is None:
-            return self.context.episode_store
+            return
         try:
             self.context.attach_episodes(store)  # so engine.forget(...) reaches the episodes
         except ConfigurationError as exc:
@@ -251,7 +250,11 @@ class UniversalAgent:
                 "folder): omit episode_store=, or pass context.episode_store; a second store "
                 "would be missed by forget"
             ) from exc
-        return store
+
+    @property
+    def episode_store(self) -> EpisodeStoreBase | None:
+        """Where ended sessions are saved: the engine's episode store (``None``: not saved)."""
+        return self.context.episode_store
 
     @property
     def sessions(self) -> list[str]:
@@ -437,10 +440,8 @@ class UniversalAgent:
             user_id=owner,
             history=ConversationHistory(window=self.settings.history_window),
         )
-        if self.episode_store is not None:
-            saved = await self.episode_store.list_episodes(
-                project_id=self.context.project_id, session_id=session_id, limit=1
-            )
+        if self.context.keeps_episodes:
+            saved = await self.context.list_episodes(session_id=session_id, limit=1)
             if saved:
                 if saved[0].user_id != owner:
                     raise ScopeError(f"session {session_id!r} belongs to another user")
@@ -466,12 +467,11 @@ class UniversalAgent:
             await self.flush(session_id)
             said = [m for m in session.transcript if not m.is_empty]
             episode_id: str | None = None
-            if self.episode_store is not None and said:
-                episode_id = await self.episode_store.save_episode(
+            if self.context.keeps_episodes and said:
+                episode_id = await self.context.save_episode(
                     session_id,
                     said,
                     metadata={"agent": self.name},
-                    project_id=self.context.project_id,
                     user_id=session.user_id,
                     episode_id=self._episode_id(session_id),
                 )

@@ -39,7 +39,7 @@ from sagewai.errors import SagewaiRuntimeError
 
 if TYPE_CHECKING:
     from sagewai.context._engine import ContextEngine
-    from sagewai.context.episodes import Episode, EpisodeStoreBase
+    from sagewai.context.episodes import Episode
     from sagewai.core._graph_records import Relation
     from sagewai.stores.base._graph import ProjectGraph
 
@@ -244,7 +244,7 @@ class MemoryRecaller:
 
     Args:
         engine: The facts (searched in the user's and session's scopes).
-        episode_store: Past sessions, or ``None``.
+        episodes: Recall past sessions from the engine's episode store (when it has one).
         graph: The project's graph view, or ``None``.
         top_k: Most facts recalled.
         graph_hops: Hops of graph-aware fact ranking (0 to switch it off).
@@ -258,7 +258,7 @@ class MemoryRecaller:
         self,
         engine: ContextEngine,
         *,
-        episode_store: EpisodeStoreBase | None = None,
+        episodes: bool = True,
         graph: ProjectGraph | None = None,
         top_k: int = 10,
         graph_hops: int = 1,
@@ -268,7 +268,7 @@ class MemoryRecaller:
         max_relations: int = 10,
     ) -> None:
         self.engine = engine
-        self.episode_store = episode_store
+        self.episodes = episodes
         self.graph = graph
         self.top_k = top_k
         self.graph_hops = graph_hops
@@ -398,13 +398,10 @@ class MemoryRecaller:
         return lines
 
     async def _episodes(self, query: str, user_id: str | None, session_id: str) -> list[Episode]:
-        if self.episode_store is None or self.episode_limit < 1:
+        if not self.episodes or not self.engine.keeps_episodes or self.episode_limit < 1:
             return []
-        found = await self.episode_store.search_episodes(
-            query,
-            project_id=self.engine.project_id,
-            limit=self.episode_limit + 1,
-            user_id=user_id,
+        found = await self.engine.search_episodes(
+            query, limit=self.episode_limit + 1, user_id=user_id
         )
         return [e for e in found if e.session_id != session_id][: self.episode_limit]
 

@@ -26,6 +26,7 @@ from sagewai.context._access import StoreReads
 from sagewai.context._access_log import AccessLog
 from sagewai.context._indexing import vector_records
 from sagewai.context._ranking import SearchConfig
+from sagewai.context._saved import SavedRecords
 from sagewai.context._search import MAX_QUERY_CHARS, MAX_TOP_K, SEARCHABLE
 from sagewai.context._stores import ProjectStores
 from sagewai.core import _lifecycle as lifecycle
@@ -78,7 +79,7 @@ _WRITE_BATCH = 256
 _FORGET_BATCH = 500
 
 
-class ContextEngine(StoreReads):
+class ContextEngine(StoreReads, SavedRecords):
     """Store, search and forget a project's facts and documents.
 
     Build it on a :class:`~sagewai.context.ProjectStores` (``ContextEngine(stores=...,

@@ -202,17 +202,11 @@ class MemoryBridge(BackgroundBridge):
             for index, message in enumerate(chat.messages)
         ]
         await self._open_journal()
-        episodes = self.engine.episode_store
-        keep_episode = self.save_episodes and episodes is not None and bool(chat.messages)
-        check_episode = getattr(episodes, "check_episode", None) if keep_episode else None
-        if check_episode is not None:
+        keep_episode = self.save_episodes and self.engine.keeps_episodes and bool(chat.messages)
+        if keep_episode:
             # All or nothing: an episode that would be refused fails before any fact is written.
-            check_episode(
-                session_id,
-                list(chat.messages),
-                dict(chat.metadata),
-                project_id=self.engine.project_id,
-                user_id=user_id,
+            self.engine.check_episode(
+                session_id, list(chat.messages), dict(chat.metadata), user_id=user_id
             )
         self.stats.messages_accepted += len(turns)
         state = self._session(session_id)
@@ -230,12 +224,11 @@ class MemoryBridge(BackgroundBridge):
                 await self._extract_batch(recorded)
                 self.stats.messages_processed += len(recorded)
         stored = self._stored - before
-        if keep_episode and episodes is not None:
-            await episodes.save_episode(
+        if keep_episode:
+            await self.engine.save_episode(
                 session_id,
                 list(chat.messages),
                 metadata=dict(chat.metadata),
-                project_id=self.engine.project_id,
                 user_id=user_id,
                 episode_id=str(
                     uuid.uuid5(FACT_NAMESPACE, f"{self.engine.project_id}\x1f{session_id}")

@@ -85,17 +85,15 @@ async def export_archive(
                 out.write(_dumps({"type": "change", "data": change.model_dump(mode="json")}) + "\n")
             counts.changes = len(changes)
             if engine.graph_store is not None:
-                entities = await engine.graph_store.entities()
-                relations = await engine.graph_store.relations()
+                entities = await engine.graph_entities()
+                relations = await engine.graph_relations()
                 for kind, records in (("entity", entities), ("relation", relations)):
                     for item in records:
                         out.write(_dumps({"type": kind, "data": item.model_dump(mode="json")}))
                         out.write("\n")
                 counts.entities, counts.relations = len(entities), len(relations)
-            if engine.episode_store is not None:
-                episodes = await engine.episode_store.list_episodes(
-                    project_id=engine.project_id, limit=_MAX_EPISODES
-                )
+            if engine.keeps_episodes:
+                episodes = await engine.list_episodes(limit=_MAX_EPISODES)
                 for episode in reversed(episodes):  # oldest first
                     data = episode.model_dump(mode="json", exclude={"score"})
                     out.write(_dumps({"type": "episode", "data": data}) + "\n")

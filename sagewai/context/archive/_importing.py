@@ -23,6 +23,7 @@ from sagewai.context.archive._format import (
 from sagewai.core._queries import WriteBatch
 from sagewai.core._records import Fact, FactChange
 from sagewai.errors import InvalidInputError
+from sagewai.stores.base._graph import GraphWrite
 
 if TYPE_CHECKING:
     from sagewai.context._engine import ContextEngine
@@ -242,8 +243,7 @@ async def _import_graph(
 ) -> None:
     if not parsed.entities and not parsed.relations:
         return
-    graph = engine.graph_store
-    if graph is None:
+    if engine.graph_store is None:
         report.unsupported.append("graph")
         report.skipped["entities"] += len(parsed.entities)
         report.skipped["relations"] += len(parsed.relations)
@@ -251,21 +251,19 @@ async def _import_graph(
     entities = [rewrite.entity(entity) for entity in parsed.entities]
     relations = [rewrite.relation(relation) for relation in parsed.relations]
     if not replace:
-        held_entities = {e.id for e in await graph.get_entities([e.id for e in entities])}
-        held_relations = {r.id for r in await graph.relations()}
+        held_entities = {e.id for e in await engine.graph_entities([e.id for e in entities])}
+        held_relations = {r.id for r in await engine.graph_relations()}
         report.skipped["entities"] += len(held_entities)
         report.skipped["relations"] += sum(1 for r in relations if r.id in held_relations)
         entities = [e for e in entities if e.id not in held_entities]
         relations = [r for r in relations if r.id not in held_relations]
     for start in range(0, len(entities), _GRAPH_BATCH):
-        write = graph.write()
-        write.put_entities.extend(entities[start : start + _GRAPH_BATCH])
-        await graph.apply(write)
+        write = GraphWrite(engine.project_id, put_entities=entities[start : start + _GRAPH_BATCH])
+        await engine.apply_graph(write)
         report.imported["entities"] += len(write.put_entities)
     for start in range(0, len(relations), _GRAPH_BATCH):
-        write = graph.write()
-        write.put_relations.extend(relations[start : start + _GRAPH_BATCH])
-        await graph.apply(write)
+        write = GraphWrite(engine.project_id, put_relations=relations[start : start + _GRAPH_BATCH])
+        await engine.apply_graph(write)
         report.imported["relations"] += len(write.put_relations)
 
 
@@ -278,15 +276,14 @@ async def _import_episodes(
 ) -> None:
     if not episodes:
         return
-    store = engine.episode_store
-    if store is None:
+    if not engine.keeps_episodes:
         report.unsupported.append("episodes")
         report.skipped["episodes"] += len(episodes)
         return
     for episode in episodes:
         moved = rewrite.episode(episode)
-        if not replace and await store.get_episode(moved.id, project_id=engine.project_id):
+        if not replace and await engine.get_episode(moved.id):
             report.skipped["episodes"] += 1
             continue
-        await store.put_episode(moved)
+        await engine.restore_episode(moved)
         report.imported["episodes"] += 1
