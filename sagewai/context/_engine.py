@@ -17,8 +17,7 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self, overload
+from typing import TYPE_CHECKING, Any, overload
 
 from pydantic import JsonValue, ValidationError
 
@@ -54,6 +53,7 @@ from sagewai.core._records import (
     new_id,
     utcnow,
 )
+from sagewai.core._resource import Resource
 from sagewai.core._scope import ContextScope, ScopeAddress, validate_identifier
 from sagewai.core._text import clean_text
 from sagewai.errors import (
@@ -79,7 +79,7 @@ _WRITE_BATCH = 256
 _FORGET_BATCH = 500
 
 
-class ContextEngine(StoreReads, SavedRecords):
+class ContextEngine(Resource, StoreReads, SavedRecords):
     """Store, search and forget a project's facts and documents.
 
     Build it on a :class:`~sagewai.context.ProjectStores` (``ContextEngine(stores=...,
@@ -345,18 +345,6 @@ class ContextEngine(StoreReads, SavedRecords):
         await self._access.flush()  # the reads of the last searches
         self._opened = False
         await self._stores.close()
-
-    async def __aenter__(self) -> Self:
-        await self.open()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
 
     # ------------------------------------------------------------------ scoping
 

@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import json
 import math
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Mapping, Sequence
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 import numpy as np
 from pydantic import JsonValue, ValidationError
@@ -33,6 +32,7 @@ from sagewai.core._episode_records import (
     message_mentions,
     subject_pattern,
 )
+from sagewai.core._resource import Resource
 from sagewai.core._scope import validate_identifier
 from sagewai.core._text import clean_json, clean_text, keyword_terms
 from sagewai.errors import ConfigurationError, InvalidInputError
@@ -94,7 +94,7 @@ def rank_episodes(
     return [(i, round(fused[i] / best, 6)) for i in ranked[:limit]]
 
 
-class EpisodeStoreBase(ABC):
+class EpisodeStoreBase(Resource):
     """Base class of episode stores: backends implement the core, users call the rest.
 
     Args:
@@ -129,27 +129,15 @@ class EpisodeStoreBase(ABC):
 
     # ------------------------------------------------------------------ lifecycle
 
-    async def open(self) -> None:  # noqa: B027 - optional hook
+    async def open(self) -> None:
         """Open connections or files. Safe to call more than once."""
 
-    async def close(self) -> None:  # noqa: B027 - optional hook
+    async def close(self) -> None:
         """Release connections or files. Safe to call more than once."""
 
     async def migrate(self) -> list[str]:
         """Create or upgrade this store's tables; the versions applied (none by default)."""
         return []
-
-    async def __aenter__(self) -> Self:
-        await self.open()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
 
     # ------------------------------------------------------------------ the core
 

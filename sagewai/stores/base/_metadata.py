@@ -8,32 +8,31 @@ validation and every scoping rule lives once above them, in the engine.
 from __future__ import annotations
 
 import asyncio
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
-from types import TracebackType
-from typing import Self
 
 from pydantic import JsonValue
 
 from sagewai.core._queries import ChangeQuery, FactQuery, WriteBatch
 from sagewai.core._records import Fact, FactChange
+from sagewai.core._resource import Resource
 
 __all__ = ["MetadataStore"]
 
 
-class MetadataStore(ABC):
+class MetadataStore(Resource):
     """Base class of metadata store backends (the source of truth for facts)."""
 
     def __init__(self) -> None:
         self._locks: dict[tuple[str, str], asyncio.Lock] = {}
         self._state: dict[tuple[str, str], JsonValue] = {}
 
-    async def open(self) -> None:  # noqa: B027 - optional hook
+    async def open(self) -> None:
         """Open connections or files. Safe to call more than once."""
 
-    async def close(self) -> None:  # noqa: B027 - optional hook
+    async def close(self) -> None:
         """Release connections or files. Safe to call more than once."""
 
     async def migrate(self) -> list[str]:
@@ -104,15 +103,3 @@ class MetadataStore(ABC):
             raise LockedError(f"{name} is already running on project {project_id!r}")
         async with lock:
             yield
-
-    async def __aenter__(self) -> Self:
-        await self.open()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()

@@ -8,20 +8,19 @@ once in :class:`~sagewai.context._engine.ContextEngine`, above the backends.
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Mapping, Sequence
-from types import TracebackType
-from typing import Self
 
 import numpy as np
 
 from sagewai.core._embedder import Vector
 from sagewai.core._queries import VectorFilter, VectorHit, VectorPayload, VectorRecord
+from sagewai.core._resource import Resource
 
 __all__ = ["ProjectVectorStore", "VectorStore"]
 
 
-class VectorStore(ABC):
+class VectorStore(Resource):
     """Base class of vector store backends.
 
     Backends implement the abstract core; ``open`` must be idempotent and every method may be
@@ -34,10 +33,10 @@ class VectorStore(ABC):
     def dimension(self) -> int:
         """Vector length this store was created for."""
 
-    async def open(self) -> None:  # noqa: B027 - optional hook
+    async def open(self) -> None:
         """Open connections or files. Safe to call more than once."""
 
-    async def close(self) -> None:  # noqa: B027 - optional hook
+    async def close(self) -> None:
         """Release connections or files. Safe to call more than once."""
 
     @abstractmethod
@@ -88,18 +87,6 @@ class VectorStore(ABC):
     @abstractmethod
     async def count(self, where: VectorFilter) -> int:
         """How many vectors match ``where``."""
-
-    async def __aenter__(self) -> Self:
-        await self.open()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
 
     @staticmethod
     def _check_ef(ef: int | None) -> None:
