@@ -12,13 +12,13 @@ import json
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import TypeAdapter
 
 from sagewai.core._queries import ChangeQuery, FactQuery
-from sagewai.core._records import Fact, FactChange, Provenance
+from sagewai.core._records import Fact, FactChange, FactKind, FactStatus, FactType, Provenance
 from sagewai.core._scope import ContextScope, scope_key
 from sagewai.core._text import keyword_terms
 from sagewai.errors import InvalidInputError
@@ -42,6 +42,7 @@ __all__ = [
     "to_json",
     "tsquery_literal",
     "tsvector_literal",
+    "validated_fact_from_row",
     "visible_condition",
 ]
 
@@ -172,13 +173,61 @@ def fact_values(fact: Fact) -> tuple[Any, ...]:
     )
 
 
+_ENUM_COLUMNS: dict[str, type[ContextScope | FactKind | FactType | FactStatus]] = {
+    "scope": ContextScope,
+    "kind": FactKind,
+    "fact_type": FactType,
+    "status": FactStatus,
+}
+_FLOAT_COLUMNS = frozenset({"confidence", "strength"})
+
+
 def fact_from_row(row: Sequence[Any], decode_time: Callable[[Any], datetime | None]) -> Fact:
     """Rebuild a :class:`Fact` from a row selected in :data:`FACT_COLUMNS` order.
+
+    A stored row was a validated :class:`Fact` when it was written, so the record is rebuilt
+    with ``model_construct`` after decoding each column to the type validation would give it
+    (enums, aware UTC times, tuples, floats, :class:`Provenance` records, which are validated),
+    instead of running every field validator again: a search hydrates about a hundred rows,
+    and re-validation was most of that cost. An unknown enum value still fails here. A unit
+    test checks the result equals ``Fact.model_validate`` of the same columns.
 
     Args:
         row: The column values.
         decode_time: Turns the dialect's stored time into an aware datetime (or ``None``).
     """
+    data: dict[str, Any] = {}
+    for name, value in zip(FACT_COLUMNS, row, strict=True):
+        if name in FACT_TIME_COLUMNS:
+            when = decode_time(value)
+            data[name] = None if when is None else _utc(when)
+        elif name == "sources":
+            listed = _from_json(value) if isinstance(value, str) else value
+            data[name] = _SOURCES.validate_python(listed) if listed else ()
+        elif name == "metadata":
+            data[name] = _from_json(value) if isinstance(value, str) else dict(value)
+        elif name in FACT_LIST_COLUMNS:
+            data[name] = tuple(_from_json(value) if isinstance(value, str) else value)
+        elif name in _ENUM_COLUMNS:
+            data[name] = _ENUM_COLUMNS[name](value)
+        elif name in _FLOAT_COLUMNS:
+            data[name] = float(value)
+        elif name == "scope_key":
+            continue
+        else:
+            data[name] = value
+    return Fact.model_construct(**data)
+
+
+def _utc(value: datetime) -> datetime:
+    """``value`` in UTC, as the records' time validator stores it."""
+    return value if value.tzinfo is UTC else value.astimezone(UTC)
+
+
+def validated_fact_from_row(
+    row: Sequence[Any], decode_time: Callable[[Any], datetime | None]
+) -> Fact:
+    """:func:`fact_from_row` through full validation (what the fast path must equal)."""
     data: dict[str, Any] = {}
     for name, value in zip(FACT_COLUMNS, row, strict=True):
         if name in FACT_TIME_COLUMNS:
