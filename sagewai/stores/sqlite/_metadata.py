@@ -78,10 +78,10 @@ _TOTAL_TTL = 30.0
 """Seconds the fact count of the frequent-term rule is trusted (other processes may write)."""
 _FEW_TAGGED = 2_000
 _KEYWORD_HEAD_MARGIN = 32
-"""Keyword search reads at least this many index rows beyond ``top_k`` before the filter."""
+"""Keyword search checks at least this many index rows beyond ``top_k`` against the filter."""
 _KEYWORD_HEAD_GROWTH = 8
-_KEYWORD_HEAD_TRIES = 2
-"""How often the head is read (growing 8-fold) before the joined query answers instead."""
+_KEYWORD_BATCH_MAX = 8_192
+"""Later batches of index rows checked against the filter grow 8-fold up to this size."""
 
 _FACT_SELECT = ", ".join(f"f.{column}" for column in FACT_COLUMNS)
 _FACT_INSERT = (
@@ -415,57 +415,65 @@ class SqliteMetadataStore(MetadataStore):
     def _keyword_sync(
         self, query: FactQuery, terms: list[str], top_k: int
     ) -> list[tuple[str, float]]:
-        significant, all_terms = self._significant_terms(terms)
-        match = fts5_match(significant, all_terms=all_terms)
-        head = top_k + max(top_k, _KEYWORD_HEAD_MARGIN)
-        for _ in range(_KEYWORD_HEAD_TRIES):
-            found = self._keyword_head_sync(query, match, top_k, head)
-            if found is not None:
-                return found
-            head *= _KEYWORD_HEAD_GROWTH
-        return self._keyword_joined_sync(query, match, top_k)
+        """The best ``top_k`` matches: ranked in the keyword index, the filter checked in batches.
 
-    def _keyword_head_sync(
-        self, query: FactQuery, match: str, top_k: int, head: int
-    ) -> list[tuple[str, float]] | None:
-        """The best ``top_k`` matches read from the index's best ``head`` alone, if they suffice.
-
-        Ranking every match inside the keyword index costs little; looking each one up in the
-        facts table to check the filter cost about twice that, for rows the limit throws away
-        (thousands per query for frequent words in a large store). So the index's best ``head``
-        rows are read first and only they are checked. The answer is the same as the joined
-        query's whenever ``top_k`` of them pass the filter with a rank strictly better than the
-        last row read (every row not read ranks at or below it); otherwise ``None``, and the
-        caller widens the head or runs the joined query.
+        Ranking every match inside FTS5 costs little; looking each one up in the facts table to
+        check the filter cost about as much again, for rows the limit throws away (thousands
+        per query for frequent words in a large store). So the index's matches are read best
+        first and only the first ``top_k + max(top_k, 32)`` are checked, then growing batches
+        while fewer than ``top_k`` have passed with a rank strictly better than the last row
+        read (every row not read ranks at or below it, and equal ranks are ordered by id). The
+        answer is the one joined query's (``ORDER BY rank, id LIMIT top_k``), with the index
+        ranked once whatever the ties or the filter.
         """
+        significant, all_terms = self._significant_terms(terms)
         db = self._db()
+        # bm25() is lower-is-better; the contract wants higher-is-better, hence the negation.
         ranked = db.execute(
             "SELECT rowid, bm25(facts_fts) AS rank FROM facts_fts WHERE facts_fts MATCH ?1"
-            " ORDER BY rank LIMIT ?2",
-            (match, head),
-        ).fetchall()
+            " ORDER BY rank",
+            (fts5_match(significant, all_terms=all_terms),),
+        )
+        try:
+            hits: list[tuple[float, str]] = []
+            batch = top_k + max(top_k, _KEYWORD_HEAD_MARGIN)
+            while True:
+                rows = ranked.fetchmany(batch)
+                hits.extend(self._passing_sync(query, rows))
+                if len(rows) < batch:  # every match was read
+                    hits.sort()
+                    break
+                last = rows[-1][1]
+                hits.sort()
+                sure = [hit for hit in hits if hit[0] < last]
+                if len(sure) >= top_k:
+                    hits = sure
+                    break
+                batch = min(batch * _KEYWORD_HEAD_GROWTH, _KEYWORD_BATCH_MAX)
+        finally:
+            ranked.close()
+        return [(fact_id, -float(rank)) for rank, fact_id in hits[:top_k]]
+
+    def _passing_sync(
+        self, query: FactQuery, ranked: Sequence[tuple[int, float]]
+    ) -> list[tuple[float, str]]:
+        """``(rank, fact id)`` of the ranked index rows whose facts match ``query``."""
         if not ranked:
             return []
         rank_of = dict(ranked)
-        binder = _SqliteBinder(tag_driven=False)
+        binder = _SqliteBinder(tag_driven=False)  # the index drives; tags are probed per row
         read = f"f.seq IN (SELECT value FROM json_each({binder.bind(json.dumps(list(rank_of)))}))"
         where = " AND ".join([read, *fact_conditions(query, binder, paginate=False)])
-        passed = db.execute(f"SELECT f.seq, f.id FROM facts AS f WHERE {where}", binder.values)
-        # bm25() is lower-is-better; the contract wants higher-is-better, hence the negation.
-        hits = sorted(((rank_of[seq], fact_id) for seq, fact_id in passed))
-        if len(ranked) < head:  # every match was read
-            return [(fact_id, -float(rank)) for rank, fact_id in hits[:top_k]]
-        last = ranked[-1][1]
-        sure = [(rank, fact_id) for rank, fact_id in hits if rank < last]
-        if len(sure) < top_k:
-            return None
-        return [(fact_id, -float(rank)) for rank, fact_id in sure[:top_k]]
+        passed = self._db().execute(
+            f"SELECT f.seq, f.id FROM facts AS f WHERE {where}", binder.values
+        )
+        return [(rank_of[seq], fact_id) for seq, fact_id in passed]
 
     def _keyword_joined_sync(
         self, query: FactQuery, match_text: str, top_k: int
     ) -> list[tuple[str, float]]:
-        """Every match checked against the filter in one query: the general (slower) path."""
-        binder = _SqliteBinder(tag_driven=False)  # the keyword index drives; tags are probed
+        """Every match checked against the filter in one joined query (what tests compare to)."""
+        binder = _SqliteBinder(tag_driven=False)
         match = binder.bind(match_text)
         where = " AND ".join(fact_conditions(query, binder, paginate=False))
         sql = (
