@@ -12,13 +12,13 @@ import json
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import TypeAdapter
 
 from sagewai.core._queries import ChangeQuery, FactQuery
-from sagewai.core._records import Fact, FactChange, Provenance
+from sagewai.core._records import Fact, FactChange, FactKind, FactStatus, FactType, Provenance
 from sagewai.core._scope import ContextScope, scope_key
 from sagewai.core._text import keyword_terms
 from sagewai.errors import InvalidInputError
@@ -42,6 +42,7 @@ __all__ = [
     "to_json",
     "tsquery_literal",
     "tsvector_literal",
+    "validated_fact_from_row",
     "visible_condition",
 ]
 
@@ -172,13 +173,82 @@ def fact_values(fact: Fact) -> tuple[Any, ...]:
     )
 
 
+def _utc(value: datetime) -> datetime:
+    """``value`` in UTC, as the records' time validator stores it."""
+    return value if value.tzinfo is UTC else value.astimezone(UTC)
+
+
+def _sources(value: Any) -> tuple[Provenance, ...]:
+    listed = _from_json(value) if isinstance(value, str) else value
+    return _SOURCES.validate_python(listed) if listed else ()
+
+
+def _mapping(value: Any) -> Any:
+    return _from_json(value) if isinstance(value, str) else dict(value)
+
+
+def _string_tuple(value: Any) -> tuple[Any, ...]:
+    return tuple(_from_json(value) if isinstance(value, str) else value)
+
+
+def _column_decoder(name: str) -> Callable[[Any], Any] | None:
+    """How :func:`fact_from_row` turns a column into its field value (``None``: as it is)."""
+    if name in FACT_LIST_COLUMNS:
+        return _string_tuple
+    decoders: dict[str, Callable[[Any], Any]] = {
+        "scope": ContextScope,
+        "kind": FactKind,
+        "fact_type": FactType,
+        "status": FactStatus,
+        "confidence": float,
+        "strength": float,
+        "metadata": _mapping,
+        "sources": _sources,
+    }
+    return decoders.get(name)
+
+
+_DECODERS = tuple(
+    (name, _column_decoder(name), name in FACT_TIME_COLUMNS)
+    for name in FACT_COLUMNS
+    if name != "scope_key"
+)
+_SCOPE_KEY = FACT_COLUMNS.index("scope_key")
+
+
 def fact_from_row(row: Sequence[Any], decode_time: Callable[[Any], datetime | None]) -> Fact:
     """Rebuild a :class:`Fact` from a row selected in :data:`FACT_COLUMNS` order.
+
+    A stored row was a validated :class:`Fact` when it was written, so the record is rebuilt
+    with ``model_construct`` after decoding each column to the type validation would give it
+    (enums, aware UTC times, tuples, floats, :class:`Provenance` records, which are validated),
+    instead of running every field validator again: a search hydrates about a hundred rows,
+    and re-validation was most of that cost. An unknown enum value still fails here. A unit
+    test checks the result equals :func:`validated_fact_from_row` of the same row.
 
     Args:
         row: The column values.
         decode_time: Turns the dialect's stored time into an aware datetime (or ``None``).
     """
+    if len(row) != len(FACT_COLUMNS):
+        raise ValueError(f"a fact row has {len(FACT_COLUMNS)} columns, not {len(row)}")
+    values = [value for index, value in enumerate(row) if index != _SCOPE_KEY]
+    data: dict[str, Any] = {}
+    for (name, decode, is_time), value in zip(_DECODERS, values, strict=True):
+        if is_time:
+            when = decode_time(value)
+            data[name] = None if when is None else _utc(when)
+        elif decode is not None:
+            data[name] = decode(value)
+        else:
+            data[name] = value
+    return Fact.model_construct(**data)
+
+
+def validated_fact_from_row(
+    row: Sequence[Any], decode_time: Callable[[Any], datetime | None]
+) -> Fact:
+    """:func:`fact_from_row` through full validation (what the fast path must equal)."""
     data: dict[str, Any] = {}
     for name, value in zip(FACT_COLUMNS, row, strict=True):
         if name in FACT_TIME_COLUMNS:

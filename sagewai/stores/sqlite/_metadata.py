@@ -77,6 +77,14 @@ _ANALYZE_MIN_ROWS = 2_000
 _TOTAL_TTL = 30.0
 """Seconds the fact count of the frequent-term rule is trusted (other processes may write)."""
 _FEW_TAGGED = 2_000
+_KEYWORD_HEAD_MARGIN = 32
+"""Keyword search checks at least this many index rows beyond ``top_k`` against the filter."""
+_KEYWORD_HEAD_GROWTH = 8
+_KEYWORD_BATCH_MAX = 8_192
+_JOINED_MAX_MATCHES = 4_000
+"""Up to this many matching facts (counted from the terms' document frequencies), keyword
+search checks the filter on every match in one joined query."""
+"""Later batches of index rows checked against the filter grow 8-fold up to this size."""
 
 _FACT_SELECT = ", ".join(f"f.{column}" for column in FACT_COLUMNS)
 _FACT_INSERT = (
@@ -410,11 +418,71 @@ class SqliteMetadataStore(MetadataStore):
     def _keyword_sync(
         self, query: FactQuery, terms: list[str], top_k: int
     ) -> list[tuple[str, float]]:
-        binder = _SqliteBinder(tag_driven=False)  # the keyword index drives; tags are probed
-        significant, all_terms = self._significant_terms(terms)
-        match = binder.bind(fts5_match(significant, all_terms=all_terms))
-        where = " AND ".join(fact_conditions(query, binder, paginate=False))
+        """The best ``top_k`` matches: ranked in the keyword index, the filter checked in batches.
+
+        Ranking every match inside FTS5 costs little; looking each one up in the facts table to
+        check the filter cost about as much again, for rows the limit throws away (thousands
+        per query for frequent words in a large store). So the index's matches are read best
+        first and only the first ``top_k + max(top_k, 32)`` are checked, then growing batches
+        while fewer than ``top_k`` have passed with a rank strictly better than the last row
+        read (every row not read ranks at or below it, and equal ranks are ordered by id). The
+        answer is the one joined query's (``ORDER BY rank, id LIMIT top_k``), with the index
+        ranked once whatever the ties or the filter. Few matches (a small store, rare words)
+        are answered by the joined query itself: there the lookups cost less than a second
+        statement.
+        """
+        significant, all_terms, most = self._significant_terms(terms)
+        match = fts5_match(significant, all_terms=all_terms)
+        if most is None or most <= _JOINED_MAX_MATCHES:
+            return self._keyword_joined_sync(query, match, top_k)
         # bm25() is lower-is-better; the contract wants higher-is-better, hence the negation.
+        ranked = self._db().execute(
+            "SELECT rowid, bm25(facts_fts) AS rank FROM facts_fts WHERE facts_fts MATCH ?1"
+            " ORDER BY rank",
+            (match,),
+        )
+        try:
+            hits: list[tuple[float, str]] = []
+            batch = top_k + max(top_k, _KEYWORD_HEAD_MARGIN)
+            while True:
+                rows = ranked.fetchmany(batch)
+                hits.extend(self._passing_sync(query, rows))
+                if len(rows) < batch:  # every match was read
+                    hits.sort()
+                    break
+                last = rows[-1][1]
+                hits.sort()
+                sure = [hit for hit in hits if hit[0] < last]
+                if len(sure) >= top_k:
+                    hits = sure
+                    break
+                batch = min(batch * _KEYWORD_HEAD_GROWTH, _KEYWORD_BATCH_MAX)
+        finally:
+            ranked.close()
+        return [(fact_id, -float(rank)) for rank, fact_id in hits[:top_k]]
+
+    def _passing_sync(
+        self, query: FactQuery, ranked: Sequence[tuple[int, float]]
+    ) -> list[tuple[float, str]]:
+        """``(rank, fact id)`` of the ranked index rows whose facts match ``query``."""
+        if not ranked:
+            return []
+        rank_of = dict(ranked)
+        binder = _SqliteBinder(tag_driven=False)  # the index drives; tags are probed per row
+        read = f"f.seq IN (SELECT value FROM json_each({binder.bind(json.dumps(list(rank_of)))}))"
+        where = " AND ".join([read, *fact_conditions(query, binder, paginate=False)])
+        passed = self._db().execute(
+            f"SELECT f.seq, f.id FROM facts AS f WHERE {where}", binder.values
+        )
+        return [(rank_of[seq], fact_id) for seq, fact_id in passed]
+
+    def _keyword_joined_sync(
+        self, query: FactQuery, match_text: str, top_k: int
+    ) -> list[tuple[str, float]]:
+        """Every match checked against the filter in one joined query (few matches)."""
+        binder = _SqliteBinder(tag_driven=False)
+        match = binder.bind(match_text)
+        where = " AND ".join(fact_conditions(query, binder, paginate=False))
         sql = (
             "SELECT f.id, bm25(facts_fts) AS rank FROM facts_fts"
             " JOIN facts AS f ON f.seq = facts_fts.rowid"
@@ -423,8 +491,9 @@ class SqliteMetadataStore(MetadataStore):
         )
         return [(row[0], -float(row[1])) for row in self._db().execute(sql, binder.values)]
 
-    def _significant_terms(self, terms: list[str]) -> tuple[list[str], bool]:
-        """The terms worth matching, and whether a fact must match all of them.
+    def _significant_terms(self, terms: list[str]) -> tuple[list[str], bool, int | None]:
+        """The terms worth matching, whether a fact must match all of them, and at most how
+        many facts match (``None`` in a small store, where it is not counted).
 
         Scoring a term means visiting every fact that holds it, so in a large store frequent
         terms bound the latency while adding little to the ranking (bm25's IDF of a term in 5% of
@@ -437,12 +506,13 @@ class SqliteMetadataStore(MetadataStore):
         """
         total = self._fact_total()
         if total < _COMMON_TERM_MIN_FACTS:
-            return terms, False
+            return terms, False, None
         bound = min(_FREQUENT_SHARE * total, _FREQUENT_FACTS)
-        rare = [term for term in terms if self._document_frequency(term, total) <= bound]
+        frequency = {term: self._document_frequency(term, total) for term in terms}
+        rare = [term for term in terms if frequency[term] <= bound]
         if rare:
-            return rare, False
-        return terms, len(terms) > 1
+            return rare, False, sum(frequency[term] for term in rare)
+        return terms, len(terms) > 1, min(frequency.values())
 
     def _fact_total(self) -> int:
         """The number of facts, recounted every 30 s (this process's writes count at once)."""

@@ -1,0 +1,81 @@
+"""Stored rows decode to the same records full validation would give (the fast path's contract)."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from sagewai.core._queries import WriteBatch
+from sagewai.core._records import Fact, FactKind, FactStatus, FactType, Provenance
+from sagewai.core._scope import ContextScope
+from sagewai.stores.base._sql import FACT_COLUMNS, fact_from_row, validated_fact_from_row
+from sagewai.stores.sqlite import SqliteMetadataStore
+from sagewai.stores.sqlite._database import from_micros
+from sagewai.testing.conformance._metadata import P1, full_fact
+
+
+def _facts() -> list[Fact]:
+    return [
+        full_fact(),
+        Fact(project_id=P1, content="plain"),
+        Fact(
+            project_id=P1,
+            scope=ContextScope.USER,
+            user_id="bob",
+            content="Bob: we land in Lisbon on 3 May, flight TP123 😀",
+            kind=FactKind.MESSAGE,
+            fact_type=FactType.EVENT,
+            confidence=1,
+            strength=2,
+            tags=("travel",),
+            metadata={"context_chars": 12},
+            sources=(
+                Provenance(
+                    session_id="s1",
+                    message_id="m1",
+                    turn_index=0,
+                    speaker="Bob",
+                    timestamp=datetime(2023, 5, 8, 13, 56, tzinfo=UTC),
+                ),
+            ),
+            status=FactStatus.SUPERSEDED,
+            superseded_by="other",
+        ),
+    ]
+
+
+async def test_fast_decoding_equals_validation(tmp_path: Path) -> None:
+    path = tmp_path / "metadata.sqlite3"
+    facts = _facts()
+    async with SqliteMetadataStore(path) as store:
+        await store.apply(WriteBatch(P1, upserts=facts))
+    connection = sqlite3.connect(path)
+    rows = connection.execute(f"SELECT {', '.join(FACT_COLUMNS)} FROM facts").fetchall()
+    connection.close()
+    assert len(rows) == len(facts)
+    by_id = {fact.id: fact for fact in facts}
+    for row in rows:
+        fast, checked = fact_from_row(row, from_micros), validated_fact_from_row(row, from_micros)
+        assert fast == checked == by_id[fast.id]
+        assert repr(fast) == repr(checked)
+        assert fast.model_fields_set == checked.model_fields_set
+        assert fast.model_dump_json() == checked.model_dump_json()
+        assert [type(getattr(fast, name)) for name in Fact.model_fields] == [
+            type(getattr(checked, name)) for name in Fact.model_fields
+        ]
+
+
+def test_an_unknown_stored_value_still_fails() -> None:
+    row = list(validated_fact_from_row_row())
+    row[FACT_COLUMNS.index("status")] = "exploded"
+    with pytest.raises(ValueError, match="exploded"):
+        fact_from_row(row, from_micros)
+
+
+def validated_fact_from_row_row() -> tuple[object, ...]:
+    from sagewai.stores.sqlite._metadata import _fact_row
+
+    return tuple(_fact_row(Fact(project_id=P1, content="x"), 0)[: len(FACT_COLUMNS)])
