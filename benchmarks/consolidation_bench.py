@@ -51,6 +51,7 @@ import argparse
 import asyncio
 import hashlib
 import json
+import logging
 import os
 import random
 import resource
@@ -454,6 +455,37 @@ class Progress:
         )
 
 
+class TableLog(logging.Handler):
+    """Keeps the consolidator's candidate-table figures (its debug line) of each run."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.tables: list[dict[str, Any]] = []
+
+    @classmethod
+    def attach(cls) -> TableLog:
+        handler = cls()
+        logger = logging.getLogger("sagewai.consolidation")
+        logger.setLevel(logging.DEBUG)
+        logger.addHandler(handler)
+        return handler
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "candidate pairs" in str(record.msg) and isinstance(record.args, tuple):
+            _, pairs, facts, ms, searched = record.args
+            self.tables.append(
+                {
+                    "facts": facts,
+                    "pairs": pairs,
+                    "seconds": round(float(ms) / 1000.0, 2),
+                    "facts_searched_in_index": searched,
+                }
+            )
+
+    def last(self) -> dict[str, Any] | None:
+        return self.tables[-1] if self.tables else None
+
+
 def action_signatures(report: Any) -> list[str]:
     """A digest of each action of a run (kind, rule, facts, target, reason), sorted: two runs
     took the same set of actions when these lists are equal (stable across processes)."""
@@ -612,6 +644,7 @@ async def bench_realistic(size: int, args: argparse.Namespace) -> dict[str, Any]
                 max_report_actions=None if keep_actions else 0,
                 search_ef=args.search_ef,
             )
+            tables = TableLog.attach()
             if args.dry_run_check or args.dry_run_only:
                 load_dry = os.getloadavg()[0]
                 cpu_started = time.process_time()
@@ -695,6 +728,7 @@ async def bench_realistic(size: int, args: argparse.Namespace) -> dict[str, Any]
         "index_build_seconds": round(index_seconds, 2),
         "consolidation_seconds": round(report.duration_ms / 1000.0, 2),
         "consolidation_cpu_seconds": round(cpu_seconds, 2),
+        "candidate_table": tables.last(),
         "rss_before_mb": round(rss_before / 2**20, 1),
         "rss_peak_during_run_mb": round(sampler.peak / 2**20, 1),
         "rss_growth_during_run_mb": round((sampler.peak - rss_before) / 2**20, 1),

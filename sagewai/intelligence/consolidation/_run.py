@@ -503,13 +503,15 @@ class Run:
         await self.hydrate([h.id for h in strong], from_index=indexed)
         if self.floor < self.threshold:
             strong += await self.weak_candidates(fact, self.hits[fact.id])
-        hits = strong
+        found = [(other, hit) for hit in strong if self._active(other := self.view(hit.id))]
+        if not found:
+            # Profiled only when compared: a run that resumes after the candidate became
+            # inactive must keep (or not keep) the fact's structure as the first run did.
+            return []
         mine = self.profile(fact)
         out: list[tuple[Fact, float]] = []
-        for hit in hits:
-            other = self.view(hit.id)
-            if other is None or not self._active(other):
-                continue
+        for other, hit in found:
+            assert other is not None
             rule = self.rule_between(mine, self.profile(other), hit.score)
             if rule is not None:
                 self.rules[(fact.id, other.id)] = rule
