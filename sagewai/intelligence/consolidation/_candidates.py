@@ -22,6 +22,7 @@ and the real run see the same candidates; each run then keeps those its own view
 
 from __future__ import annotations
 
+import asyncio
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from sagewai.context._engine import ContextEngine
-from sagewai.core._embedder import Embedder
+from sagewai.core._embedder import Embedder, Vector
 from sagewai.core._queries import VectorHit
 from sagewai.core._records import Fact
 from sagewai.intelligence.consolidation._selection import Selection, scope_key_of
@@ -102,6 +103,26 @@ class _Facts:
     vectors: FloatArray
 
 
+async def _page(
+    engine: ContextEngine,
+    selection: Selection,
+    embedder: Embedder,
+    after: tuple[datetime, str] | None,
+) -> tuple[list[Fact], dict[str, Vector], tuple[datetime, str] | None]:
+    """One page of the selection's active facts with their vectors, and where the next starts."""
+    page = await engine.find(selection.scan(after=after, limit=_PAGE, updated_since=None))
+    if not page:
+        return [], {}, None
+    facts = [f for f in page if selection.contains(f)]
+    found = await engine.get_vectors([f.id for f in facts])
+    missing = [f for f in facts if f.id not in found]
+    if missing:
+        # The index lost these vectors: embedded to compare them (never stored here).
+        made = await embedder.embed_documents([f.content for f in missing])
+        found.update((f.id, made[i]) for i, f in enumerate(missing))
+    return facts, found, (page[-1].created_at, page[-1].id)
+
+
 async def _read(
     engine: ContextEngine, selection: Selection, embedder: Embedder, capacity: int
 ) -> _Facts:
@@ -110,24 +131,21 @@ async def _read(
     names: list[frozenset[str]] = []
     words: list[frozenset[str]] = []
     vectors = np.empty((max(capacity, 1), embedder.dimension), dtype=np.float32)
-    after: tuple[datetime, str] | None = None
-    while True:
-        page = await engine.find(selection.scan(after=after, limit=_PAGE, updated_since=None))
-        if not page:
-            break
-        after = (page[-1].created_at, page[-1].id)
-        facts = [f for f in page if selection.contains(f)]
-        found = await engine.get_vectors([f.id for f in facts])
-        missing = [f for f in facts if f.id not in found]
-        if missing:
-            # The index lost these vectors: embedded to compare them (never stored here).
-            made = await embedder.embed_documents([f.content for f in missing])
-            found.update((f.id, made[i]) for i, f in enumerate(missing))
-        if len(ids) + len(facts) > len(vectors):
-            vectors = np.resize(vectors, (2 * (len(ids) + len(facts)), vectors.shape[1]))
-        for fact in facts:
-            vectors[len(ids)] = found[fact.id]
-            _describe(fact, ids, scopes, names, words)
+    facts, found, after = await _page(engine, selection, embedder, None)
+    while after is not None:
+        # The next page is read (in the stores' threads) while this one's words are read.
+        following = asyncio.create_task(_page(engine, selection, embedder, after))
+        try:
+            if len(ids) + len(facts) > len(vectors):
+                vectors = np.resize(vectors, (2 * (len(ids) + len(facts)), vectors.shape[1]))
+            for fact in facts:
+                vectors[len(ids)] = found[fact.id]
+                _describe(fact, ids, scopes, names, words)
+        except BaseException:
+            following.cancel()
+            await asyncio.gather(following, return_exceptions=True)
+            raise
+        facts, found, after = await following
     vectors = vectors[: len(ids)]
     norms = np.linalg.norm(vectors, axis=1)
     norms[norms == 0.0] = 1.0
@@ -169,8 +187,8 @@ def _block(
 ) -> None:
     """Cosines of ``rows`` against ``pool`` (exact); pairs at or above ``floor`` are kept.
 
-    With ``named`` the rows mention names, which the pool's words all hold; a pool fact is kept
-    only when its own names are among the row's words too.
+    With ``named`` the rows mention names; a pair is kept only when the names of each are among
+    the other's words.
     """
     vectors = facts.vectors
     step = max(1, _CELLS // max(1, len(pool)))
@@ -186,7 +204,7 @@ def _block(
             names, words = facts.names, facts.words
             keep &= np.fromiter(
                 (
-                    names[t] <= words[s]
+                    names[t] <= words[s] and names[s] <= words[t]
                     for s, t in zip(sources.tolist(), targets.tolist(), strict=True)
                 ),
                 dtype=bool,
@@ -196,34 +214,30 @@ def _block(
 
 
 def _named_blocks(facts: _Facts, members: Sequence[int], floor: float, pairs: _Pairs) -> None:
-    """The facts of one scope that mention names, each group against the facts holding them."""
+    """The facts of one scope that mention names, against the facts whose words hold them.
+
+    The facts are blocked by their two rarest names (every name of a fact must be among a
+    candidate's words; the pair of rarest ones already cuts the pool to a person or two), and
+    the rest of the names of both sides are checked on the pairs at or above the floor.
+    """
     mentioned = {n for i in members for n in facts.names[i]}
     postings: dict[str, list[int]] = defaultdict(list)
-    groups: dict[frozenset[str], list[int]] = defaultdict(list)
     for i in members:
         for word in facts.words[i] & mentioned:
             postings[word].append(i)
-        if facts.names[i]:
-            groups[facts.names[i]].append(i)
     arrays = {w: np.asarray(p, dtype=np.int64) for w, p in postings.items()}
     empty = np.empty(0, dtype=np.int64)
-    memo: dict[tuple[str, str], IntArray] = {}
-    for group_names, group in groups.items():
-        ordered = sorted(group_names, key=lambda n: (len(arrays.get(n, empty)), n))
-        pool = arrays.get(ordered[0], empty)
-        if len(ordered) > 1:
-            key = (ordered[0], ordered[1])
-            both = memo.get(key)
-            if both is None:
-                both = np.intersect1d(pool, arrays.get(ordered[1], empty), assume_unique=True)
-                memo[key] = both
-            pool = both
-            for name in ordered[2:]:
-                if not len(pool):
-                    break
-                pool = np.intersect1d(pool, arrays.get(name, empty), assume_unique=True)
+    blocks: dict[tuple[str, ...], list[int]] = defaultdict(list)
+    for i in members:
+        if facts.names[i]:
+            rarest = sorted(facts.names[i], key=lambda n: (len(arrays.get(n, empty)), n))
+            blocks[tuple(rarest[:2])].append(i)
+    for key, rows in blocks.items():
+        pool = arrays.get(key[0], empty)
+        if len(key) > 1:
+            pool = np.intersect1d(pool, arrays.get(key[1], empty), assume_unique=True)
         if len(pool):
-            _block(facts, np.asarray(group, dtype=np.int64), pool, floor, pairs, named=True)
+            _block(facts, np.asarray(rows, dtype=np.int64), pool, floor, pairs, named=True)
 
 
 async def _nameless(
