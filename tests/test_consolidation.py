@@ -77,7 +77,8 @@ class FailingSqliteStore(SqliteMetadataStore):
 
 
 class RecordingVectorStore(InMemoryVectorStore):
-    """The in-memory index, counting writes; ``gate`` (when set) holds every search."""
+    """The in-memory index, counting writes; ``gate`` (when set) holds every search and every
+    read of vectors."""
 
     def __init__(self, dimension: int) -> None:
         super().__init__(dimension)
@@ -106,6 +107,10 @@ class RecordingVectorStore(InMemoryVectorStore):
     ) -> list[list[VectorHit]]:
         await self._hold()
         return await super().search_many(vectors, top_k, where, ef=ef)
+
+    async def get_vectors(self, ids: Sequence[str]) -> dict[str, Vector]:
+        await self._hold()  # a full run's first read of the index (its candidate table)
+        return await super().get_vectors(ids)
 
     async def _hold(self) -> None:
         self.searching.set()
@@ -606,7 +611,9 @@ async def test_batch_search_and_one_search_per_fact_reach_the_same_outcome() -> 
     for engine in engines:
         async with engine:
             await add_world(engine)
-            await MemoryConsolidator(engine, batch_size=4).consolidate(now=NOW)
+            # An incremental run searches the index fact by fact (a full run finds its
+            # candidates up front, without it): its first run examines every fact.
+            await MemoryConsolidator(engine, batch_size=4).consolidate(now=NOW, incremental=True)
             outcomes.append(await all_facts(engine))
     assert outcomes[0] == outcomes[1]
     assert batched.batches >= 4

@@ -1,4 +1,8 @@
-"""How a consolidation run asks the index: widened searches go together, decisions do not change.
+"""How an incremental run asks the index: widened searches go together, decisions do not change.
+
+(A full run finds its candidates exactly before deciding, see ``test_consolidation_candidates``;
+an incremental run, which examines only the facts written since the last one, searches the
+index for each.)
 
 A corpus of similar sentences ("Ben Okafor likes tea at work.") makes many facts' searches widen:
 either every hit is above the threshold, or too few are left below it for the structure rule.
@@ -94,7 +98,9 @@ async def consolidate(
     vectors.calls.clear()
     vectors.queries.clear()
     consolidator = MemoryConsolidator(ctx, batch_size=40, decay_halflife_days=36_500.0)
-    report = await consolidator.consolidate(now=NOW)
+    # An incremental run searches the index fact by fact (a full run finds its candidates up
+    # front); its first run examines every fact.
+    report = await consolidator.consolidate(now=NOW, incremental=True)
     facts = {f.id: f for f in await metadata.get("p", [f"f{i:04d}" for i in range(len(texts))])}
     return report, vectors, facts
 

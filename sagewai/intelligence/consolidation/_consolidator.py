@@ -34,6 +34,7 @@ from sagewai.core._records import ChangeAction, Fact, FactChange, new_id, utcnow
 from sagewai.core._scope import ContextScope
 from sagewai.errors import InvalidInputError
 from sagewai.intelligence.consolidation._annotations import keep_apart, with_annotations
+from sagewai.intelligence.consolidation._candidates import build_candidates
 from sagewai.intelligence.consolidation._config import ConsolidationConfig, validated_config
 from sagewai.intelligence.consolidation._report import (
     ConsolidationAction,
@@ -207,6 +208,29 @@ class MemoryConsolidator:
                         resumed, state.in_progress
                     )
             total = await engine.count_matching(selection.count(updated_since=checkpoint.since))
+            if not incremental:
+                # A full pass: every candidate pair found exactly, before any decision.
+                config = self.config
+                table_clock = time.perf_counter()
+                run.table = await build_candidates(
+                    engine,
+                    selection,
+                    self.embedder,
+                    floor=run.floor,
+                    threshold=run.threshold,
+                    neighbours=config.neighbours,
+                    max_neighbours=config.max_neighbours,
+                    search_ef=config.search_ef,
+                )
+                logger.debug(
+                    "consolidation %s: %d candidate pairs among %d facts in %.0f ms "
+                    "(%d searched in the index)",
+                    run.run_id,
+                    run.table.pairs,
+                    len(run.table.ids),
+                    (time.perf_counter() - table_clock) * 1000.0,
+                    run.table.index_searches,
+                )
 
             async def read(after: tuple[datetime, str] | None) -> list[Fact]:
                 return await engine.find(

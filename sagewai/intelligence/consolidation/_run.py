@@ -26,6 +26,7 @@ from sagewai.context._engine import ContextEngine
 from sagewai.core._embedder import Embedder, Vector
 from sagewai.core._queries import VectorFilter, VectorHit, WriteBatch
 from sagewai.core._records import Fact, FactChange, FactStatus, utcnow
+from sagewai.intelligence.consolidation._candidates import CandidateTable
 from sagewai.intelligence.consolidation._config import ConsolidationConfig
 from sagewai.intelligence.consolidation._contradictions import (
     Flagging,
@@ -148,6 +149,9 @@ class Run:
             tuple[str, str], tuple[DedupProfile, DedupProfile, float, str | None]
         ] = {}
         self.widths: dict[str, tuple[int, bool]] = {}
+        # The candidates of every fact active when the run started, found exactly before the
+        # first decision (see ``candidates``); ``None``: the index is searched fact by fact.
+        self.table: CandidateTable | None = None
 
     # ---------------------------------------------------------------- view of the facts
 
@@ -293,11 +297,27 @@ class Run:
     async def nearest(self, vector: Vector, top_k: int, where: VectorFilter) -> list[VectorHit]:
         return (await self.nearest_many([vector], top_k, where))[0]
 
+    def from_table(self, fact: Fact) -> bool:
+        """Take ``fact``'s candidates from the run's table, when it has them.
+
+        The table's lists are complete (every fact that could merge, at or above the floor), so
+        they are never widened.
+        """
+        table = self.table
+        if table is None or fact.id not in table:
+            return False
+        hits = table.hits(fact.id)
+        self.hits[fact.id] = hits
+        self.widths[fact.id] = (len(hits), False)
+        return True
+
     async def search(self, fact: Fact) -> list[VectorHit]:
         """Every neighbour of ``fact`` at or above the candidate floor (the store's active ones)."""
         cached = self.hits.get(fact.id)
         if cached is not None:
             return cached
+        if self.from_table(fact):
+            return self.hits[fact.id]
         where = self.selection.neighbours(fact)
         k = self.config.neighbours
         found = await self.nearest(await self.vector_of(fact), k + 1, where)
@@ -363,7 +383,9 @@ class Run:
             weak = sorted(
                 (h for h in hits if h.score < self.threshold), key=lambda h: (-h.score, h.id)
             )
-            await self.hydrate([h.id for h in weak], from_index=True)
+            await self.hydrate(
+                [h.id for h in weak], from_index=self.table is None or fact.id not in self.table
+            )
             active = [h for h in weak if self._active(self.view(h.id))]
             k, full = self.widths.get(fact.id, (self.config.neighbours, False))
             if len(active) >= wanted or not full or k >= self.config.max_neighbours:
@@ -410,7 +432,12 @@ class Run:
         commits. The index may still call active a fact that this page then merges; the
         decisions re-read every hit, so such hits only cost a lookup.
         """
-        candidates = [f for f in facts if f.status is FactStatus.ACTIVE]
+        table = self.table
+        candidates = [
+            f
+            for f in facts
+            if f.status is FactStatus.ACTIVE and (table is None or f.id not in table)
+        ]
         ahead = Lookahead(vectors=await self.engine.get_vectors([f.id for f in candidates]))
         groups: dict[VectorFilter, list[Fact]] = {}
         for fact in candidates:
@@ -430,7 +457,7 @@ class Run:
 
         Searches already made by :meth:`search_ahead` under the same filter are reused.
         """
-        todo = [f for f in facts if f.id not in self.hits]
+        todo = [f for f in facts if f.id not in self.hits and not self.from_table(f)]
         if ahead is not None:
             self.vectors.update((f.id, ahead.vectors[f.id]) for f in todo if f.id in ahead.vectors)
         missing = [f.id for f in todo if f.id not in self.vectors]
@@ -452,7 +479,19 @@ class Run:
                 answered.update((f.id, found) for f, found in zip(rest, results, strict=True))
             await self.settle_many(group, where, answered, k)
             await self.widen_weak(group, where)
-        await self.hydrate([h.id for f in facts for h in self.hits.get(f.id, ())], from_index=True)
+        table = self.table
+        await self.hydrate(
+            [h.id for f in facts if table is not None and f.id in table for h in self.hits[f.id]]
+        )
+        await self.hydrate(
+            [
+                h.id
+                for f in facts
+                if table is None or f.id not in table
+                for h in self.hits.get(f.id, ())
+            ],
+            from_index=True,
+        )
 
     async def members(self, fact: Fact) -> list[tuple[Fact, float]]:
         """Active facts that may merge with ``fact``, with their cosine to it."""
@@ -460,16 +499,19 @@ class Run:
         if not hits:
             return []
         strong = [h for h in hits if h.score >= self.threshold]
-        await self.hydrate([h.id for h in strong], from_index=True)
+        indexed = self.table is None or fact.id not in self.table
+        await self.hydrate([h.id for h in strong], from_index=indexed)
         if self.floor < self.threshold:
             strong += await self.weak_candidates(fact, self.hits[fact.id])
-        hits = strong
+        found = [(other, hit) for hit in strong if self._active(other := self.view(hit.id))]
+        if not found:
+            # Profiled only when compared: a run that resumes after the candidate became
+            # inactive must keep (or not keep) the fact's structure as the first run did.
+            return []
         mine = self.profile(fact)
         out: list[tuple[Fact, float]] = []
-        for hit in hits:
-            other = self.view(hit.id)
-            if other is None or not self._active(other):
-                continue
+        for other, hit in found:
+            assert other is not None
             rule = self.rule_between(mine, self.profile(other), hit.score)
             if rule is not None:
                 self.rules[(fact.id, other.id)] = rule

@@ -191,8 +191,12 @@ class Selection:
         (a two-type condition made a search 40 % slower in measurements), and a fact of another
         kind or type that is that close to ``fact`` is rare.
         """
+        return self.neighbours_in(scope_key_of(fact))
+
+    def neighbours_in(self, key: str) -> VectorFilter:
+        """Where near-duplicates of a fact of scope ``key`` may be (see :meth:`neighbours`)."""
         return VectorFilter(
-            scope_keys=(scope_key_of(fact),),
+            scope_keys=(key,),
             statuses=(FactStatus.ACTIVE.value,),
             tags_any=self.tags,
         )

@@ -372,7 +372,7 @@ def _content_stems(words: list[str]) -> list[str]:
     ]
 
 
-@functools.lru_cache(maxsize=65_536)
+@functools.lru_cache(maxsize=131_072)
 def exact_values_of(content: str) -> tuple[str, ...]:
     """The extractor's exact values of ``content`` (numbers included), cached by content."""
     return find_exact_values(content)
