@@ -484,6 +484,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--bridge", default="{}", help="facts/both modes: MemoryBridge options as JSON"
     )
+    parser.add_argument(
+        "--bridge-variants",
+        default="{}",
+        help='more bridges on the same data: {"name": {MemoryBridge options}} (system '
+        "sagewai_facts/<name>)",
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     return parser.parse_args(argv)
 
@@ -532,6 +538,12 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         for name in ("baseline_bm25", "baseline_dense", "baseline_rrf"):
             tallies[name] = Tally(ks)
     runs: dict[str, list[tuple[SearchConfig, Tally]]] = {}
+    bridges: dict[str, dict[str, Any]] = {"facts": json.loads(args.bridge)}
+    for name, options in json.loads(args.bridge_variants).items():
+        if "facts" in modes:
+            bridges[f"facts/{name}"] = {**bridges["facts"], **options}
+            tallies[f"sagewai_facts/{name}"] = Tally(ks)
+            runs[f"facts/{name}"] = [(config, tallies[f"sagewai_facts/{name}"])]
     for mode in modes:
         tallies[f"sagewai_{mode}"] = Tally(ks)
         runs[mode] = [(config, tallies[f"sagewai_{mode}"])]
@@ -546,20 +558,20 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             step = time.perf_counter()
             if not args.no_baselines:
                 await run_baselines(conversation, embedder, tallies, count_wordpieces)
-            for mode in modes:
+            for mode in [*modes, *(b for b in bridges if b != "facts")]:
                 if f"sagewai_{mode}" in errors:
                     continue
                 try:
                     stored[f"{mode}/{conversation.name}"] = await run_sagewai(
                         conversation,
-                        mode,
+                        mode.split("/")[0],
                         extractor=args.extractor,
                         embedder=embedder,
                         runs=runs[mode],
                         count_wordpieces=count_wordpieces,
                         store=args.store,
                         folder=Path(tmp),
-                        bridge_options=json.loads(args.bridge),
+                        bridge_options=bridges.get(mode, {}),
                     )
                 except (RuntimeError, ImportError) as exc:
                     errors[f"sagewai_{mode}"] = str(exc)
@@ -584,6 +596,7 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "questions_skipped_no_evidence": sum(c.skipped_questions for c in conversations),
         "messages": sum(len(c.messages) for c in conversations),
         "modes": modes,
+        "bridges": bridges,
         "extractor": args.extractor,
         "store": args.store,
         "pieces": not args.one_vector_per_record,
