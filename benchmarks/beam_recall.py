@@ -553,6 +553,23 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     stored: dict[str, int] = {}
     errors: dict[str, str] = {}
     started = time.perf_counter()
+    done: list[Conversation] = []
+
+    def summarise(done: Sequence[Conversation]) -> dict[str, Any]:
+        return _summary(
+            args,
+            done,
+            tallies,
+            modes=modes,
+            bridges=bridges,
+            search_config=config.model_dump(),
+            variants={name: v.model_dump() for name, v in variants.items()},
+            records_stored=stored,
+            errors=errors,
+            texts_embedded=embedder.embedded,
+            seconds=round(time.perf_counter() - started, 1),
+        )
+
     with tempfile.TemporaryDirectory(prefix="beam-") as tmp:
         for conversation in conversations:
             step = time.perf_counter()
@@ -582,12 +599,29 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                 f"{len(conversation.questions)} questions, {time.perf_counter() - step:.1f} s",
                 file=sys.stderr,
             )
+            done.append(conversation)
+            # The report so far: a long run stopped early keeps what it measured.
+            write_json(args.out, summarise(done))
+    report = summarise(done)
+    print_table(report["systems"], ks)
+    write_json(args.out, report)
+    return report
+
+
+def _summary(
+    args: argparse.Namespace,
+    done: Sequence[Conversation],
+    tallies: Mapping[str, Tally],
+    **facts: Any,
+) -> dict[str, Any]:
+    """The report of the conversations measured so far."""
+    conversations = list(done)
     splits = {
         "dev": [c.name for c in conversations if c.split == "dev"],
         "held_out": [c.name for c in conversations if c.split == "held_out"],
     }
     systems = {name: t.summary(splits) for name, t in tallies.items() if t.recalls}
-    report: dict[str, Any] = {
+    return {
         "benchmark": "beam_recall",
         "data": str(args.data),
         "conversations": [c.name for c in conversations],
@@ -595,22 +629,12 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "questions": sum(len(c.questions) for c in conversations),
         "questions_skipped_no_evidence": sum(c.skipped_questions for c in conversations),
         "messages": sum(len(c.messages) for c in conversations),
-        "modes": modes,
-        "bridges": bridges,
         "extractor": args.extractor,
         "store": args.store,
         "pieces": not args.one_vector_per_record,
-        "search_config": config.model_dump(),
-        "variants": {name: v.model_dump() for name, v in variants.items()},
         "systems": systems,
-        "records_stored": stored,
-        "errors": errors,
-        "texts_embedded": embedder.embedded,
-        "seconds": round(time.perf_counter() - started, 1),
+        **facts,
     }
-    print_table(systems, ks)
-    write_json(args.out, report)
-    return report
 
 
 if __name__ == "__main__":
