@@ -33,10 +33,9 @@ from sagewai.context._bridge_turns import (
     context_record_id,
     fact_id_for,
     message_record_id,
-    statement_record_id,
 )
 from sagewai.context._journal import FsyncPolicy, WriteAheadJournal
-from sagewai.context._ranking import CONTEXT_MARK, STATEMENT_MARK
+from sagewai.context._ranking import CONTEXT_MARK
 from sagewai.context._reconcile import Candidate, Reconciler, ReconcilingWriter, WriteOutcome
 from sagewai.core._arguments import string_list
 from sagewai.core._conversation import ChatMessage, MessageLike
@@ -106,7 +105,6 @@ class RecordingBridge:
         idle_flush_seconds: float = 30.0,
         save_episodes: bool = True,
         context_records: bool = True,
-        statement_records: bool = True,
     ) -> None:
         if extract_every_n_turns < 1:
             raise ConfigurationError("extract_every_n_turns must be at least 1")
@@ -125,7 +123,6 @@ class RecordingBridge:
         self.roles = frozenset(role.lower() for role in roles)
         self.context_turns = context_turns
         self.context_records = context_records
-        self.statement_records = statement_records
         self.writer = ReconcilingWriter(
             context_engine, reconciler=reconciler, echo_threshold=echo_threshold
         )
@@ -407,49 +404,6 @@ class RecordingBridge:
                 logger.warning("message %s could not be stored verbatim: %s", turn.message_id, exc)
         return out
 
-    def _statement_records(self, turn: BridgeTurn) -> list[Fact]:
-        """The statements of a user's long message, each a record of the message's own source.
-
-        A question about one thing a user said inside a long message matches that sentence far
-        better than the whole message (see :mod:`sagewai.core._statements`). Each is kind
-        ``message`` with :data:`~sagewai.context._ranking.STATEMENT_MARK` (its position) in its
-        metadata; search fuses it with the message, so it finds the message and never takes a
-        place of another source. Only the user's messages get them (what the memory is about);
-        an assistant's long replies are searched whole and in pieces.
-        """
-        from sagewai.core._statements import statement_texts
-
-        if not self.statement_records or turn.message.role != "user":
-            return []
-        engine = self.engine
-        source = self._source(turn, speaker=turn.message.speaker_name, extractor="statement")
-        out: list[Fact] = []
-        for index, content in enumerate(statement_texts(turn.message.content)):
-            try:
-                out.append(
-                    Fact(
-                        id=statement_record_id(
-                            engine.project_id, turn.session_id, turn.message_id, index
-                        ),
-                        project_id=engine.project_id,
-                        org_id=engine.org_id,
-                        scope=self._scope_of(turn),
-                        user_id=turn.user_id,
-                        session_id=turn.session_id,
-                        kind=FactKind.MESSAGE,
-                        content=content,
-                        tags=turn.tags,
-                        metadata={STATEMENT_MARK: index},
-                        sources=(source,),
-                        created_at=min(turn.timestamp, utcnow()),
-                        valid_from=turn.timestamp,
-                    )
-                )
-            except (ValidationError, ValueError) as exc:
-                self.stats.facts_invalid += 1
-                logger.warning("message %s: a statement was not stored: %s", turn.message_id, exc)
-        return out
-
     def _context_record(
         self, turn: BridgeTurn, previous: tuple[str, str, str | None] | None
     ) -> Fact | None:
@@ -530,7 +484,6 @@ class RecordingBridge:
                     context = self._context(turn, history)
                     records = messages.setdefault(turn.session_id, [])
                     records.extend(self._message_records(turn))
-                    records.extend(self._statement_records(turn))
                     # The first turn of a conversation has none before it (a session bridged
                     # again starts over: its history holds the end of the earlier pass).
                     previous = history[-1] if history and turn.turn_index > 0 else None

@@ -68,17 +68,6 @@ CONTEXT_PREFIX_CHARS = 300
 """How much of the turn before a message its context record carries (its end, cut at a word)."""
 
 
-def statement_record_id(project_id: str, session_id: str, message_id: str, index: int) -> str:
-    """The deterministic id of the ``index``-th statement record of a message.
-
-    Example:
-        >>> statement_record_id("p", "s1", "m1", 0) != statement_record_id("p", "s1", "m1", 1)
-        True
-    """
-    name = "\x1f".join((project_id, session_id, message_id, "statement", str(index)))
-    return str(uuid.uuid5(MESSAGE_NAMESPACE, name))
-
-
 def context_record_id(project_id: str, session_id: str, message_id: str) -> str:
     """The deterministic id of a message's context record (the message with the turn before).
 

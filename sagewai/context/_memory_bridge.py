@@ -68,10 +68,6 @@ class MemoryBridge(BackgroundBridge):
             message's own source. With them the bridge's R@10 on LoCoMo dev is 0.788 against
             0.755 for the raw messages (``docs/benchmarks-beam.md``); ``False`` stores the
             messages and facts only.
-        statement_records: Store, beside each user message longer than 300 characters, its
-            sentences (long ones cut at clauses) as records of the message's own source, so a
-            question about one thing said inside a long message finds it
-            (``docs/bridge.md``); ``False`` stores none.
 
     Example:
         >>> import asyncio

@@ -38,7 +38,6 @@ from sagewai.core._text import keyword_terms
 
 __all__ = [
     "CONTEXT_MARK",
-    "STATEMENT_MARK",
     "NeighbourKey",
     "RankedCandidate",
     "SearchConfig",
@@ -47,7 +46,6 @@ __all__ = [
     "fuse",
     "group_by_source",
     "is_context_record",
-    "is_statement_record",
     "limit_per_message",
     "neighbour_key",
     "neighbour_wanted",
@@ -63,10 +61,6 @@ __all__ = [
 CONTEXT_MARK = "context_chars"
 """Metadata key of a context record: how many leading characters of its content come from the
 turn before the message (the message itself follows, verbatim)."""
-
-STATEMENT_MARK = "statement"
-"""Metadata key of a statement record: a sentence (or clause) of a user's long message, verbatim;
-its value is the statement's position in the message (see :mod:`sagewai.core._statements`)."""
 
 NeighbourKey = tuple[str, int]
 """Where a fact sits in a conversation: ``(session_id, turn_index)`` of its first such source."""
@@ -160,10 +154,6 @@ class SearchConfig(BaseModel):
     the turn before it, see :func:`is_context_record`). Below 1, a source found only through the
     words of the turn before it ranks below one its own words match; 0 leaves such sources to
     the neighbour bonus."""
-    statement_weight: float = Field(default=1.0, ge=0, le=1)
-    """Scale of a statement record's score (the bridge's record of one sentence of a user's long
-    message, see :func:`is_statement_record`). Its words are the message's own, so by default
-    it counts as fully as the message."""
     track_access: bool = True
     """Record reads in ``last_accessed_at`` (reads keep a fact from decaying)."""
 
@@ -191,20 +181,6 @@ def is_context_record(fact: Fact) -> bool:
         (True, False)
     """
     return fact.kind is FactKind.MESSAGE and CONTEXT_MARK in fact.metadata
-
-
-def is_statement_record(fact: Fact) -> bool:
-    """True for a statement record: one sentence of a user's long message (the bridge's
-    :attr:`~sagewai.context._bridge.MemoryBridge.statement_records`).
-
-    Example:
-        >>> from sagewai.core._records import FactKind
-        >>> record = Fact(project_id="p", content="I ran 5 km.", kind=FactKind.MESSAGE,
-        ...               metadata={STATEMENT_MARK: 0})
-        >>> is_statement_record(record), is_context_record(record)
-        (True, False)
-    """
-    return fact.kind is FactKind.MESSAGE and STATEMENT_MARK in fact.metadata
 
 
 def recency_score(fact: Fact, now: datetime, halflife_days: float) -> float:
@@ -468,8 +444,6 @@ def fuse(
         score = blend * total + config.recency_weight * recency + config.strength_weight * strength
         if is_context_record(fact):
             score *= config.context_weight
-        elif is_statement_record(fact):
-            score *= config.statement_weight
         parts = ScoreParts(
             dense=dense_score.get(fact_id),
             keyword=keyword_score.get(fact_id),
