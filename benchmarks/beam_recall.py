@@ -484,6 +484,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--bridge", default="{}", help="facts/both modes: MemoryBridge options as JSON"
     )
+    parser.add_argument(
+        "--bridge-variants",
+        default="{}",
+        help='more bridges on the same data: {"name": {MemoryBridge options}} (system '
+        "sagewai_facts/<name>)",
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     return parser.parse_args(argv)
 
@@ -532,6 +538,12 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         for name in ("baseline_bm25", "baseline_dense", "baseline_rrf"):
             tallies[name] = Tally(ks)
     runs: dict[str, list[tuple[SearchConfig, Tally]]] = {}
+    bridges: dict[str, dict[str, Any]] = {"facts": json.loads(args.bridge)}
+    for name, options in json.loads(args.bridge_variants).items():
+        if "facts" in modes:
+            bridges[f"facts/{name}"] = {**bridges["facts"], **options}
+            tallies[f"sagewai_facts/{name}"] = Tally(ks)
+            runs[f"facts/{name}"] = [(config, tallies[f"sagewai_facts/{name}"])]
     for mode in modes:
         tallies[f"sagewai_{mode}"] = Tally(ks)
         runs[mode] = [(config, tallies[f"sagewai_{mode}"])]
@@ -541,25 +553,42 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     stored: dict[str, int] = {}
     errors: dict[str, str] = {}
     started = time.perf_counter()
+    done: list[Conversation] = []
+
+    def summarise(done: Sequence[Conversation]) -> dict[str, Any]:
+        return _summary(
+            args,
+            done,
+            tallies,
+            modes=modes,
+            bridges=bridges,
+            search_config=config.model_dump(),
+            variants={name: v.model_dump() for name, v in variants.items()},
+            records_stored=stored,
+            errors=errors,
+            texts_embedded=embedder.embedded,
+            seconds=round(time.perf_counter() - started, 1),
+        )
+
     with tempfile.TemporaryDirectory(prefix="beam-") as tmp:
         for conversation in conversations:
             step = time.perf_counter()
             if not args.no_baselines:
                 await run_baselines(conversation, embedder, tallies, count_wordpieces)
-            for mode in modes:
+            for mode in [*modes, *(b for b in bridges if b != "facts")]:
                 if f"sagewai_{mode}" in errors:
                     continue
                 try:
                     stored[f"{mode}/{conversation.name}"] = await run_sagewai(
                         conversation,
-                        mode,
+                        mode.split("/")[0],
                         extractor=args.extractor,
                         embedder=embedder,
                         runs=runs[mode],
                         count_wordpieces=count_wordpieces,
                         store=args.store,
                         folder=Path(tmp),
-                        bridge_options=json.loads(args.bridge),
+                        bridge_options=bridges.get(mode, {}),
                     )
                 except (RuntimeError, ImportError) as exc:
                     errors[f"sagewai_{mode}"] = str(exc)
@@ -570,12 +599,29 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                 f"{len(conversation.questions)} questions, {time.perf_counter() - step:.1f} s",
                 file=sys.stderr,
             )
+            done.append(conversation)
+            # The report so far: a long run stopped early keeps what it measured.
+            write_json(args.out, summarise(done))
+    report = summarise(done)
+    print_table(report["systems"], ks)
+    write_json(args.out, report)
+    return report
+
+
+def _summary(
+    args: argparse.Namespace,
+    done: Sequence[Conversation],
+    tallies: Mapping[str, Tally],
+    **facts: Any,
+) -> dict[str, Any]:
+    """The report of the conversations measured so far."""
+    conversations = list(done)
     splits = {
         "dev": [c.name for c in conversations if c.split == "dev"],
         "held_out": [c.name for c in conversations if c.split == "held_out"],
     }
     systems = {name: t.summary(splits) for name, t in tallies.items() if t.recalls}
-    report: dict[str, Any] = {
+    return {
         "benchmark": "beam_recall",
         "data": str(args.data),
         "conversations": [c.name for c in conversations],
@@ -583,21 +629,12 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "questions": sum(len(c.questions) for c in conversations),
         "questions_skipped_no_evidence": sum(c.skipped_questions for c in conversations),
         "messages": sum(len(c.messages) for c in conversations),
-        "modes": modes,
         "extractor": args.extractor,
         "store": args.store,
         "pieces": not args.one_vector_per_record,
-        "search_config": config.model_dump(),
-        "variants": {name: v.model_dump() for name, v in variants.items()},
         "systems": systems,
-        "records_stored": stored,
-        "errors": errors,
-        "texts_embedded": embedder.embedded,
-        "seconds": round(time.perf_counter() - started, 1),
+        **facts,
     }
-    print_table(systems, ks)
-    write_json(args.out, report)
-    return report
 
 
 if __name__ == "__main__":

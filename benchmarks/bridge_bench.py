@@ -217,14 +217,14 @@ async def bench_locomo(folder: Path, embedder: Embedder, path: Path) -> dict[str
     """Time to bridge the three LoCoMo dev conversations (facts and episodes)."""
     sessions = locomo_sessions(path)
     async with ContextEngine.local(folder, embedder=embedder, project_id="locomo") as ctx:
-        ctx.episode_store = SqliteEpisodeStore(folder / "episodes.sqlite3", embedder=embedder)
+        if ctx.episode_store is None:  # ContextEngine.local keeps one in its folder
+            ctx.episode_store = SqliteEpisodeStore(folder / "episodes.sqlite3", embedder=embedder)
         bridge = MemoryBridge(context_engine=ctx, fact_extractor=RuleBasedFactExtractor())
         started = time.perf_counter()
         stored = 0
         for conversation in sessions:
             stored += await bridge.bridge_conversation(conversation)
         elapsed = time.perf_counter() - started
-        await ctx.episode_store.close()
         n_turns = sum(len(c.messages) for c in sessions)
         return {
             "conversations": len(

@@ -7,7 +7,7 @@ are indexed in pieces).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from sagewai.core._embedder import Embedder, Vector, Vectors
 from sagewai.core._pieces import piece_ids, piece_texts
@@ -18,38 +18,43 @@ __all__ = ["vector_records"]
 
 
 async def vector_records(
-    embedder: Embedder, new: Sequence[Fact], vectors: Vectors | None
+    embedder: Embedder, new: Sequence[Fact], vectors: Vectors | Mapping[str, Vector] | None
 ) -> list[VectorRecord]:
     """The index entries of new records: one vector each, plus one per piece of a long one.
 
-    A long record's own vector is the mean of its pieces' (unless the caller embedded it).
+    ``vectors`` gives the own vector of every record (one row per record of ``new``) or of some
+    (by record id); the others are computed here. A long record's own vector is the mean of its
+    pieces'. Everything left to embed goes to the embedder in one call, each distinct text
+    once (a message and its context record, or two equal replies, share their pieces).
     """
     import numpy as np
 
+    given: dict[int, Vector] = {}
+    if isinstance(vectors, Mapping):
+        given = {row: vectors[fact.id] for row, fact in enumerate(new) if fact.id in vectors}
+    elif vectors is not None:
+        given = {row: vectors[row] for row in range(len(new))}
     pieces = [piece_texts(fact.content) for fact in new]
-    flat = [text for texts in pieces for text in texts]
-    piece_vectors = await embedder.embed_documents(flat) if flat else None
-    if vectors is None:
-        short = [row for row, texts in enumerate(pieces) if not texts]
-        embedded = await embedder.embed_documents([new[row].content for row in short])
-        own: dict[int, Vector] = dict(zip(short, embedded, strict=True))
+    wanted: dict[str, int] = {}
+    for row, fact in enumerate(new):
+        for text in pieces[row] or ([] if row in given else [fact.content]):
+            wanted.setdefault(text, len(wanted))
+    embedded: Vectors = (
+        await embedder.embed_documents(list(wanted))
+        if wanted
+        else np.zeros((0, embedder.dimension), dtype=np.float32)
+    )
     records: list[VectorRecord] = []
-    offset = 0
     for row, fact in enumerate(new):
         payload = VectorPayload.of(fact)
-        mine: Vectors = (
-            np.zeros((0, embedder.dimension), dtype=np.float32)
-            if piece_vectors is None
-            else piece_vectors[offset : offset + len(pieces[row])]
-        )
-        offset += len(pieces[row])
-        if vectors is not None:
-            vector: Vector = vectors[row]
-        elif len(mine):
-            mean = mine.mean(axis=0)
+        mine = [embedded[wanted[text]] for text in pieces[row]]
+        if row in given:
+            vector: Vector = given[row]
+        elif mine:
+            mean = np.mean(mine, axis=0)
             vector = mean / max(float(np.linalg.norm(mean)), 1e-12)
         else:
-            vector = own[row]
+            vector = embedded[wanted[fact.content]]
         records.append(VectorRecord(fact.id, vector, payload))
         records.extend(
             VectorRecord(piece_id, mine[n], payload)

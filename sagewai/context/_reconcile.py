@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import numpy as np
 
 from sagewai.core import _lifecycle as lifecycle
-from sagewai.core._embedder import Vector, Vectors
+from sagewai.core._embedder import Embedder, Vector, Vectors
 from sagewai.core._predicates import (
     canonical_polarity,
     is_single_valued,
@@ -689,9 +689,9 @@ class ReconcilingWriter:
             outcome.already_stored = len(candidates) - len(fresh)
             if not fresh and not records:
                 return outcome
-            # One embedding call for the batch's facts and messages.
-            embedded = await engine.embedder.embed_documents(
-                [c.fact.content for c in fresh] + [r.content for r in records]
+            # One embedding call for the batch's facts and messages, each distinct text once.
+            embedded = await embed_distinct(
+                engine.embedder, [c.fact.content for c in fresh] + [r.content for r in records]
             )
             vectors = embedded[: len(fresh)]
             reads = await self._read(fresh, vectors, recalled) if fresh else []
@@ -913,3 +913,19 @@ class _Plan:
     keys: dict[str, str] = field(default_factory=dict)
     """Scope keys of the facts this batch creates."""
     changes: list[FactChange] = field(default_factory=list)
+
+
+async def embed_distinct(embedder: Embedder, texts: Sequence[str]) -> Vectors:
+    """``embedder.embed_documents(texts)``, embedding each distinct text once.
+
+    A batch often holds the same text twice (a short message and the fact that restates it
+    word for word, two sessions' "Thanks!"); the copies share one vector.
+    """
+    import numpy as np
+
+    distinct = list(dict.fromkeys(texts))
+    if len(distinct) == len(texts):
+        return await embedder.embed_documents(texts)
+    vectors = await embedder.embed_documents(distinct)
+    row = {text: n for n, text in enumerate(distinct)}
+    return np.stack([vectors[row[text]] for text in texts]) if texts else vectors
