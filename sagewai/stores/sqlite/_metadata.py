@@ -81,10 +81,10 @@ _KEYWORD_HEAD_MARGIN = 32
 """Keyword search checks at least this many index rows beyond ``top_k`` against the filter."""
 _KEYWORD_HEAD_GROWTH = 8
 _KEYWORD_BATCH_MAX = 8_192
+"""Later batches of index rows checked against the filter grow 8-fold up to this size."""
 _JOINED_MAX_MATCHES = 4_000
 """Up to this many matching facts (counted from the terms' document frequencies), keyword
 search checks the filter on every match in one joined query."""
-"""Later batches of index rows checked against the filter grow 8-fold up to this size."""
 
 _FACT_SELECT = ", ".join(f"f.{column}" for column in FACT_COLUMNS)
 _FACT_INSERT = (
