@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import JsonValue
 
-from sagewai.errors import ConfigurationError
+from sagewai.errors import ConfigurationError, InvalidInputError
 
 if TYPE_CHECKING:
     from sagewai.core._conversation import ChatMessage, MessageLike
@@ -118,8 +118,6 @@ class SavedRecords(ABC):
             ConfigurationError: no episode store.
             InvalidInputError: the episode belongs to another project.
         """
-        from sagewai.errors import InvalidInputError
-
         if episode.project_id != self.project_id:
             raise InvalidInputError(
                 f"this engine keeps project {self.project_id!r}, not {episode.project_id!r}"
