@@ -208,9 +208,17 @@ class SqliteDatabase:
             self._opening = self._worker.submit(self._open_sync)
         assert self._opening is not None
         opening = self._opening
+        if opening.done() and not opening.cancelled() and opening.exception() is None:
+            return list(opening.result())  # open already: no await, nothing to cancel
         try:
-            applied: list[str] = await asyncio.wrap_future(opening)
+            # Shielded: a caller cancelled while it waits (a scheduled job stopped mid-run)
+            # leaves the opening, and the database, to every other caller.
+            applied: list[str] = await asyncio.shield(asyncio.wrap_future(opening))
             return list(applied)
+        except asyncio.CancelledError:
+            if opening.cancelled() and self._opening is opening:
+                self._abandon_worker()
+            raise
         except BaseException as exc:
             if self._opening is opening:
                 self._abandon_worker()
