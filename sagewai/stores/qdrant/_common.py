@@ -21,10 +21,12 @@ from sagewai.errors import BackendError, InvalidInputError
 
 __all__ = [
     "FLOAT_FIELDS",
+    "HNSW_FIELDS",
     "ID_FIELD",
     "KEYWORD_FIELDS",
     "OPEN_END_SENTINEL",
     "POINT_NAMESPACE",
+    "QUERY_BATCH",
     "FilterPlan",
     "decode_payload",
     "decode_time",
@@ -48,6 +50,18 @@ KEYWORD_FIELDS: Final = ("scope_key", "status", "kind", "fact_type", "tags", "pr
 
 FLOAT_FIELDS: Final = ("created_at", "valid_from", "valid_to")
 """Payload fields filtered by range, each backed by a float index."""
+
+HNSW_FIELDS: Final = frozenset({"scope_key"})
+"""Indexed fields that also get payload-aware HNSW links.
+
+Every read filters on ``scope_key`` and one scope can be a small slice of the store, which is where
+a plain HNSW graph loses connectivity under a filter; Qdrant then builds an extra sub-graph per
+frequent scope value. The other fields are broad (status, kind, type, validity) or only used to
+delete (project id), so extra links would only slow the build down.
+"""
+
+QUERY_BATCH: Final = 256
+"""Search requests per batch call (a query searched in several scope parts counts each)."""
 
 OPEN_END_SENTINEL: Final = 1.0e18
 """Stored instead of ``inf``. ``datetime.max`` is about 2.5e11 epoch seconds, so no real time

@@ -32,8 +32,10 @@ from sagewai.errors import (
 from sagewai.stores.base._vector import VectorStore
 from sagewai.stores.qdrant._common import (
     FLOAT_FIELDS,
+    HNSW_FIELDS,
     ID_FIELD,
     KEYWORD_FIELDS,
+    QUERY_BATCH,
     FilterPlan,
     encode_payload,
     merge_hits,
@@ -52,17 +54,6 @@ _T = TypeVar("_T")
 
 _BATCH: Final = 1024
 """Points per update operation: amortises the WAL write and bounds memory."""
-_QUERY_BATCH: Final = 256
-"""Search requests per batch call (a query searched in several scope parts counts each)."""
-
-_HNSW_FIELDS: Final = frozenset({"scope_key"})
-"""Indexed fields that also get payload-aware HNSW links.
-
-Every read filters on ``scope_key`` and one scope can be a small slice of the store, which is where
-a plain HNSW graph loses connectivity under a filter; Qdrant then builds an extra sub-graph per
-frequent scope value. The other fields are broad (status, kind, type, validity) or only used to
-delete (project id), so extra links would only slow the build down.
-"""
 
 
 def _edge() -> Any:
@@ -254,7 +245,7 @@ class QdrantEdgeVectorStore(VectorStore):
         present = set(shard.info().payload_schema)
         for name in KEYWORD_FIELDS:
             if name not in present:
-                params = edge.KeywordIndexParams(enable_hnsw=name in _HNSW_FIELDS)
+                params = edge.KeywordIndexParams(enable_hnsw=name in HNSW_FIELDS)
                 shard.update(edge.UpdateOperation.create_field_index(name, params))
         for name in FLOAT_FIELDS:
             if name not in present:
@@ -394,7 +385,7 @@ class QdrantEdgeVectorStore(VectorStore):
 
         # One planned batch call per slice (each query once per scope part); the lock is
         # released between slices so writers are not held up by a long batch.
-        step = max(1, _QUERY_BATCH // len(parts))
+        step = max(1, QUERY_BATCH // len(parts))
         out: list[list[VectorHit]] = []
         for start in range(0, len(queries), step):
             batch = queries[start : start + step]

@@ -34,8 +34,10 @@ from sagewai.errors import (
 from sagewai.stores.base._vector import VectorStore
 from sagewai.stores.qdrant._common import (
     FLOAT_FIELDS,
+    HNSW_FIELDS,
     ID_FIELD,
     KEYWORD_FIELDS,
+    QUERY_BATCH,
     FilterPlan,
     encode_payload,
     merge_hits,
@@ -55,11 +57,6 @@ _T = TypeVar("_T")
 
 _BATCH: Final = 256
 """Points per request: keeps a server request well under its payload limit."""
-_QUERY_BATCH: Final = 256
-"""Search requests per batch call (a query searched in several scope parts counts each)."""
-
-_HNSW_FIELDS: Final = frozenset({"scope_key"})
-"""Indexed fields that also get payload-aware HNSW links (see ``qdrant_edge._HNSW_FIELDS``)."""
 
 
 def _require_client() -> Any:
@@ -286,7 +283,7 @@ class QdrantVectorStore(VectorStore):
                     self._collection,
                     name,
                     field_schema=models.KeywordIndexParams(
-                        type=models.KeywordIndexType.KEYWORD, enable_hnsw=name in _HNSW_FIELDS
+                        type=models.KeywordIndexType.KEYWORD, enable_hnsw=name in HNSW_FIELDS
                     ),
                     wait=True,
                 )
@@ -386,7 +383,7 @@ class QdrantVectorStore(VectorStore):
         # Local mode is exact: one query. A server searches once per scope (see split_by_scope).
         parts = [plan] if self.is_local else split_by_scope(plan)
         settings = [(self._filter(part), search_params(part)) for part in parts]
-        step = max(1, _QUERY_BATCH // len(parts))
+        step = max(1, QUERY_BATCH // len(parts))
         out: list[list[VectorHit]] = []
         for start in range(0, len(queries), step):
             requests = [
