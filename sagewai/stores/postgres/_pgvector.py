@@ -137,7 +137,11 @@ class PgVectorStore(VectorStore):
         table: The table name (lower-case letters, digits and ``_``).
         hnsw_m: Edges per node of the HNSW graph (read by :meth:`migrate` only).
         ef_construct: Candidates kept while building the graph (read by :meth:`migrate` only).
-        ef_search: Candidates kept while searching the graph.
+        ef_search: Candidates kept while searching the graph. The default covers the 120
+            nearest that a default :meth:`ContextEngine.search
+            <sagewai.context._engine.ContextEngine.search>` asks for (twice its 60 candidates),
+            so such a search is one statement; a larger ``top_k`` raises the beam inside a
+            transaction (``SET LOCAL``: four round trips).
         exact_threshold: Up to this many rows in the table a search is exact.
         min_size: Connections the pool keeps open.
         max_size: Connections the pool may open.
@@ -169,7 +173,7 @@ class PgVectorStore(VectorStore):
         table: str = "fact_vectors",
         hnsw_m: int = 16,
         ef_construct: int = 100,
-        ef_search: int = 100,
+        ef_search: int = 128,
         exact_threshold: int = 2_000,
         min_size: int = 1,
         max_size: int = 10,
