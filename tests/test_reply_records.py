@@ -16,6 +16,7 @@ from sagewai.context._ranking import (
 )
 from sagewai.core._conversation import Conversation
 from sagewai.core._records import Fact, FactKind, Provenance
+from sagewai.intelligence.extraction._base import ExtractedFact, ExtractionContext
 from sagewai.intelligence.extraction._rules import RuleBasedFactExtractor
 from tests.helpers import memory_engine
 
@@ -48,6 +49,28 @@ async def test_the_bridge_marks_the_assistants_records_only() -> None:
         # The assistant's verbatim record and its context record; nothing of the user's.
         assert marked == {("m1", False), ("m1", True)}
         assert all(m.sources[0].role == "assistant" for m in messages if is_reply_record(m))
+
+
+class OneFactPerMessage:
+    """Draws one fact, the message's first words, from every message."""
+
+    async def extract(
+        self, text: str, context: ExtractionContext | None = None
+    ) -> list[ExtractedFact]:
+        return [ExtractedFact(content=f"Said: {text[:40]}", fact_type="general", confidence=0.9)]
+
+
+async def test_facts_drawn_from_a_reply_are_marked_too() -> None:
+    async with memory_engine() as ctx:
+        bridge = MemoryBridge(
+            context_engine=ctx, fact_extractor=OneFactPerMessage(), save_episodes=False
+        )
+        await bridge.bridge_conversation(Conversation.of(CHAT, session_id="s1"))
+        facts = await ctx.list(kinds=["fact"])
+        assert sorted((f.sources[0].message_id, is_reply_record(f)) for f in facts) == [
+            ("m0", False),
+            ("m1", True),
+        ]
 
 
 async def test_a_users_words_outrank_a_reply_that_repeats_them() -> None:

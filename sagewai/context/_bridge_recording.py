@@ -361,6 +361,9 @@ class RecordingBridge:
                 self.stats.facts_invalid += 1
                 logger.warning("skipped an invalid fact from message %s: %s", turn.message_id, exc)
                 continue
+            if turn.message.role == "assistant":
+                # What the assistant said, like its verbatim reply (see _message_records).
+                fact = fact.model_copy(update={"metadata": {**fact.metadata, REPLY_MARK: True}})
             out.append(
                 Candidate(fact=fact, role=turn.message.role, source=source, recalled=recalled)
             )

@@ -66,8 +66,9 @@ turn before the message (the message itself follows, verbatim)."""
 
 REPLY_MARK = "reply"
 """Metadata key the bridge sets (to ``True``) on its records of an assistant's message: the
-verbatim reply and its context record. A memory of a user is asked mostly about the user's own
-words; :attr:`SearchConfig.reply_weight` scales these records' scores."""
+verbatim reply, its context record and the facts drawn from it. A memory of a user is asked
+mostly about the user's own words; :attr:`SearchConfig.reply_weight` scales these records'
+scores."""
 
 NeighbourKey = tuple[str, int]
 """Where a fact sits in a conversation: ``(session_id, turn_index)`` of its first such source."""
