@@ -4,7 +4,8 @@ Usage:
     python benchmarks/beam_recall.py --data ../shared/data/beam/100K
         [--modes raw,facts,both] [--extractor rules|hybrid] [--conversations 1,2,3]
         [--top-k 5,10,20] [--config '{"dense_weight": 0.5}'] [--variants '{"name": {...}}']
-        [--embedding-cache PATH] [--no-baselines] [--out benchmarks/results/beam_recall.json]
+        [--embedding-cache PATH] [--no-baselines] [--raw-reply-marks]
+        [--out benchmarks/results/beam_recall.json]
 
 Method (``docs/benchmarks-beam.md`` has the figures):
 
@@ -62,7 +63,7 @@ from locomo_recall import (
 )
 
 from sagewai.context._engine import ContextEngine
-from sagewai.context._ranking import SearchConfig
+from sagewai.context._ranking import REPLY_MARK, SearchConfig
 from sagewai.core._embedder import Embedder, Vector, Vectors
 from sagewai.core._records import FactKind, Provenance, SearchResult
 
@@ -376,14 +377,19 @@ def message_provenance(conversation: Conversation, message: Message) -> Provenan
     )
 
 
-def raw_items(conversation: Conversation) -> list[dict[str, Any]]:
-    """One record of kind ``message`` per message, verbatim, with a reproducible id."""
+def raw_items(conversation: Conversation, *, reply_marks: bool = False) -> list[dict[str, Any]]:
+    """One record of kind ``message`` per message, verbatim, with a reproducible id.
+
+    ``reply_marks`` (an ablation): the assistant's messages carry the mark the bridge gives its
+    records of replies (``REPLY_MARK``), so raw mode ranks them as the bridge does.
+    """
     return [
         {
             "fact_id": str(uuid.uuid5(_RAW_NAMESPACE, f"{conversation.name}/{message.id}")),
             "content": message.content,
             "kind": FactKind.MESSAGE,
             "source": message_provenance(conversation, message),
+            "metadata": {REPLY_MARK: True} if reply_marks and message.role == "assistant" else {},
         }
         for message in conversation.messages
     ]
@@ -435,6 +441,7 @@ async def run_sagewai(
     store: str,
     folder: Path,
     bridge_options: Mapping[str, Any] | None = None,
+    reply_marks: bool = False,
 ) -> int:
     """Ingest one conversation in ``mode``, ask every question per ranking setting, score."""
     project_id = f"beam-{conversation.name}-{mode}"
@@ -448,7 +455,7 @@ async def run_sagewai(
         if mode in ("facts", "both"):
             stored += await ingest_facts(engine, conversation, extractor, bridge_options)
         if mode in ("raw", "both"):
-            stored += len(await engine.add_many(raw_items(conversation)))
+            stored += len(await engine.add_many(raw_items(conversation, reply_marks=reply_marks)))
         for config, tally in runs:
             started = time.perf_counter()
             for question in conversation.questions:
@@ -480,6 +487,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--one-vector-per-record",
         action="store_true",
         help="ablation: index each message with one vector, without its pieces",
+    )
+    parser.add_argument(
+        "--raw-reply-marks",
+        action="store_true",
+        help="ablation: raw mode's assistant messages carry the bridge's reply mark",
     )
     parser.add_argument(
         "--bridge", default="{}", help="facts/both modes: MemoryBridge options as JSON"
@@ -589,6 +601,7 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                         store=args.store,
                         folder=Path(tmp),
                         bridge_options=bridges.get(mode, {}),
+                        reply_marks=args.raw_reply_marks,
                     )
                 except (RuntimeError, ImportError) as exc:
                     errors[f"sagewai_{mode}"] = str(exc)

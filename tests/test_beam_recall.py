@@ -113,3 +113,19 @@ async def test_the_benchmark_runs_end_to_end(
     assert raw["overall"]["R@2"] is not None
     assert 0.0 <= raw["overall"]["R@1"] <= raw["overall"]["R@2"] <= 1.0
     assert json.loads(out.read_text())["benchmark"] == "beam_recall"
+
+
+def test_raw_items_carry_the_reply_mark_only_in_the_ablation(tmp_path: Path) -> None:
+    from sagewai.context._ranking import REPLY_MARK
+
+    conversation = beam.load_conversation(write_conversation(tmp_path))
+    plain = beam.raw_items(conversation)
+    marked = beam.raw_items(conversation, reply_marks=True)
+    assert all(item["metadata"] == {} for item in plain)
+    roles = {item["source"].message_id: item["source"].role for item in marked}
+    assert (
+        {item["source"].message_id for item in marked if item["metadata"]}
+        == {mid for mid, role in roles.items() if role == "assistant"}
+        == {"1"}
+    )
+    assert all(item["metadata"] in ({}, {REPLY_MARK: True}) for item in marked)

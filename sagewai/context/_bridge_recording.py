@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import ValidationError
+from pydantic import JsonValue, ValidationError
 
 from sagewai.context._bridge_turns import (
     CONTEXT_MESSAGE_CHARS,
@@ -35,7 +35,7 @@ from sagewai.context._bridge_turns import (
     message_record_id,
 )
 from sagewai.context._journal import FsyncPolicy, WriteAheadJournal
-from sagewai.context._ranking import CONTEXT_MARK
+from sagewai.context._ranking import CONTEXT_MARK, REPLY_MARK
 from sagewai.context._reconcile import Candidate, Reconciler, ReconcilingWriter, WriteOutcome
 from sagewai.core._arguments import string_list
 from sagewai.core._conversation import ChatMessage, MessageLike
@@ -361,6 +361,9 @@ class RecordingBridge:
                 self.stats.facts_invalid += 1
                 logger.warning("skipped an invalid fact from message %s: %s", turn.message_id, exc)
                 continue
+            if turn.message.role == "assistant":
+                # What the assistant said, like its verbatim reply (see _message_records).
+                fact = fact.model_copy(update={"metadata": {**fact.metadata, REPLY_MARK: True}})
             out.append(
                 Candidate(fact=fact, role=turn.message.role, source=source, recalled=recalled)
             )
@@ -375,10 +378,15 @@ class RecordingBridge:
         limit = records.MAX_CONTENT_CHARS
         parts = _split(text, limit)
         source = self._source(turn, speaker=turn.message.speaker_name, extractor="verbatim")
+        # An assistant's reply is marked: search weighs it below the user's own words.
+        reply: dict[str, JsonValue] = {REPLY_MARK: True} if turn.message.role == "assistant" else {}
         out: list[Fact] = []
         for part, content in enumerate(parts):
             if not content.strip():
                 continue
+            split: dict[str, JsonValue] = (
+                {"part": part, "parts": len(parts)} if len(parts) > 1 else {}
+            )
             try:
                 out.append(
                     Fact(
@@ -393,7 +401,7 @@ class RecordingBridge:
                         kind=FactKind.MESSAGE,
                         content=content,
                         tags=turn.tags,
-                        metadata={"part": part, "parts": len(parts)} if len(parts) > 1 else {},
+                        metadata={**split, **reply},
                         sources=(source,),
                         created_at=min(turn.timestamp, utcnow()),
                         valid_from=turn.timestamp,
@@ -430,6 +438,9 @@ class RecordingBridge:
             return None
         engine = self.engine
         source = self._source(turn, speaker=turn.message.speaker_name, extractor="context")
+        metadata: dict[str, JsonValue] = {CONTEXT_MARK: len(before) + 1}
+        if turn.message.role == "assistant":
+            metadata[REPLY_MARK] = True
         try:
             return Fact(
                 id=context_record_id(engine.project_id, turn.session_id, turn.message_id),
@@ -441,7 +452,7 @@ class RecordingBridge:
                 kind=FactKind.MESSAGE,
                 content=f"{before}\n{text}",
                 tags=turn.tags,
-                metadata={CONTEXT_MARK: len(before) + 1},
+                metadata=metadata,
                 sources=(source,),
                 created_at=min(turn.timestamp, utcnow()),
                 valid_from=turn.timestamp,

@@ -34,6 +34,7 @@ __all__ = [
     "STOPWORDS",
     "QueryAnalysis",
     "analyse_query",
+    "asks_about_replies",
     "is_temporal_question",
     "keyword_query",
     "mentions_time",
@@ -93,12 +94,14 @@ class QueryAnalysis:
         names: Lower-cased capitalised words that are not function words: the people, places
             and things the query names.
         temporal: The query asks when something happened or for how long.
+        asks_replies: The query asks what the assistant said (see :func:`asks_about_replies`).
     """
 
     text: str
     keyword_text: str
     names: tuple[str, ...]
     temporal: bool
+    asks_replies: bool = False
 
 
 def keyword_query(text: str, *, strip_stopwords: bool = True) -> str:
@@ -172,6 +175,39 @@ def mentions_time(text: str) -> bool:
     return _TIME_EXPRESSION.search(text) is not None
 
 
+_REPLY_QUESTION = re.compile(
+    r"\b(?:did|have|had)\s+you\s+(?:recommend|suggest|say|tell|mention|propose|advise|explain"
+    r"|give|show|provide|share|offer|outline|describe)"
+    r"|\byou(?:['’]ve)?\s+(?:recommended|suggested|said|told|mentioned|proposed|advised|explained"
+    r"|gave|showed|shown|provided|shared|offered|outlined|described)\b"
+    r"|\bsummar(?:y|ies|ise|ize)\b"
+    r"|\bwe(?:['’]ve|\s+have)?\s+(?:covered|discussed|talked)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_about_replies(text: str) -> bool:
+    """True when ``text`` asks what the assistant said, or for a summary of what was covered.
+
+    A memory of a user is mostly asked about the user's own words ("How much does my
+    subscription cost?"); a question about the assistant's answers names them ("What approach
+    did you recommend ...?") or asks for a summary of the conversation, whose substance is in the
+    replies. The ranking weighs the bridge's records of assistant replies by it
+    (:attr:`~sagewai.SearchConfig.reply_weight`).
+
+    Example:
+        >>> asks_about_replies("What approach did you recommend for my resume?")
+        True
+        >>> asks_about_replies("Can you give me a summary of how my project progressed?")
+        True
+        >>> asks_about_replies("How much does my subscription cost each month?")
+        False
+        >>> asks_about_replies("Can you show me how to implement a login feature?")
+        False
+    """
+    return _REPLY_QUESTION.search(text) is not None
+
+
 def analyse_query(text: str, *, strip_stopwords: bool = True) -> QueryAnalysis:
     """Analyse a query once for the ranking: keyword text, names, temporal intent.
 
@@ -184,4 +220,5 @@ def analyse_query(text: str, *, strip_stopwords: bool = True) -> QueryAnalysis:
         keyword_text=keyword_query(text, strip_stopwords=strip_stopwords),
         names=query_names(text),
         temporal=is_temporal_question(text),
+        asks_replies=asks_about_replies(text),
     )
