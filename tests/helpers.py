@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
 from sagewai.context._engine import ContextEngine
 from sagewai.stores.memory._metadata import InMemoryMetadataStore
 from sagewai.stores.memory._vector import InMemoryVectorStore
@@ -23,4 +26,17 @@ def memory_engine(
         project_id=project_id,
         embedder=embedder,
         org_id=org_id,
+    )
+
+
+async def add_dated(ctx: ContextEngine, texts: Sequence[str], now: datetime) -> None:
+    """Add ``texts`` as facts ``f0000``, ``f0001``, ... created one day apart, the last a day
+    before ``now`` (so scan order is the order of ``texts``)."""
+    await ctx.add_many(
+        {
+            "content": text,
+            "created_at": now - timedelta(days=len(texts) - i),
+            "fact_id": f"f{i:04d}",
+        }
+        for i, text in enumerate(texts)
     )

@@ -16,7 +16,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -30,6 +30,7 @@ from sagewai.intelligence.consolidation._run import Run
 from sagewai.stores.memory._metadata import InMemoryMetadataStore
 from sagewai.stores.memory._vector import InMemoryVectorStore
 from sagewai.testing import FakeEmbedder
+from tests.helpers import add_dated
 
 NOW = datetime(2025, 6, 1, tzinfo=UTC)
 PEOPLE = ("Ben Okafor", "Ana Silva", "Eli Tanaka", "Chen Novak", "Maya Haddad", "Omar Rossi")
@@ -81,14 +82,7 @@ async def consolidate(
         metadata_store=metadata, vector_store=vectors, project_id="p", embedder=embedder
     )
     texts = corpus()
-    await ctx.add_many(
-        {
-            "content": text,
-            "created_at": NOW - timedelta(days=len(texts) - i),
-            "fact_id": f"f{i:04d}",
-        }
-        for i, text in enumerate(texts)
-    )
+    await add_dated(ctx, texts, NOW)
     if one_by_one:
 
         async def no_batched_widening(self: Run, facts: Any, where: Any) -> None:

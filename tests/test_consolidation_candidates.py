@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -28,6 +28,7 @@ from sagewai.intelligence.consolidation._structure import structure_of
 from sagewai.stores.memory._metadata import InMemoryMetadataStore
 from sagewai.stores.memory._vector import InMemoryVectorStore
 from sagewai.testing import FakeEmbedder
+from tests.helpers import add_dated
 
 NOW = datetime(2025, 6, 1, tzinfo=UTC)
 PEOPLE = ("Ben Okafor", "Ana Silva", "Eli Tanaka", "Chen Novak")
@@ -85,15 +86,7 @@ async def engine_with_corpus() -> tuple[ContextEngine, DriftingIndex]:
         project_id="p",
         embedder=embedder,
     )
-    texts = corpus()
-    await ctx.add_many(
-        {
-            "content": text,
-            "created_at": NOW - timedelta(days=len(texts) - i),
-            "fact_id": f"f{i:04d}",
-        }
-        for i, text in enumerate(texts)
-    )
+    await add_dated(ctx, corpus(), NOW)
     return ctx, index
 
 
