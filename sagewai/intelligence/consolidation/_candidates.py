@@ -36,7 +36,11 @@ from sagewai.core._embedder import Embedder, Vector
 from sagewai.core._queries import VectorHit
 from sagewai.core._records import Fact
 from sagewai.intelligence.consolidation._selection import Selection, scope_key_of
-from sagewai.intelligence.consolidation._structure import structure_of
+from sagewai.intelligence.consolidation._structure import (
+    STRUCTURE_CACHE,
+    names_and_words_of,
+    structure_of,
+)
 
 __all__ = ["EXHAUSTIVE", "CandidateTable", "build_candidates"]
 
@@ -131,6 +135,7 @@ async def _read(
     names: list[frozenset[str]] = []
     words: list[frozenset[str]] = []
     vectors = np.empty((max(capacity, 1), embedder.dimension), dtype=np.float32)
+    whole = capacity <= STRUCTURE_CACHE
     facts, found, after = await _page(engine, selection, embedder, None)
     while after is not None:
         # The next page is read (in the stores' threads) while this one's words are read.
@@ -140,7 +145,7 @@ async def _read(
                 vectors = np.resize(vectors, (2 * (len(ids) + len(facts)), vectors.shape[1]))
             for fact in facts:
                 vectors[len(ids)] = found[fact.id]
-                _describe(fact, ids, scopes, names, words)
+                _describe(fact, ids, scopes, names, words, whole=whole)
         except BaseException:
             following.cancel()
             await asyncio.gather(following, return_exceptions=True)
@@ -159,12 +164,21 @@ def _describe(
     scopes: list[str],
     names: list[frozenset[str]],
     words: list[frozenset[str]],
+    *,
+    whole: bool,
 ) -> None:
-    structure = structure_of(fact)
+    # ``whole``: read the whole structure, which the read cache then holds for the decisions;
+    # past the cache's size that reading is gone again before the decisions ask for it, so
+    # only the names and words are read (about half the cost).
+    if whole:
+        structure = structure_of(fact)
+        found, stems = structure.names, structure.words
+    else:
+        found, stems = names_and_words_of(fact)
     ids.append(fact.id)
     scopes.append(scope_key_of(fact))
-    names.append(structure.names)
-    words.append(structure.words)
+    names.append(found)
+    words.append(stems)
 
 
 class _Pairs:
