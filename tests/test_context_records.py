@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from sagewai.agent._recall import by_source, verbatim
 from sagewai.context._bridge import MemoryBridge
 from sagewai.context._bridge_turns import context_prefix, context_record_id
@@ -14,6 +16,7 @@ from sagewai.context._ranking import (
 )
 from sagewai.core._conversation import Conversation
 from sagewai.core._records import Fact, FactKind, Provenance, ScoreParts
+from sagewai.errors import ConfigurationError
 from sagewai.intelligence.extraction._rules import RuleBasedFactExtractor
 from tests.helpers import memory_engine
 
@@ -78,6 +81,26 @@ async def test_context_records_can_be_switched_off() -> None:
         messages = await ctx.list(kinds=["message"])
         assert len(messages) == 3
         assert not any(is_context_record(m) for m in messages)
+
+
+async def test_context_records_only_after_the_roles_asked_for() -> None:
+    """``context_after=("user",)``: a message gets the turn before it only when a user said it."""
+    async with memory_engine() as ctx:
+        bridge = bridge_for(ctx, context_after=["user"])
+        await bridge.bridge_conversation(Conversation.of(CHAT, session_id="s1"))
+        around = [m for m in await ctx.list(kinds=["message"]) if is_context_record(m)]
+        # m1 follows the user's m0; m2 follows the assistant's m1 and gets no record.
+        assert [m.sources[0].message_id for m in around] == ["m1"]
+
+
+async def test_context_max_chars_bounds_the_messages_that_get_a_context_record() -> None:
+    async with memory_engine() as ctx:
+        bridge = bridge_for(ctx, context_max_chars=len(REPLY))
+        await bridge.bridge_conversation(Conversation.of(CHAT, session_id="s1"))
+        around = [m for m in await ctx.list(kinds=["message"]) if is_context_record(m)]
+        assert [m.sources[0].message_id for m in around] == ["m2"]  # the question is longer
+    with pytest.raises(ConfigurationError):
+        bridge_for(ctx, context_max_chars=-1)
 
 
 async def test_long_messages_and_turns_of_other_roles_get_no_context_record() -> None:

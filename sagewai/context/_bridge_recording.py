@@ -105,11 +105,15 @@ class RecordingBridge:
         idle_flush_seconds: float = 30.0,
         save_episodes: bool = True,
         context_records: bool = True,
+        context_max_chars: int = CONTEXT_MESSAGE_CHARS,
+        context_after: Sequence[str] | None = None,
     ) -> None:
         if extract_every_n_turns < 1:
             raise ConfigurationError("extract_every_n_turns must be at least 1")
         if queue_size < 1 or workers < 1:
             raise ConfigurationError("queue_size and workers must be at least 1")
+        if context_max_chars < 0:
+            raise ConfigurationError("context_max_chars must not be negative")
         if submit_timeout < 0 or idle_flush_seconds <= 0 or context_turns < 0:
             raise ConfigurationError(
                 "submit_timeout and context_turns must not be negative, idle_flush_seconds > 0"
@@ -123,6 +127,10 @@ class RecordingBridge:
         self.roles = frozenset(role.lower() for role in roles)
         self.context_turns = context_turns
         self.context_records = context_records
+        self.context_max_chars = context_max_chars
+        self.context_after = (
+            self.roles if context_after is None else frozenset(r.lower() for r in context_after)
+        )
         self.writer = ReconcilingWriter(
             context_engine, reconciler=reconciler, echo_threshold=echo_threshold
         )
@@ -429,8 +437,9 @@ class RecordingBridge:
             not self.context_records
             or previous is None
             or previous[0] not in self.roles
+            or previous[0] not in self.context_after
             or previous[1] == text  # the message again (a replay): nothing before it to add
-            or len(text) > CONTEXT_MESSAGE_CHARS
+            or len(text) > self.context_max_chars
         ):
             return None
         before = context_prefix(previous[1])

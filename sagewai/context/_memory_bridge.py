@@ -68,6 +68,11 @@ class MemoryBridge(BackgroundBridge):
             message's own source. With them the bridge's R@10 on LoCoMo dev is 0.788 against
             0.755 for the raw messages (``docs/benchmarks-beam.md``); ``False`` stores the
             messages and facts only.
+        context_max_chars: The longest message that gets a context record (1,000 characters).
+        context_after: Roles of the turn before a message that give it a context record
+            (``None``: every role of ``roles``). ``("user",)`` adds what another user said
+            before a message, not the end of an assistant's reply, which in a user-assistant
+            chat is mostly a closing line while the user's next message is a new request.
 
     Example:
         >>> import asyncio
