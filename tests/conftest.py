@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
+import tempfile
 import uuid
+import warnings
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -102,4 +107,33 @@ def pgvector_dsn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         server.psql("CREATE EXTENSION IF NOT EXISTS vector")
         yield server.get_uri()
     finally:
+        _keep_log_if_stopped(server, folder)
         server.cleanup()
+
+
+def _keep_log_if_stopped(server: Any, folder: Path) -> None:
+    """A server that stopped during the session leaves its log behind (the folder is deleted).
+
+    Once in a long loaded run the server stopped mid-suite ("connection refused" on its socket)
+    and the log went with the folder; when that happens again, the log is copied to
+    ``<tmp>/sagewai-pgvector-<pid>.log`` and a warning says where.
+    """
+    try:
+        server.psql("SELECT 1")
+    except Exception as exc:
+        kept = Path(tempfile.gettempdir()) / f"sagewai-pgvector-{os.getpid()}.log"
+        log = folder / "log"
+        try:
+            shutil.copyfile(log, kept)
+        except OSError as copy_error:
+            warnings.warn(
+                f"the pgvector test server had stopped ({exc!r}); its log {log} could not be "
+                f"kept: {copy_error!r}",
+                stacklevel=1,
+            )
+            return
+        warnings.warn(
+            f"the pgvector test server had stopped before the session ended ({exc!r}); "
+            f"its log is kept in {kept}",
+            stacklevel=1,
+        )
