@@ -2,31 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from sagewai.testing import FakeEmbedder
+from tests.helpers import load_benchmark
 
-_BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
-
-
-def _load(name: str) -> ModuleType:
-    sys.path.insert(0, str(_BENCHMARKS))
-    spec = importlib.util.spec_from_file_location(name, _BENCHMARKS / f"{name}.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-beam = _load("beam_recall")
+beam = load_benchmark("beam_recall")
 
 
 def write_conversation(root: Path, name: str = "1") -> Path:

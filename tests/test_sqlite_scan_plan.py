@@ -41,6 +41,17 @@ async def _store(tmp_path: Path) -> SqliteMetadataStore:
     return store
 
 
+def _project_selection() -> Selection:
+    return Selection.build(
+        project_id=P,
+        org_id=None,
+        scope=ContextScope.PROJECT,
+        user_id=None,
+        session_id=None,
+        tags=None,
+    )
+
+
 def _scan_sql(query: FactQuery) -> tuple[str, list[object]]:
     binder = _SqliteBinder()
     where = " AND ".join(fact_conditions(query, binder, paginate=True))
@@ -51,14 +62,7 @@ def _scan_sql(query: FactQuery) -> tuple[str, list[object]]:
 async def test_the_scan_of_one_scope_uses_the_scope_index_in_order(tmp_path: Path) -> None:
     store = await _store(tmp_path)
     await store.close()
-    selection = Selection.build(
-        project_id=P,
-        org_id=None,
-        scope=ContextScope.PROJECT,
-        user_id=None,
-        session_id=None,
-        tags=None,
-    )
+    selection = _project_selection()
     query = selection.scan(after=(START, ""), limit=500, updated_since=None)
     assert query.scope_keys is not None
     assert len(query.scope_keys) == 1
@@ -74,14 +78,7 @@ async def test_the_scan_of_one_scope_uses_the_scope_index_in_order(tmp_path: Pat
 async def test_one_value_and_a_list_of_values_select_the_same_pages(tmp_path: Path) -> None:
     """The equality written for one value answers as the list test does, page after page."""
     store = await _store(tmp_path)
-    selection = Selection.build(
-        project_id=P,
-        org_id=None,
-        scope=ContextScope.PROJECT,
-        user_id=None,
-        session_id=None,
-        tags=None,
-    )
+    selection = _project_selection()
     (scope_key,) = selection.scan(after=None, limit=1, updated_since=None).scope_keys or ()
     pages: dict[str, list[str]] = {}
     for name, keys, statuses in (

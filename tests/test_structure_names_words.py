@@ -8,11 +8,7 @@ those names and words, so the two readings must agree on every content, or the t
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from datetime import UTC, datetime
-from pathlib import Path
-from types import ModuleType
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -25,8 +21,7 @@ from sagewai.intelligence.consolidation._structure import (
     read_structure,
     structure_json,
 )
-
-_BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+from tests.helpers import load_benchmark
 
 TRICKY = [
     "Ana Silva moved to Berlin in 2021.",
@@ -56,17 +51,6 @@ WORDS = [
 ]  # fmt: skip
 
 
-def _load(name: str) -> ModuleType:
-    sys.path.insert(0, str(_BENCHMARKS))
-    spec = importlib.util.spec_from_file_location(name, _BENCHMARKS / f"{name}.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def _agree(content: str) -> None:
     full = read_structure(content)
     assert read_names_and_words(content) == (full.names, full.words), content
@@ -92,7 +76,7 @@ def test_the_light_reading_agrees_on_any_text(content: str) -> None:
 def test_the_light_reading_agrees_on_the_realistic_corpus() -> None:
     """Every fact of the consolidation benchmark's generated corpus (names, dates, numbers,
     restatements and near-distinct distractors), 3,000 of them."""
-    realistic = _load("consolidation_realistic")
+    realistic = load_benchmark("consolidation_realistic")
     facts, _ = realistic.RealisticWorld(11).facts(3_000, "p", datetime(2026, 1, 1, tzinfo=UTC))
     for fact in facts:
         _agree(fact.content)
