@@ -79,3 +79,23 @@ def validated_fact_from_row_row() -> tuple[object, ...]:
     from sagewai.stores.sqlite._metadata import _fact_row
 
     return tuple(_fact_row(Fact(project_id=P1, content="x"), 0)[: len(FACT_COLUMNS)])
+
+
+def test_assembled_records_behave_as_constructed_ones() -> None:
+    from pydantic import ValidationError
+
+    from sagewai.core._records import FactChange, assembled
+
+    for fact in _facts():
+        made = assembled(Fact, dict(fact.__dict__))
+        assert made == fact == Fact.model_construct(**fact.__dict__)
+        assert made.model_fields_set == set(Fact.model_fields)
+        assert made.model_dump_json() == fact.model_dump_json()
+        assert made.model_copy(update={"strength": 0.25}).strength == 0.25
+        with pytest.raises(ValidationError):
+            made.content = "changed"  # type: ignore[misc]  # still frozen
+    # A dict missing fields goes through model_construct, which fills the defaults.
+    partial = assembled(FactChange, {"fact_id": "f", "project_id": P1, "action": "created"})
+    assert partial.model_fields_set == {"fact_id", "project_id", "action"}
+    assert partial.reason == ""
+    assert partial.id

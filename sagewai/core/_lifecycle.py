@@ -36,6 +36,7 @@ from sagewai.core._records import (
     FactChange,
     FactStatus,
     Provenance,
+    assembled,
     new_id,
     utcnow,
 )
@@ -150,6 +151,7 @@ def audit(
     ``before`` cannot be reverted (a creation).
     """
     fields: dict[str, Any] = {
+        "id": new_id(),
         "fact_id": fact.id,
         "project_id": fact.project_id,
         "action": action,
@@ -163,7 +165,7 @@ def audit(
         "run_id": cause.run_id,
     }
     if cause.trusted:
-        return FactChange.model_construct(id=new_id(), **fields)
+        return assembled(FactChange, fields)
     return FactChange.model_validate(fields)
 
 

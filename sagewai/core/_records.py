@@ -7,12 +7,13 @@ which rule, so every change can be audited and undone.
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
@@ -35,6 +36,7 @@ __all__ = [
     "Provenance",
     "ScoreParts",
     "SearchResult",
+    "assembled",
     "new_id",
     "utcnow",
 ]
@@ -45,6 +47,38 @@ verbatim whatever its length; the embedder reads long texts in pieces and the ex
 bounded part of them."""
 MAX_SUBJECT_CHARS = MAX_IDENTIFIER_LENGTH
 """Longest subject a fact may have: exactly what ``forget(subject=...)`` accepts."""
+
+
+_Model = TypeVar("_Model", bound=BaseModel)
+
+
+@functools.cache
+def _field_names(model: type[BaseModel]) -> frozenset[str]:
+    return frozenset(model.model_fields)  # read through a slow descriptor in pydantic 2.11
+
+
+def assembled(model: type[_Model], fields: dict[str, Any]) -> _Model:
+    """``model.model_construct(**fields)`` for a dict holding every field, already valid.
+
+    What the stores and the consolidator use to rebuild records they validated before (a row read
+    back, an audit row made from validated facts): the instance takes ``fields`` as its
+    ``__dict__``, about a fifth of ``model_construct``'s cost, which walks every field's default
+    and alias. The dict is the record's from then on: the caller must not keep it. A dict
+    missing a field, or a model with private attributes, goes through ``model_construct``.
+
+    Example:
+        >>> fact = Fact(project_id="demo", content="Ben likes ramen.")
+        >>> assembled(Fact, dict(fact.__dict__)) == fact
+        True
+    """
+    if model.__private_attributes__ or fields.keys() != _field_names(model):
+        return model.model_construct(**fields)
+    record = model.__new__(model)
+    object.__setattr__(record, "__dict__", fields)
+    object.__setattr__(record, "__pydantic_fields_set__", set(fields))
+    object.__setattr__(record, "__pydantic_extra__", None)
+    object.__setattr__(record, "__pydantic_private__", None)
+    return record
 
 
 def utcnow() -> datetime:

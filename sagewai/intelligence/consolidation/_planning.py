@@ -17,7 +17,7 @@ from datetime import datetime
 from pydantic import JsonValue
 
 from sagewai.core import _lifecycle as lifecycle
-from sagewai.core._records import ChangeAction, Fact, FactChange, FactStatus
+from sagewai.core._records import ChangeAction, Fact, FactChange, FactStatus, assembled
 from sagewai.intelligence.consolidation._annotations import with_annotations
 from sagewai.intelligence.consolidation._config import ContradictionStrategy
 from sagewai.intelligence.consolidation._contradictions import Flagging, Supersession
@@ -82,14 +82,17 @@ def _action(
     target_id: str | None = None,
 ) -> ConsolidationAction:
     # Built without re-validation, like the audit rows it names (every field is made here).
-    return ConsolidationAction.model_construct(
-        kind=kind,
-        rule=rule,
-        fact_ids=fact_ids,
-        target_id=target_id,
-        reason=reason,
-        details=details,
-        change_ids=tuple(change.id for change in changes),
+    return assembled(
+        ConsolidationAction,
+        {
+            "kind": kind,
+            "rule": rule,
+            "fact_ids": fact_ids,
+            "target_id": target_id,
+            "reason": reason,
+            "details": details,
+            "change_ids": tuple(change.id for change in changes),
+        },
     )
 
 
