@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -35,11 +36,13 @@ from sagewai.context._engine import ContextEngine
 from sagewai.core._embedder import Embedder, Vector
 from sagewai.core._queries import VectorHit
 from sagewai.core._records import Fact
+from sagewai.intelligence.consolidation._reading import Reader
 from sagewai.intelligence.consolidation._selection import Selection, scope_key_of
 from sagewai.intelligence.consolidation._structure import (
-    STRUCTURE_CACHE,
-    names_and_words_of,
-    structure_of,
+    FactStructure,
+    Reading,
+    decode_reading,
+    stored_structure,
 )
 
 __all__ = ["EXHAUSTIVE", "CandidateTable", "build_candidates"]
@@ -51,6 +54,7 @@ _PAGE = 1_000
 _CELLS = 4_000_000
 """Cosines computed at once at most (16 MB of float32)."""
 
+_T = TypeVar("_T")
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float32]
 
@@ -66,6 +70,9 @@ class CandidateTable:
         others: Candidate rows, by fact: descending cosine, then ascending id.
         scores: Their cosines.
         index_searches: Facts whose candidates came from the vector index.
+        readings: The encoded reading of each fact with candidates (``None`` for the others
+            and for facts that hold a stored structure), made while the table was built.
+        digests: ``hash()`` of the content each reading was read from.
     """
 
     ids: list[str]
@@ -74,6 +81,8 @@ class CandidateTable:
     others: IntArray
     scores: FloatArray
     index_searches: int
+    readings: list[bytes | None]
+    digests: list[int]
 
     def __contains__(self, fact_id: object) -> bool:
         return fact_id in self.position
@@ -82,6 +91,16 @@ class CandidateTable:
     def pairs(self) -> int:
         """Candidate pairs (each counted once)."""
         return len(self.others) // 2
+
+    def reading(self, fact: Fact) -> Reading | None:
+        """The reading of ``fact``'s content made for the table, if it is still that content."""
+        row = self.position.get(fact.id)
+        if row is None:
+            return None
+        blob = self.readings[row]
+        if blob is None or self.digests[row] != hash(fact.content):
+            return None
+        return decode_reading(blob)
 
     def hits(self, fact_id: str) -> list[VectorHit]:
         """The candidates of a fact of the table, nearest first."""
@@ -98,87 +117,121 @@ class CandidateTable:
 
 @dataclass(slots=True)
 class _Facts:
-    """What the table needs of the facts read: ids, scopes, names, words and unit vectors."""
+    """What the table needs of the facts read: ids, scopes, names, words and unit vectors, and
+    the readings the decisions will use."""
 
     ids: list[str]
     scopes: list[str]
     names: list[frozenset[str]]
     words: list[frozenset[str]]
     vectors: FloatArray
+    readings: list[bytes | None]
+    digests: list[int]
 
 
-async def _page(
-    engine: ContextEngine,
-    selection: Selection,
-    embedder: Embedder,
-    after: tuple[datetime, str] | None,
-) -> tuple[list[Fact], dict[str, Vector], tuple[datetime, str] | None]:
-    """One page of the selection's active facts with their vectors, and where the next starts."""
+async def _find(
+    engine: ContextEngine, selection: Selection, after: tuple[datetime, str] | None
+) -> tuple[list[Fact], tuple[datetime, str] | None]:
+    """One page of the selection's active facts, and where the next starts."""
     page = await engine.find(selection.scan(after=after, limit=_PAGE, updated_since=None))
     if not page:
-        return [], {}, None
-    facts = [f for f in page if selection.contains(f)]
+        return [], None
+    return [f for f in page if selection.contains(f)], (page[-1].created_at, page[-1].id)
+
+
+async def _vectors(
+    engine: ContextEngine, embedder: Embedder, facts: list[Fact]
+) -> dict[str, Vector]:
+    """The stored vectors of ``facts``."""
     found = await engine.get_vectors([f.id for f in facts])
     missing = [f for f in facts if f.id not in found]
     if missing:
         # The index lost these vectors: embedded to compare them (never stored here).
         made = await embedder.embed_documents([f.content for f in missing])
         found.update((f.id, made[i]) for i, f in enumerate(missing))
-    return facts, found, (page[-1].created_at, page[-1].id)
+    return found
 
 
 async def _read(
-    engine: ContextEngine, selection: Selection, embedder: Embedder, capacity: int
+    engine: ContextEngine,
+    selection: Selection,
+    embedder: Embedder,
+    capacity: int,
+    reader: Reader,
 ) -> _Facts:
-    ids: list[str] = []
-    scopes: list[str] = []
-    names: list[frozenset[str]] = []
-    words: list[frozenset[str]] = []
-    vectors = np.empty((max(capacity, 1), embedder.dimension), dtype=np.float32)
-    whole = capacity <= STRUCTURE_CACHE
-    facts, found, after = await _page(engine, selection, embedder, None)
-    while after is not None:
-        # The next page is read (in the stores' threads) while this one's words are read.
-        following = asyncio.create_task(_page(engine, selection, embedder, after))
-        try:
-            if len(ids) + len(facts) > len(vectors):
-                vectors = np.resize(vectors, (2 * (len(ids) + len(facts)), vectors.shape[1]))
-            for fact in facts:
-                vectors[len(ids)] = found[fact.id]
-                _describe(fact, ids, scopes, names, words, whole=whole)
-        except BaseException:
-            following.cancel()
-            await asyncio.gather(following, return_exceptions=True)
-            raise
-        facts, found, after = await following
-    vectors = vectors[: len(ids)]
-    norms = np.linalg.norm(vectors, axis=1)
-    norms[norms == 0.0] = 1.0
-    vectors /= norms[:, None]
-    return _Facts(ids, scopes, names, words, vectors)
+    read = _Facts(
+        [], [], [], [], np.empty((max(capacity, 1), embedder.dimension), np.float32), [], []
+    )
+    tasks: list[asyncio.Task[Any]] = []
+
+    def start(work: Coroutine[Any, Any, _T]) -> asyncio.Task[_T]:
+        task = asyncio.create_task(work)
+        tasks.append(task)
+        return task
+
+    # Four things at once, for consecutive pages: the metadata store finds page i + 1 while the
+    # vector store reads page i's vectors, the reading process reads page i's words and this
+    # process describes page i - 1.
+    finding = start(_find(engine, selection, None))
+    waiting: asyncio.Task[None] | None = None
+    try:
+        while True:
+            facts, after = await finding
+            if after is not None:
+                finding = start(_find(engine, selection, after))
+            stored = [stored_structure(fact) for fact in facts]
+            vectors = start(_vectors(engine, embedder, facts))
+            asked = start(
+                reader.read([f.content for f, s in zip(facts, stored, strict=True) if s is None])
+            )
+            if waiting is not None:
+                await waiting
+            waiting = start(_describe(read, facts, vectors, stored, asked))
+            tasks = [t for t in tasks if not t.done()]
+            if after is None:
+                break
+        await waiting
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+    read.vectors = read.vectors[: len(read.ids)]
+    return read
 
 
-def _describe(
-    fact: Fact,
-    ids: list[str],
-    scopes: list[str],
-    names: list[frozenset[str]],
-    words: list[frozenset[str]],
-    *,
-    whole: bool,
+async def _describe(
+    read: _Facts,
+    facts: list[Fact],
+    vectors: asyncio.Task[dict[str, Vector]],
+    stored: list[FactStructure | None],
+    asked: asyncio.Task[list[bytes]],
 ) -> None:
-    # ``whole``: read the whole structure, which the read cache then holds for the decisions;
-    # past the cache's size that reading is gone again before the decisions ask for it, so
-    # only the names and words are read (about half the cost).
-    if whole:
-        structure = structure_of(fact)
-        found, stems = structure.names, structure.words
-    else:
-        found, stems = names_and_words_of(fact)
-    ids.append(fact.id)
-    scopes.append(scope_key_of(fact))
-    names.append(found)
-    words.append(stems)
+    """Add one page's facts to ``read`` (their vectors made unit length) once its vectors and
+    readings are back."""
+    found = await vectors
+    blobs = iter(await asked)
+    start = len(read.ids)
+    if len(read.ids) + len(facts) > len(read.vectors):
+        read.vectors = np.resize(
+            read.vectors, (2 * (len(read.ids) + len(facts)), read.vectors.shape[1])
+        )
+    for fact, structure in zip(facts, stored, strict=True):
+        blob: bytes | None = None
+        if structure is None:
+            blob = next(blobs)
+            structure, _ = decode_reading(blob)
+        read.vectors[len(read.ids)] = found[fact.id]
+        read.ids.append(fact.id)
+        read.scopes.append(scope_key_of(fact))
+        read.names.append(structure.names)
+        read.words.append(structure.words)
+        read.readings.append(blob)
+        read.digests.append(hash(fact.content))
+    rows = read.vectors[start : len(read.ids)]
+    norms = np.linalg.norm(rows, axis=1)
+    norms[norms == 0.0] = 1.0
+    rows /= norms[:, None]
 
 
 class _Pairs:
@@ -329,6 +382,9 @@ def _table(
     keep = np.where(strong, within < max_neighbours, within - strong_in_row < max_neighbours)
     sources, targets, scores = sources[keep], targets[keep], scores[keep]
     offsets = np.searchsorted(sources, np.arange(count + 1)).astype(np.int64)
+    readings = facts.readings
+    for row in np.flatnonzero(offsets[1:] == offsets[:-1]).tolist():
+        readings[row] = None  # never compared: its reading is not needed again
     return CandidateTable(
         ids=facts.ids,
         position={fact_id: i for i, fact_id in enumerate(facts.ids)},
@@ -336,6 +392,8 @@ def _table(
         others=targets,
         scores=scores,
         index_searches=searched,
+        readings=readings,
+        digests=facts.digests,
     )
 
 
@@ -349,6 +407,7 @@ async def build_candidates(
     neighbours: int,
     max_neighbours: int,
     search_ef: int | None,
+    reading_process: bool = False,
 ) -> CandidateTable:
     """Read the selection's active facts and find every pair that could merge.
 
@@ -362,9 +421,12 @@ async def build_candidates(
         neighbours: The first width of an index search (facts without names, see module).
         max_neighbours: Candidates kept per fact on each side of the threshold.
         search_ef: The beam of those index searches.
+        reading_process: Read the facts' words in a child process (see
+            :class:`~.reading.Reader`) while this one pages through the store.
     """
     capacity = await engine.count_matching(selection.count(updated_since=None))
-    facts = await _read(engine, selection, embedder, capacity)
+    async with Reader(use_process=reading_process) as reader:
+        facts = await _read(engine, selection, embedder, capacity, reader)
     by_scope: dict[str, list[int]] = defaultdict(list)
     for i, scope in enumerate(facts.scopes):
         by_scope[scope].append(i)

@@ -68,6 +68,11 @@ class ConsolidationConfig(BaseModel):
     own, 128 on the embedded default). Near-duplicates are a fact's very nearest points, which a
     narrow beam finds: with 32 the benchmark's duplicate recall was 1.00 at 100k facts and 0.986
     at 1M (``benchmarks/consolidation_bench.py``)."""
+    reading_process_from: int | None = Field(default=50_000, ge=0)
+    """Facts in a full run from which their words are read in a child Python process, on the
+    machine's other core, while this one reads the store (``None``: always in this process).
+    The decisions are the same either way; below this size starting the child costs more than
+    it saves."""
     max_report_actions: int | None = Field(default=10_000, ge=0)
     """How many actions the report lists (``None``: all); the audit log always has them all."""
 

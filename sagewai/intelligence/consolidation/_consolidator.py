@@ -221,6 +221,8 @@ class MemoryConsolidator:
                     neighbours=config.neighbours,
                     max_neighbours=config.max_neighbours,
                     search_ef=config.search_ef,
+                    reading_process=config.reading_process_from is not None
+                    and total >= config.reading_process_from,
                 )
                 logger.debug(
                     "consolidation %s: %d candidate pairs among %d facts in %.0f ms "

@@ -43,6 +43,7 @@ from sagewai.intelligence.consolidation._equivalence import same_statement, stru
 from sagewai.intelligence.consolidation._selection import scope_key_of
 from sagewai.intelligence.consolidation._structure import (
     FactStructure,
+    Reading,
     exact_values_of,
     structure_of,
 )
@@ -88,13 +89,14 @@ class DedupProfile:
     kept_apart: frozenset[str] = field(default=frozenset())
 
     @classmethod
-    def of(cls, fact: Fact) -> DedupProfile:
-        """Profile ``fact``."""
+    def of(cls, fact: Fact, reading: Reading | None = None) -> DedupProfile:
+        """Profile ``fact`` (``reading``: its content's, when the caller read it already)."""
+        read, written = (None, exact_values_of(fact.content)) if reading is None else reading
         return cls(
             fact=fact,
-            values=frozenset(fact.exact_values) | frozenset(exact_values_of(fact.content)),
+            values=frozenset(fact.exact_values) | frozenset(written),
             claim=Claim.of(fact),
-            structure=structure_of(fact),
+            structure=structure_of(fact, read),
             kept_apart=keep_apart(fact),
         )
 
@@ -166,6 +168,7 @@ _OPPOSITE_OF: dict[str, frozenset[str]] = {
     for pair in _OPPOSITES
     for word in pair
 }
+_OPPOSITE_WORDS = frozenset(_OPPOSITE_OF)
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 
 
@@ -181,9 +184,12 @@ def opposite_wording(a: str, b: str) -> bool:
         >>> opposite_wording("Logging is enabled in prod", "Logging is disabled in prod")
         True
     """
-    words_a, words_b = _words(a), _words(b)
+    words_a = _words(a)
+    if _OPPOSITE_WORDS.isdisjoint(words_a):
+        return False  # most texts hold no word of a pair
+    words_b = _words(b)
     only_a, only_b = words_a - words_b, words_b - words_a
-    return any(not _OPPOSITE_OF.get(x, frozenset()).isdisjoint(only_b) for x in only_a)
+    return any(not _OPPOSITE_OF[x].isdisjoint(only_b) for x in only_a & _OPPOSITE_WORDS)
 
 
 def _loose(text: str) -> str:

@@ -172,7 +172,9 @@ class Run:
     def profile(self, fact: Fact) -> DedupProfile:
         cached = self.profiles.get(fact.id)
         if cached is None or cached.fact is not fact:
-            cached = DedupProfile.of(fact)
+            # A full run read every compared fact's words for its table: not read again here.
+            reading = None if self.table is None else self.table.reading(fact)
+            cached = DedupProfile.of(fact, reading)
             self.profiles[fact.id] = cached
         return cached
 
@@ -386,10 +388,15 @@ class Run:
             await self.hydrate(
                 [h.id for h in weak], from_index=self.table is None or fact.id not in self.table
             )
-            active = [h for h in weak if self._active(self.view(h.id))]
+            active: list[VectorHit] = []
+            for hit in weak:  # only the nearest ``wanted`` active ones are ever used
+                if self._active(self.view(hit.id)):
+                    active.append(hit)
+                    if len(active) == wanted:
+                        break
             k, full = self.widths.get(fact.id, (self.config.neighbours, False))
             if len(active) >= wanted or not full or k >= self.config.max_neighbours:
-                return active[:wanted]
+                return active
             k = min(self.config.max_neighbours, k * 2)
             where = self.selection.neighbours(fact)
             ahead = self.widened.pop(fact.id, None)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import marshal
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -44,12 +45,15 @@ __all__ = [
     "STRUCTURE_KEY",
     "STRUCTURE_VERSION",
     "FactStructure",
+    "Reading",
     "Tense",
+    "decode_reading",
+    "encode_reading",
     "exact_values_of",
     "has_structure",
-    "names_and_words_of",
-    "read_names_and_words",
     "read_structure",
+    "reading_of",
+    "stored_structure",
     "structure_json",
     "structure_of",
     "tenses_compatible",
@@ -415,9 +419,8 @@ def vocabulary_predicate(phrase: str) -> tuple[str, bool] | None:
 def _read_words(
     content: str,
 ) -> tuple[str, list[str], list[str], tuple[str, ...], _Sentence, frozenset[str]]:
-    """The reading both :func:`read_structure` and :func:`read_names_and_words` start from:
-    the expanded text, its tokens (as written and case-folded), the content stems in order,
-    the sentence cut and the names it mentions."""
+    """Where :func:`read_structure` starts: the expanded text, its tokens (as written and
+    case-folded), the content stems in order, the sentence cut and the names it mentions."""
     expanded = expand_contractions(content)
     tokens = _TOKEN.findall(expanded)
     lowered = [t.casefold() for t in tokens]
@@ -427,23 +430,6 @@ def _read_words(
     if sentence.subject is not None and not sentence.pronoun:
         names.update(_fold(t) for t in sentence.subject.split() if _is_name(t))  # first words
     return expanded, tokens, lowered, sequence, sentence, frozenset(names)
-
-
-def read_names_and_words(content: str) -> tuple[frozenset[str], frozenset[str]]:
-    """``read_structure(content).names`` and ``.words`` without reading the rest.
-
-    What the candidate table needs of every fact of a run (the blocks are cut by names, a pair
-    is kept when each side's names are among the other's words): about half the cost of the
-    whole reading, whose values, dates and tense readers it skips. Not cached: a run reads each
-    fact once this way.
-
-    Example:
-        >>> names, words = read_names_and_words("Ana Silva moved to Berlin in 2021.")
-        >>> sorted(names), sorted(words)
-        (['ana', 'berlin', 'silva'], ['2021', 'ana', 'berlin', 'in', 'mov', 'silva', 'to'])
-    """
-    *_, sequence, _sentence, names = _read_words(content)
-    return names, frozenset(sequence)
 
 
 STRUCTURE_CACHE = 131_072
@@ -461,6 +447,10 @@ def read_structure(content: str) -> FactStructure:
         >>> read_structure("Ben really likes ramen.").predicate
         'likes'
     """
+    return _read_structure(content)
+
+
+def _read_structure(content: str) -> FactStructure:
     expanded, tokens, lowered, sequence, sentence, found = _read_words(content)
     names = set(found)
     words = frozenset(sequence)
@@ -501,6 +491,44 @@ def read_structure(content: str) -> FactStructure:
         subject, predicate, obj, negated, tense, values, frozenset(names), words, source, phrase,
         sequence,
     )  # fmt: skip
+
+
+Reading = tuple[FactStructure, tuple[str, ...]]
+"""What a content reads as: its structure and the extractor's exact values (see
+:func:`reading_of`)."""
+
+
+def reading_of(content: str) -> Reading:
+    """``(read_structure(content), exact_values_of(content))``, read now and not cached.
+
+    What a large run reads once per fact for its candidate table and keeps encoded
+    (:func:`encode_reading`) for the decisions, instead of reading each compared fact again.
+    """
+    return _read_structure(content), exact_values_of(content)  # the second hits the cache
+
+
+def encode_reading(reading: Reading) -> bytes:
+    """A reading as compact bytes (about 300 for a short fact; the objects take about 1.6 KB).
+
+    Example:
+        >>> reading = reading_of("Ana Silva moved to Berlin in 2021.")
+        >>> decode_reading(encode_reading(reading)) == reading
+        True
+    """
+    s, values = reading
+    fields = (
+        s.subject, s.predicate, s.object, s.negated, s.tense, s.values, s.names, s.words,
+        s.source, s.phrase, s.sequence, values,
+    )  # fmt: skip
+    return marshal.dumps(fields, 4)
+
+
+@functools.lru_cache(maxsize=65_536)
+def decode_reading(blob: bytes) -> Reading:
+    """The reading :func:`encode_reading` encoded (cached: a fact is compared in several
+    batches, as a candidate of its neighbours; the reading is immutable)."""
+    *fields, values = marshal.loads(blob)  # bytes this process or its child made
+    return FactStructure(*fields), values
 
 
 _COMPATIBLE: dict[Tense, frozenset[Tense]] = {
@@ -578,17 +606,18 @@ def has_structure(fact: Fact) -> bool:
     return _from_json(annotations.get(STRUCTURE_KEY), fact.content) is not None
 
 
-def structure_of(fact: Fact) -> FactStructure:
+def structure_of(fact: Fact, read: FactStructure | None = None) -> FactStructure:
     """The fact's structure: its writer's triple where given, the rest read from its content.
 
-    A structure stored in the fact by an earlier run is used as it is.
+    ``read``: the reading of the fact's current content when the caller has it already
+    (:func:`reading_of`). Without it, a structure stored in the fact by an earlier run is used as
+    it is (it is that reading: same reader version, same content), else the content is read.
     """
-    annotations = fact.metadata.get("consolidation")
-    if isinstance(annotations, dict):
-        stored = _from_json(annotations.get(STRUCTURE_KEY), fact.content)
+    if read is None:
+        stored = stored_structure(fact)
         if stored is not None:
             return stored
-    read = read_structure(fact.content)
+        read = read_structure(fact.content)
     if fact.subject and fact.predicate and fact.object:
         predicate, negated = canonical_polarity(
             normalize_predicate(fact.predicate) or fact.predicate,
@@ -611,12 +640,9 @@ def structure_of(fact: Fact) -> FactStructure:
     return read
 
 
-def names_and_words_of(fact: Fact) -> tuple[frozenset[str], frozenset[str]]:
-    """``structure_of(fact).names`` and ``.words``, reading no more than those when the fact
-    holds no stored structure (see :func:`read_names_and_words`)."""
+def stored_structure(fact: Fact) -> FactStructure | None:
+    """The structure an earlier run kept in the fact, when it is this reader's for this content."""
     annotations = fact.metadata.get("consolidation")
     if isinstance(annotations, dict):
-        stored = _from_json(annotations.get(STRUCTURE_KEY), fact.content)
-        if stored is not None:
-            return stored.names, stored.words
-    return read_names_and_words(fact.content)
+        return _from_json(annotations.get(STRUCTURE_KEY), fact.content)
+    return None
