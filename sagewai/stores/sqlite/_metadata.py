@@ -15,6 +15,7 @@ user types can reach FTS5's query syntax.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 import os
@@ -103,6 +104,22 @@ _TIME_INDEXES = tuple(i for i, column in enumerate(FACT_COLUMNS) if column in FA
 _LIST_INDEXES = tuple(i for i, column in enumerate(FACT_COLUMNS) if column in FACT_LIST_COLUMNS)
 _CHANGE_AT = CHANGE_COLUMNS.index("at")
 _CHANGE_RELATED = CHANGE_COLUMNS.index("related_fact_ids")
+
+
+_CONTENT = FACT_COLUMNS.index("content")
+_REWRITABLE = tuple(
+    i for i, column in enumerate(FACT_COLUMNS) if column not in ("id", "project_id")
+)
+"""The columns an upsert of an existing row may rewrite (a row keeps its id and project)."""
+
+
+@functools.lru_cache(maxsize=256)
+def _update_statement(changed: tuple[int, ...]) -> str:
+    """``UPDATE`` of the columns ``changed`` (indexes into FACT_COLUMNS) and ``updated_at`` of
+    one row by seq, the parameters in that order."""
+    sets = [f"{FACT_COLUMNS[i]} = ?{n}" for n, i in enumerate(changed, start=1)]
+    sets.append(f"updated_at = ?{len(changed) + 1}")
+    return f"UPDATE facts SET {', '.join(sets)} WHERE seq = ?{len(changed) + 2}"
 
 
 def _id_list(ids: Sequence[str]) -> str:
@@ -269,7 +286,7 @@ class SqliteMetadataStore(MetadataStore):
         facts = [_fact_row(fact, now) for fact in batch.upserts]
         changes = [_change_row(change) for change in batch.changes]
         db = self._db()
-        grown = 0
+        grown = added = 0
         with write_transaction(db):
             if batch.deletes:
                 doomed = (batch.project_id, _id_list(batch.deletes))
@@ -290,50 +307,77 @@ class SqliteMetadataStore(MetadataStore):
                     doomed,
                 ).rowcount
             if facts:
-                grown += self._upsert_sync(batch.project_id, batch.upserts, facts)
+                added = self._upsert_sync(batch.project_id, batch.upserts, facts)
+                grown += added
             if changes:
                 db.executemany(_CHANGE_INSERT, changes)
         if self._total is not None:  # this process's writes are counted at once
             self._total = (self._total[0], self._total[1] + grown)
-        self._written += len(facts)
+        # New rows, as on open: rewriting existing rows (a consolidation run rewrites most of
+        # a store's) leaves the table's size, and its statistics, as they were.
+        self._written += added
         if self._written >= max(_ANALYZE_MIN_ROWS, self._analyzed_rows):
             self._analyze()
 
     def _upsert_sync(self, project_id: str, upserts: list[Fact], rows: list[list[Any]]) -> int:
         """Upsert fact rows and keep the keyword index in step, in bulk (see the migration).
 
-        Returns the number of new rows.
+        A row that exists is rewritten in the columns that changed only (and ``updated_at``):
+        a decay changes a strength and the metadata, and rewriting every column moved every
+        index's entry for the row, seven where one changes. Returns the number of new rows.
         """
         db = self._db()
-        contents = {fact.id: fact.content for fact in upserts}
+        ids = _id_list([fact.id for fact in upserts])
         # An id another project holds is never taken over, nor skipped in silence.
         taken = db.execute(
             "SELECT id FROM facts WHERE id IN (SELECT value FROM json_each(?2))"
             " AND project_id <> ?1 LIMIT 1",
-            (project_id, _id_list(list(contents))),
+            (project_id, ids),
         ).fetchone()
         if taken is not None:
             raise FactConflictError(taken[0])
-        existing = db.execute(
-            "SELECT seq, id, content FROM facts"
-            " WHERE project_id = ?1 AND id IN (SELECT value FROM json_each(?2))",
-            (project_id, _id_list(list(contents))),
-        ).fetchall()
+        stored = {
+            row[1]: row
+            for row in db.execute(
+                f"SELECT seq, {', '.join(FACT_COLUMNS)} FROM facts"
+                " WHERE project_id = ?1 AND id IN (SELECT value FROM json_each(?2))",
+                (project_id, ids),
+            )
+        }
+        inserts: list[list[Any]] = []
+        updates: dict[tuple[int, ...], list[list[Any]]] = {}
+        reindexed: list[int] = []
+        # A batch may hold two versions of a fact: the last one is written, as an upsert would.
+        for row in {row[0]: row for row in rows}.values():
+            old = stored.get(row[0])
+            if old is None:
+                inserts.append(row)
+                continue
+            # old[0] is the seq, old[1 + i] the value of column i; row[-1] the new updated_at.
+            changed = tuple(i for i in _REWRITABLE if row[i] != old[1 + i])
+            updates.setdefault(changed, []).append([*(row[i] for i in changed), row[-1], old[0]])
+            if row[_CONTENT] != old[1 + _CONTENT]:
+                reindexed.append(old[0])
         # Only rows whose text changes are re-indexed; new rows get seq above today's largest.
-        changed = json.dumps([seq for seq, fact_id, old in existing if old != contents[fact_id]])
+        changed_seqs = json.dumps(reindexed)
         (last,) = db.execute("SELECT coalesce(max(seq), 0) FROM facts").fetchone()
-        db.execute(
-            "INSERT INTO facts_fts (facts_fts, rowid, content) SELECT 'delete', seq, content"
-            " FROM facts WHERE seq IN (SELECT value FROM json_each(?1))",
-            (changed,),
-        )
-        db.executemany(_FACT_INSERT, rows)
-        db.execute(
-            "INSERT INTO facts_fts (rowid, content) SELECT seq, content FROM facts"
-            " WHERE seq > ?1 OR seq IN (SELECT value FROM json_each(?2))",
-            (last, changed),
-        )
-        return len(contents) - len(existing)
+        if reindexed:
+            db.execute(
+                "INSERT INTO facts_fts (facts_fts, rowid, content) SELECT 'delete', seq, content"
+                " FROM facts WHERE seq IN (SELECT value FROM json_each(?1))",
+                (changed_seqs,),
+            )
+        for changed, values in updates.items():
+            db.executemany(_update_statement(changed), values)
+        if inserts:
+            db.executemany(_FACT_INSERT, inserts)
+        if inserts or reindexed:
+            db.execute(
+                "INSERT INTO facts_fts (rowid, content) SELECT seq, content FROM facts"
+                " WHERE seq > ?1 OR seq IN (SELECT value FROM json_each(?2))",
+                (last, changed_seqs),
+            )
+        return len(inserts)
 
     def _analyze(self) -> None:
         """Refresh the planner's statistics each time the table has doubled in size.
