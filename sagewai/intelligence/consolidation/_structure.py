@@ -523,10 +523,8 @@ def encode_reading(reading: Reading) -> bytes:
     return marshal.dumps(fields, 4)
 
 
-@functools.lru_cache(maxsize=65_536)
 def decode_reading(blob: bytes) -> Reading:
-    """The reading :func:`encode_reading` encoded (cached: a fact is compared in several
-    batches, as a candidate of its neighbours; the reading is immutable)."""
+    """The reading :func:`encode_reading` encoded."""
     *fields, values = marshal.loads(blob)  # bytes this process or its child made
     return FactStructure(*fields), values
 
