@@ -598,10 +598,7 @@ def _from_json(value: object, content: str) -> FactStructure | None:
 
 def has_structure(fact: Fact) -> bool:
     """True when the fact holds a structure of this reader for its current content."""
-    annotations = fact.metadata.get("consolidation")
-    if not isinstance(annotations, dict):
-        return False
-    return _from_json(annotations.get(STRUCTURE_KEY), fact.content) is not None
+    return stored_structure(fact) is not None
 
 
 def structure_of(fact: Fact, read: FactStructure | None = None) -> FactStructure:
