@@ -20,7 +20,7 @@ import pytest
 from sagewai.context._engine import ContextEngine
 from sagewai.core._embedder import Vector
 from sagewai.core._queries import VectorFilter, VectorHit
-from sagewai.core._records import FactStatus
+from sagewai.core._records import Fact, FactStatus
 from sagewai.intelligence.consolidation import ConsolidationReport, MemoryConsolidator
 from sagewai.intelligence.consolidation import _candidates as candidates
 from sagewai.intelligence.consolidation._selection import Selection
@@ -138,18 +138,7 @@ async def test_the_table_finds_what_an_exact_search_finds() -> None:
     # above the floor, names each within the other's words) is in the table, both ways.
     ctx, _ = await engine_with_corpus()
     async with ctx:
-        selection = consolidator_selection(ctx)
-        table = await candidates.build_candidates(
-            ctx,
-            selection,
-            ctx.embedder,
-            floor=0.75,
-            threshold=0.92,
-            neighbours=8,
-            max_neighbours=512,
-            search_ef=None,
-        )
-        facts = await ctx.find(selection.scan(after=None, limit=1_000, updated_since=None))
+        table, facts = await table_and_facts(ctx)
         vectors = await ctx.get_vectors([f.id for f in facts])
     structures = {f.id: structure_of(f) for f in facts}
     expected: set[tuple[str, str]] = set()
@@ -171,6 +160,23 @@ async def test_the_table_finds_what_an_exact_search_finds() -> None:
         for f in facts
     )
     assert {f.status for f in facts} == {FactStatus.ACTIVE}
+
+
+async def table_and_facts(ctx: ContextEngine) -> tuple[candidates.CandidateTable, list[Fact]]:
+    """The candidate table of the project's facts (the default thresholds), and those facts."""
+    selection = consolidator_selection(ctx)
+    table = await candidates.build_candidates(
+        ctx,
+        selection,
+        ctx.embedder,
+        floor=0.75,
+        threshold=0.92,
+        neighbours=8,
+        max_neighbours=512,
+        search_ef=None,
+    )
+    facts = await ctx.find(selection.scan(after=None, limit=1_000, updated_since=None))
+    return table, facts
 
 
 def consolidator_selection(ctx: ContextEngine) -> Selection:

@@ -37,6 +37,7 @@ from tests.test_consolidation_candidates import (
     consolidator_selection,
     counts,
     engine_with_corpus,
+    table_and_facts,
 )
 
 TRICKY = [
@@ -189,17 +190,7 @@ async def test_the_table_keeps_readings_only_for_compared_facts_without_a_stored
         selection = consolidator_selection(ctx)
         async with reading.Reader(use_process=False) as reader:
             read = await candidates._read(ctx, selection, ctx.embedder, 10, reader)
-        table = await candidates.build_candidates(
-            ctx,
-            selection,
-            ctx.embedder,
-            floor=0.75,
-            threshold=0.92,
-            neighbours=8,
-            max_neighbours=512,
-            search_ef=None,
-        )
-        facts = await ctx.find(selection.scan(after=None, limit=1_000, updated_since=None))
+        table, facts = await table_and_facts(ctx)
     row = {fact_id: i for i, fact_id in enumerate(read.ids)}
     holder = next(f for f in facts if f.content == content)
     assert read.names[row[holder.id]] == frozenset({"stored-name"})  # the stored one is used
