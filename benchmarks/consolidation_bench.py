@@ -631,6 +631,8 @@ async def bench_realistic(size: int, args: argparse.Namespace) -> dict[str, Any]
                 (store / "build.json").write_text(json.dumps(figures))
                 await asyncio.to_thread(shutil.copytree, store, built)
         del rows
+        if args.build_only:
+            return {"mode": "realistic", "size": written, "built": str(built)}
         metadata, vectors = open_stores()
         async with metadata, vectors:
             engine = ContextEngine(
@@ -840,16 +842,23 @@ def main() -> None:
         help="realistic mode: leave the vector index unbuilt (a full consolidation run reads "
         "vectors by id and searches the index only for many facts without a name)",
     )
+    parser.add_argument(
+        "--build-only",
+        action="store_true",
+        help="realistic mode, with --built: build the store (or find it built) and stop",
+    )
     parser.add_argument("--tmp", default=None, help="folder for the temporary stores")
     parser.add_argument("--out", default=str(RESULTS / "consolidation_bench.json"))
     args = parser.parse_args()
+    if args.build_only and (args.built is None or not args.realistic or args.postgres):
+        parser.error("--build-only needs --realistic and --built (embedded stores)")
     sizes = [int(s) for s in args.sizes.split(",") if s]
     results = []
     for size in sizes:
         print(f"consolidating {size} synthetic facts ...", file=sys.stderr)
         results.append(asyncio.run(bench_size(size, args)))
         print(json.dumps(results[-1], indent=2), file=sys.stderr)
-    if not args.dry_run_only:
+    if not (args.dry_run_only or args.build_only):
         print_table(results)
     write_json(
         Path(args.out),
