@@ -62,6 +62,7 @@ ENGINE_MODULES = frozenset(
     {
         "context/_access.py",
         "context/_access_log.py",
+        "context/_commit_queue.py",
         "context/_engine.py",
         "context/_forgetting.py",
         "context/_saved.py",

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import contextlib
 import dataclasses
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
@@ -23,6 +25,7 @@ from pydantic import JsonValue, ValidationError
 
 from sagewai.context._access import StoreReads
 from sagewai.context._access_log import AccessLog
+from sagewai.context._commit_queue import CommitQueue
 from sagewai.context._indexing import vector_records
 from sagewai.context._ranking import SearchConfig
 from sagewai.context._saved import SavedRecords
@@ -64,6 +67,9 @@ from sagewai.errors import (
 )
 from sagewai.stores.base._metadata import MetadataStore
 from sagewai.stores.base._vector import ProjectVectorStore, VectorStore
+from sagewai.stores.sqlite._database import MEMORY
+from sagewai.stores.sqlite._metadata import SqliteMetadataStore
+from sagewai.stores.sqlite._writer import SqliteWriter
 
 if TYPE_CHECKING:
     from sagewai.context._forgetting import ForgetReport, ForgottenFacts
@@ -597,10 +603,35 @@ class ContextEngine(Resource, StoreReads, SavedRecords):
             for fact in await self.metadata_store.get(self.project_id, batch.deletes):
                 deleted_pieces.extend(piece_ids(fact.id, fact.content))
         await self.metadata_store.apply(batch)
-        before = previous or {}
+        await self._refresh_payloads(batch.upserts, previous or {}, skip=new_ids)
+        if batch.deletes:
+            await self.vector_store.delete([*batch.deletes, *deleted_pieces])
+
+    @contextlib.asynccontextmanager
+    async def commit_queue(self, *, background: bool = True) -> AsyncIterator[CommitQueue]:
+        """A :class:`~sagewai.context._commit_queue.CommitQueue` for a long job's batches.
+
+        With ``background`` and an embedded SQLite file as the metadata store, its batches are
+        written by a writer process while the caller goes on; otherwise (or when that process
+        cannot start) ``queue.background`` is false and the caller commits as usual. Leaving
+        the block waits for the batches in flight and stops the process.
+        """
+        await self.open()
+        store = self.metadata_store
+        if not (background and isinstance(store, SqliteMetadataStore) and store.path != MEMORY):
+            yield CommitQueue(self, None)
+            return
+        async with SqliteWriter(store) as writer:
+            yield CommitQueue(self, writer if writer.running else None)
+
+    async def _refresh_payloads(
+        self, upserts: Sequence[Fact], before: Mapping[str, Fact], *, skip: AbstractSet[str]
+    ) -> None:
+        """Rewrite the index payloads of ``upserts`` (but ``skip``) that differ from
+        ``before``'s, with their long records' pieces."""
         refreshed: dict[str, VectorPayload] = {}
-        for fact in batch.upserts:
-            if fact.id in new_ids:
+        for fact in upserts:
+            if fact.id in skip:
                 continue
             payload = VectorPayload.of(fact)
             old = before.get(fact.id)
@@ -609,8 +640,6 @@ class ContextEngine(Resource, StoreReads, SavedRecords):
                 refreshed.update(dict.fromkeys(piece_ids(fact.id, fact.content), payload))
         if refreshed:
             await self.vector_store.update_payloads(refreshed)
-        if batch.deletes:
-            await self.vector_store.delete([*batch.deletes, *deleted_pieces])
 
     async def refresh_index(self, facts: Iterable[Fact]) -> int:
         """Rewrite the index payloads (status, validity, tags) of stored facts from the truth.

@@ -73,6 +73,10 @@ class ConsolidationConfig(BaseModel):
     machine's other core, while this one reads the store (``None``: always in this process).
     The decisions are the same either way; below this size starting the child costs more than
     it saves."""
+    writing_process_from: int | None = Field(default=50_000, ge=0)
+    """Facts in a run from which its batches are written by a child Python process, on the
+    machine's other core, while this one decides the next batch (the embedded SQLite store
+    only; ``None``: always in this process). The decisions are the same either way."""
     max_report_actions: int | None = Field(default=10_000, ge=0)
     """How many actions the report lists (``None``: all); the audit log always has them all."""
 

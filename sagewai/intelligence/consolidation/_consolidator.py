@@ -19,11 +19,14 @@ overlay of its own planned changes, so it reports exactly the actions the real r
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
+
+from pydantic import JsonValue
 
 from sagewai.context._engine import ContextEngine
 from sagewai.core import _lifecycle as lifecycle
@@ -245,48 +248,64 @@ class MemoryConsolidator:
             horizon = utcnow()
             page = await read(cursor)
             ahead: Lookahead | None = None
-            while page:
-                # The next page is read now and its neighbours searched while this page is
-                # decided and committed: the index works in its own thread meanwhile.
-                following = await read((page[-1].created_at, page[-1].id))
-                search = (
-                    asyncio.create_task(
-                        run.search_ahead([f for f in following if selection.contains(f)])
-                    )
-                    if following
-                    else None
-                )
-                try:
-                    await run.process([f for f in page if selection.contains(f)], ahead)
-                    await run.flush()
-                    ahead = None if search is None else await search
-                except BaseException:
-                    if search is not None:
-                        search.cancel()
-                        await asyncio.gather(search, return_exceptions=True)
-                    raise
-                cursor = (page[-1].created_at, page[-1].id)
-                if not dry_run:
-                    checkpoint = checkpoint.advanced(cursor, utcnow())
-                    await engine.set_state(key, state.started(checkpoint).to_json())
-                if progress is not None:
-                    tally = run.tally
-                    progress(
-                        ConsolidationProgress(
-                            processed=tally.total_processed,
-                            total=max(total, tally.total_processed),
-                            batches=tally.batches,
-                            changed=tally.changed,
+            writes = contextlib.AsyncExitStack()
+            start = self.config.writing_process_from
+            if not dry_run and start is not None and total >= start:
+                queue = await writes.enter_async_context(engine.commit_queue())
+                run.queue = queue if queue.background else None
+            async with writes:
+                while page:
+                    # Changes of this batch are made from now on: a checkpoint written after it
+                    # covers them only once their payloads are written too (see
+                    # ``_finish_interrupted_commit``), which with a writer process is one batch
+                    # later.
+                    begun = utcnow()
+                    # The next page is read now and its neighbours searched while this page is
+                    # decided and committed: the index works in its own thread meanwhile.
+                    following = await read((page[-1].created_at, page[-1].id))
+                    search = (
+                        asyncio.create_task(
+                            run.search_ahead([f for f in following if selection.contains(f)])
                         )
+                        if following
+                        else None
                     )
-                if following:
-                    # Read before this page's commit: take the versions that commit wrote.
-                    page = [run.just_committed.get(f.id, f) for f in following]
-                else:
-                    # Stop on a page read after every commit of this run: its time is the
-                    # horizon the next incremental run starts from.
-                    horizon = utcnow()
-                    page = await read(cursor)
+                    cursor = (page[-1].created_at, page[-1].id)
+                    saved: tuple[str, JsonValue] | None = None
+                    if not dry_run:
+                        checkpoint = checkpoint.advanced(cursor, begun)
+                        saved = (key, state.started(checkpoint).to_json())
+                    try:
+                        await run.process([f for f in page if selection.contains(f)], ahead)
+                        await run.flush(saved)
+                        ahead = None if search is None else await search
+                    except BaseException:
+                        if search is not None:
+                            search.cancel()
+                            await asyncio.gather(search, return_exceptions=True)
+                        with contextlib.suppress(Exception):
+                            await run.finish()  # what landed gets its payloads
+                        raise
+                    if progress is not None:
+                        tally = run.tally
+                        progress(
+                            ConsolidationProgress(
+                                processed=tally.total_processed,
+                                total=max(total, tally.total_processed),
+                                batches=tally.batches,
+                                changed=tally.changed,
+                            )
+                        )
+                    if following:
+                        # Read before this page's commit: take the versions that commit wrote.
+                        page = [run.just_committed.get(f.id, f) for f in following]
+                    else:
+                        # Stop on a page read after every commit of this run: its time is the
+                        # horizon the next incremental run starts from.
+                        await run.finish()
+                        horizon = utcnow()
+                        page = await read(cursor)
+                await run.finish()
             if not dry_run:
                 finished = state.finished(checkpoint, horizon=horizon, at=utcnow())
                 await engine.set_state(key, finished.to_json())

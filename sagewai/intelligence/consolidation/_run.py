@@ -7,9 +7,11 @@ merges its near-duplicates and decays it, asking the pure rules (``contradiction
 ``decay``) and turning their answers into fact versions and audit rows (``planning``).
 
 A run sees the facts through an *overlay* of the changes it made and has not committed yet (the
-current batch; in a dry run, every change, since a dry run never writes). Because every decision
-reads the overlay first, a dry run takes exactly the decisions a real run takes, and each batch is
-flushed as one ``ContextEngine.commit``.
+current batch, and the one a writer process is still writing; in a dry run, every change, since a
+dry run never writes). Because every decision reads the overlay first, a dry run takes exactly the
+decisions a real run takes, and each batch is flushed as one ``ContextEngine.commit`` (with a
+:class:`~sagewai.context._commit_queue.CommitQueue`, one transaction in a writer process while
+the next batch is decided, then its index payloads).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from datetime import datetime
 
 from pydantic import JsonValue
 
+from sagewai.context._commit_queue import CommitQueue
 from sagewai.context._engine import ContextEngine
 from sagewai.core._embedder import Embedder, Vector
 from sagewai.core._queries import VectorFilter, VectorHit, WriteBatch
@@ -116,6 +119,7 @@ class Run:
         self.tally = Tally()
         # Facts changed by this run and not yet visible in the store: the current batch in a
         # real run, everything in a dry run (which never writes).
+        # With a writer, also the batch in flight until it landed (see ``finish``).
         self.overlay: dict[str, Fact] = {}
         self.pending: dict[str, Fact] = {}
         self.pending_changes: list[FactChange] = []
@@ -152,6 +156,10 @@ class Run:
         # The candidates of every fact active when the run started, found exactly before the
         # first decision (see ``candidates``); ``None``: the index is searched fact by fact.
         self.table: CandidateTable | None = None
+        # Writes each batch in a writer process while the next is decided (``None``: here).
+        self.queue: CommitQueue | None = None
+        # The batch in the queue and not yet seen landed: its task and its facts.
+        self.landing: tuple[asyncio.Task[None], dict[str, Fact]] | None = None
 
     # ---------------------------------------------------------------- view of the facts
 
@@ -234,8 +242,14 @@ class Run:
         elif action.kind is ActionKind.DECAY:
             tally.facts_decayed += 1
 
-    async def flush(self) -> None:
-        """Commit the pending batch (one transaction), or keep it in the overlay (dry run)."""
+    async def flush(self, state: tuple[str, JsonValue] | None = None) -> None:
+        """Commit the pending batch (one transaction), or keep it in the overlay (dry run).
+
+        ``state`` (a key and value) is the run's checkpoint, written once the batch landed.
+        With a :attr:`queue` the batch is sent to the writer process and stays in the overlay
+        until it landed, which the next flush (or :meth:`finish`) awaits: this batch is written
+        while the next one is decided.
+        """
         tally = self.tally
         limit = self.config.max_report_actions
         for action in self.pending_actions:
@@ -243,27 +257,40 @@ class Run:
                 tally.actions.append(action)
             else:
                 tally.actions_omitted += 1
-        if not self.dry_run:
-            if self.pending:
-                batch = WriteBatch(
-                    self.engine.project_id,
-                    upserts=list(self.pending.values()),
-                    changes=list(self.pending_changes),
-                )
-                # The versions read this batch let the commit skip index writes for changes
-                # that leave the payload as it was (decay, reinforcement); a payload the index
-                # is known to hold stale is always rewritten.
-                previous = {
-                    fact_id: self.known[fact_id]
-                    for fact_id in self.pending
-                    if fact_id in self.known and fact_id not in self.stale_payloads
-                }
-                await self.engine.commit(batch, previous=previous)
+        if self.dry_run:
+            self.just_committed = {}
+        else:
+            landed = await self.finish()
+            previous = {
+                fact_id: self.known[fact_id]
+                for fact_id in self.pending
+                if fact_id in self.known and fact_id not in self.stale_payloads
+            }
+            batch = WriteBatch(
+                self.engine.project_id,
+                upserts=list(self.pending.values()),
+                changes=list(self.pending_changes),
+            )
+            queue = self.queue
+            if queue is not None:
+                landing = queue.submit(batch, previous=previous, state=state)
+                self.landing = (landing, dict(self.pending))
+                # The store may still hold the older versions of both batches: a page read
+                # before this one lands takes them from here.
+                self.just_committed = {**landed, **self.pending}
+            else:
+                if self.pending:
+                    # The versions read this batch let the commit skip index writes for
+                    # changes that leave the payload as it was (decay, reinforcement); a
+                    # payload the index is known to hold stale is always rewritten.
+                    await self.engine.commit(batch, previous=previous)
+                self.overlay.clear()
+                self.just_committed = dict(self.pending)
+                if state is not None:
+                    await self.engine.set_state(*state)
             repairs = {k: v for k, v in self.stale_payloads.items() if k not in self.pending}
             if repairs:
                 tally.index_repairs += await self.engine.refresh_index(repairs.values())
-            self.overlay.clear()
-        self.just_committed = dict(self.pending) if not self.dry_run else {}
         self.pending.clear()
         self.pending_changes.clear()
         self.pending_actions.clear()
@@ -277,6 +304,19 @@ class Run:
         self.pair_rules.clear()
         self.widened.clear()
         self.widths.clear()
+
+    async def finish(self) -> dict[str, Fact]:
+        """Wait for the batch in the writer process to land, then bring its index payloads in
+        step and drop it from the overlay; returns its facts (nothing without a writer)."""
+        landing, self.landing = self.landing, None
+        if landing is None:
+            return {}
+        task, facts = landing
+        await task
+        for fact_id, fact in facts.items():
+            if self.overlay.get(fact_id) is fact:  # not changed again since
+                del self.overlay[fact_id]
+        return facts
 
     # ---------------------------------------------------------------- neighbours
 

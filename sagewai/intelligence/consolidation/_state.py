@@ -56,8 +56,10 @@ class RunCheckpoint:
         incremental: Whether the run was incremental.
         since: The incremental lower bound on write times, if any.
         cursor: The ``(created_at, id)`` of the last fact of the last committed batch.
-        saved_at: When the checkpoint was written: changes of the run made after it belong to
-            a batch whose commit may not have reached the vector index.
+        saved_at: When the batch it follows began to be decided: changes of the run made after
+            it belong to that batch or a later one, whose index payloads may not have been
+            written yet (with a writer process the payloads of a batch are written after the
+            next batch's metadata may have landed).
     """
 
     run_id: str
@@ -70,7 +72,7 @@ class RunCheckpoint:
     saved_at: datetime | None = None
 
     def advanced(self, cursor: tuple[datetime, str], at: datetime) -> RunCheckpoint:
-        """The checkpoint after one more committed batch, written at ``at``."""
+        """The checkpoint after one more committed batch, begun at ``at``."""
         return replace(self, cursor=cursor, saved_at=at)
 
     def to_json(self) -> dict[str, JsonValue]:

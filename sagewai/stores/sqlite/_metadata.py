@@ -63,7 +63,7 @@ from sagewai.stores.sqlite._database import (
     write_transaction,
 )
 
-__all__ = ["SqliteMetadataStore"]
+__all__ = ["EncodedBatch", "SqliteMetadataStore"]
 
 _T = TypeVar("_T")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -105,6 +105,9 @@ _LIST_INDEXES = tuple(i for i, column in enumerate(FACT_COLUMNS) if column in FA
 _CHANGE_AT = CHANGE_COLUMNS.index("at")
 _CHANGE_RELATED = CHANGE_COLUMNS.index("related_fact_ids")
 
+
+EncodedBatch = tuple[str, list[str], list[list[Any]], list[list[Any]]]
+"""A :class:`WriteBatch` as stored values: project id, deleted ids, fact rows, change rows."""
 
 _CONTENT = FACT_COLUMNS.index("content")
 _REWRITABLE = tuple(
@@ -205,6 +208,7 @@ class SqliteMetadataStore(MetadataStore):
     def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 5.0) -> None:
         super().__init__()
         self._path = MEMORY if str(path) == MEMORY else str(Path(path))
+        self._busy_timeout = busy_timeout
         self._database = SqliteDatabase(
             self._path,
             migrations="sqlite",
@@ -224,6 +228,11 @@ class SqliteMetadataStore(MetadataStore):
     def path(self) -> str:
         """The database file, or ``":memory:"``."""
         return self._path
+
+    @property
+    def busy_timeout(self) -> float:
+        """Seconds a write waits for another process's write lock."""
+        return self._busy_timeout
 
     def __repr__(self) -> str:
         return f"SqliteMetadataStore({self._path!r})"
@@ -281,15 +290,29 @@ class SqliteMetadataStore(MetadataStore):
             await self._run(self._apply_sync, batch)
 
     def _apply_sync(self, batch: WriteBatch) -> None:
-        # Encode everything first: a record that cannot be stored fails before the transaction.
+        self._write_batch_sync(self.encode(batch))
+
+    def encode(self, batch: WriteBatch) -> EncodedBatch:
+        """``batch`` as the rows this store writes (plain values: a writer process takes them).
+
+        A record that cannot be stored fails here, before any transaction.
+        """
         now = micros(utcnow())
-        facts = [_fact_row(fact, now) for fact in batch.upserts]
-        changes = [_change_row(change) for change in batch.changes]
+        return (
+            batch.project_id,
+            list(batch.deletes),
+            [_fact_row(fact, now) for fact in batch.upserts],
+            [_change_row(change) for change in batch.changes],
+        )
+
+    def _write_batch_sync(self, encoded: EncodedBatch) -> tuple[int, int]:
+        """Write an encoded batch in one transaction; returns (rows grown, rows added)."""
+        project_id, deletes, facts, changes = encoded
         db = self._db()
         grown = added = 0
         with write_transaction(db):
-            if batch.deletes:
-                doomed = (batch.project_id, _id_list(batch.deletes))
+            if deletes:
+                doomed = (project_id, _id_list(deletes))
                 db.execute(
                     "DELETE FROM changes WHERE fact_id IN (SELECT id FROM facts"
                     " WHERE project_id = ?1 AND id IN (SELECT value FROM json_each(?2)))",
@@ -307,10 +330,18 @@ class SqliteMetadataStore(MetadataStore):
                     doomed,
                 ).rowcount
             if facts:
-                added = self._upsert_sync(batch.project_id, batch.upserts, facts)
+                added = self._upsert_sync(project_id, facts)
                 grown += added
             if changes:
                 db.executemany(_CHANGE_INSERT, changes)
+        self._count_written(grown, added)
+        return grown, added
+
+    async def count_written(self, grown: int, added: int) -> None:
+        """Count the rows a writer process's batch grew this file's table by (as its own)."""
+        await self._run(self._count_written, grown, added)
+
+    def _count_written(self, grown: int, added: int) -> None:
         if self._total is not None:  # this process's writes are counted at once
             self._total = (self._total[0], self._total[1] + grown)
         # New rows, as on open: rewriting existing rows (a consolidation run rewrites most of
@@ -319,7 +350,21 @@ class SqliteMetadataStore(MetadataStore):
         if self._written >= max(_ANALYZE_MIN_ROWS, self._analyzed_rows):
             self._analyze()
 
-    def _upsert_sync(self, project_id: str, upserts: list[Fact], rows: list[list[Any]]) -> int:
+    async def write_encoded(self, encoded: EncodedBatch) -> tuple[int, int]:
+        """Write a batch :meth:`encode` made (here or in another process) in one transaction;
+        returns (rows the table grew by, rows added)."""
+        return await self._run(self._write_batch_sync, encoded)
+
+    async def landed(self, change_id: str) -> bool:
+        """Whether the audit row ``change_id`` is stored: a batch's rows land together, so one
+        of its changes tells whether the whole batch did."""
+        return await self._run(self._landed_sync, change_id)
+
+    def _landed_sync(self, change_id: str) -> bool:
+        found = self._db().execute("SELECT 1 FROM changes WHERE id = ?1", (change_id,))
+        return found.fetchone() is not None
+
+    def _upsert_sync(self, project_id: str, rows: list[list[Any]]) -> int:
         """Upsert fact rows and keep the keyword index in step, in bulk (see the migration).
 
         A row that exists is rewritten in the columns that changed only (and ``updated_at``):
@@ -327,7 +372,7 @@ class SqliteMetadataStore(MetadataStore):
         index's entry for the row, seven where one changes. Returns the number of new rows.
         """
         db = self._db()
-        ids = _id_list([fact.id for fact in upserts])
+        ids = _id_list([row[0] for row in rows])
         # An id another project holds is never taken over, nor skipped in silence.
         taken = db.execute(
             "SELECT id FROM facts WHERE id IN (SELECT value FROM json_each(?2))"
