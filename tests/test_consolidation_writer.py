@@ -10,8 +10,10 @@ half-writing a batch (a batch the store refuses is refused with the store's own 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +57,18 @@ async def stored(ctx: ContextEngine) -> tuple[list[tuple[Any, ...]], list[tuple[
         ),
         sorted((c.fact_id, c.action.value, c.rule, c.related_fact_ids) for c in changes),
     )
+
+
+@contextlib.asynccontextmanager
+async def beside_a_reference(folder: Path) -> AsyncIterator[tuple[ContextEngine, ContextEngine]]:
+    """An embedded engine consolidated without interruption, and another with the same facts."""
+    reference = make_factory("embedded", folder / "reference")()
+    other = make_factory("embedded", folder / "other")()
+    async with reference, other:
+        for engine in (reference, other):
+            await add_world(engine)
+        await MemoryConsolidator(reference, batch_size=3).consolidate(now=NOW)
+        yield reference, other
 
 
 def change_of(fact: Fact) -> FactChange:
@@ -213,12 +227,7 @@ async def test_a_store_in_memory_is_written_here(tmp_path: Path) -> None:
 async def test_a_run_failing_while_a_batch_is_in_flight_resumes_to_the_uninterrupted_state(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fail_on: int
 ) -> None:
-    reference = make_factory("embedded", tmp_path / "reference")()
-    interrupted = make_factory("embedded", tmp_path / "interrupted")()
-    async with reference, interrupted:
-        for engine in (reference, interrupted):
-            await add_world(engine)
-        await MemoryConsolidator(reference, batch_size=3).consolidate(now=NOW)
+    async with beside_a_reference(tmp_path) as (reference, interrupted):
         consolidator = MemoryConsolidator(interrupted, batch_size=3, writing_process_from=1)
         processed = Run.process
         calls = 0
@@ -252,12 +261,7 @@ async def test_a_run_failing_while_a_batch_is_in_flight_resumes_to_the_uninterru
 async def test_payloads_a_crash_left_behind_the_writer_are_repaired_on_resume(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    reference = make_factory("embedded", tmp_path / "reference")()
-    interrupted = make_factory("embedded", tmp_path / "interrupted")()
-    async with reference, interrupted:
-        for engine in (reference, interrupted):
-            await add_world(engine)
-        await MemoryConsolidator(reference, batch_size=3).consolidate(now=NOW)
+    async with beside_a_reference(tmp_path) as (reference, interrupted):
         consolidator = MemoryConsolidator(interrupted, batch_size=3, writing_process_from=1)
         written = QdrantEdgeVectorStore.update_payloads
         calls = 0
@@ -283,12 +287,7 @@ async def test_payloads_a_crash_left_behind_the_writer_are_repaired_on_resume(
 async def test_a_run_whose_child_is_killed_goes_on_here(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    reference = make_factory("embedded", tmp_path / "reference")()
-    killed = make_factory("embedded", tmp_path / "killed")()
-    async with reference, killed:
-        for engine in (reference, killed):
-            await add_world(engine)
-        await MemoryConsolidator(reference, batch_size=3).consolidate(now=NOW)
+    async with beside_a_reference(tmp_path) as (reference, killed):
         submitted = writing.SqliteWriter.submit
         calls = 0
 

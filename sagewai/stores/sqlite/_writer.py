@@ -16,10 +16,9 @@ batch not known to have landed is written here, in order: its audit rows tell wh
 batch lands whole). A batch the store refuses is therefore refused here too, with the store's
 own typed error.
 
-The protocol is framed marshal over the child's stdin and stdout: this process's ``sys.path``,
-then the database (path, busy timeout), answered by one ready frame; then one frame per batch
-(the encoded batch, and an optional state row written after it), answered in order by ``("ok",
-grown, added)`` or ``("error", text)``.
+The protocol (:mod:`sagewai.core._child`): the database (path, busy timeout), answered by one
+ready frame; then one frame per batch (the encoded batch, and an optional state row written
+after it), answered in order by ``("ok", grown, added)`` or ``("error", text)``.
 """
 
 from __future__ import annotations
@@ -27,14 +26,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import marshal
-import struct
 import sys
-from collections import deque
 from typing import Any, BinaryIO
 
 from pydantic import JsonValue
 
+from sagewai.core._child import Child, boot, frame, read_frame
 from sagewai.core._queries import WriteBatch
 from sagewai.stores.sqlite._database import MEMORY
 from sagewai.stores.sqlite._metadata import EncodedBatch, SqliteMetadataStore
@@ -43,39 +40,19 @@ __all__ = ["PATIENCE", "SqliteWriter", "serve"]
 
 logger = logging.getLogger("sagewai.stores.sqlite")
 
-_HEADER = struct.Struct("<I")
 PATIENCE = 120.0
 """Seconds one batch may take in the child (a batch of 1,000 takes about 0.2 s; a write waiting
 for another process's lock gives up after the store's busy timeout) before the child is given up
 as hung."""
-_BOOT = (
-    "import marshal, struct, sys\n"
-    "size, = struct.unpack('<I', sys.stdin.buffer.read(4))\n"
-    "sys.path[:] = marshal.loads(sys.stdin.buffer.read(size))\n"
-    "from sagewai.stores.sqlite._writer import serve\n"
-    "serve(sys.stdin.buffer, sys.stdout.buffer)\n"
-)
+_BOOT = boot(__name__)
 
 StateRow = tuple[str, str, JsonValue]
 """(project id, key, value) of a :meth:`~SqliteMetadataStore.set_state` made after a batch."""
 
 
-def _frame(value: Any) -> bytes:
-    payload = marshal.dumps(value, 4)
-    return _HEADER.pack(len(payload)) + payload
-
-
-def _read(source: BinaryIO) -> Any | None:
-    header = source.read(_HEADER.size)
-    if len(header) < _HEADER.size:
-        return None
-    (size,) = _HEADER.unpack(header)
-    return marshal.loads(source.read(size))
-
-
 def serve(source: BinaryIO, sink: BinaryIO) -> None:
     """The child's loop: the database, then batches in and answers out, until EOF."""
-    opening = _read(source)
+    opening = read_frame(source)
     if opening is None:
         return
     path, busy_timeout = opening
@@ -87,10 +64,10 @@ async def _serve(source: BinaryIO, sink: BinaryIO, path: str, busy_timeout: floa
     store = SqliteMetadataStore(path, busy_timeout=busy_timeout)
     try:
         await store.open()
-        sink.write(_frame(("ready",)))
+        sink.write(frame(("ready",)))
         sink.flush()
         # The child does nothing else: reading the next frame may block its loop.
-        while (request := _read(source)) is not None:
+        while (request := read_frame(source)) is not None:
             encoded, state = request
             try:
                 grown, added = await store.write_encoded(encoded)
@@ -99,7 +76,7 @@ async def _serve(source: BinaryIO, sink: BinaryIO, path: str, busy_timeout: floa
                 answer: tuple[Any, ...] = ("ok", grown, added)
             except Exception as exc:  # the parent writes the batch itself, and raises
                 answer = ("error", f"{type(exc).__name__}: {exc}")
-            sink.write(_frame(answer))
+            sink.write(frame(answer))
             sink.flush()
     finally:
         await store.close()
@@ -120,9 +97,7 @@ class SqliteWriter:
     def __init__(self, store: SqliteMetadataStore, *, use_process: bool = True) -> None:
         self._store = store
         self._wanted = use_process and store.path != MEMORY
-        self._process: asyncio.subprocess.Process | None = None
-        self._answers: deque[asyncio.Future[tuple[Any, ...]]] = deque()
-        self._pump: asyncio.Task[None] | None = None
+        self._child: Child | None = None
         self._last: asyncio.Task[None] | None = None
         self._broken = False
         self.written_in_child = 0
@@ -131,26 +106,19 @@ class SqliteWriter:
     @property
     def running(self) -> bool:
         """True while the child process writes."""
-        return self._process is not None and not self._broken
+        return self._child is not None and not self._broken
+
+    @property
+    def _process(self) -> asyncio.subprocess.Process | None:
+        return None if self._child is None else self._child.process
 
     async def __aenter__(self) -> SqliteWriter:
         if self._wanted and sys.executable:
+            child = self._child = Child()
             try:
-                self._process = await asyncio.create_subprocess_exec(
-                    sys.executable,
-                    "-c",
-                    _BOOT,
-                    stdin=asyncio.subprocess.PIPE,
-                    stdout=asyncio.subprocess.PIPE,
-                    stderr=asyncio.subprocess.DEVNULL,
-                    start_new_session=True,  # a Ctrl-C is the parent's to handle
-                )
-                assert self._process.stdin is not None
-                self._process.stdin.write(_frame(list(sys.path)))
-                self._process.stdin.write(_frame((self._store.path, self._store.busy_timeout)))
-                ready = self._expect()
-                self._pump = asyncio.create_task(self._read_answers())
-                answer = await asyncio.wait_for(asyncio.shield(ready), PATIENCE)
+                await child.start(_BOOT)
+                ready = child.post((self._store.path, self._store.busy_timeout))
+                answer = await child.answer(ready, PATIENCE)
                 if answer != ("ready",):
                     raise ValueError(f"the writing process answered {answer!r}")
             except (OSError, ValueError, EOFError) as exc:  # TimeoutError included
@@ -172,29 +140,16 @@ class SqliteWriter:
         """
         batch.validate()
         encoded = self._store.encode(batch)
-        answer: asyncio.Future[tuple[Any, ...]] | None = None
-        if self.running:
-            process = self._process
-            assert process is not None
-            assert process.stdin is not None
-            answer = self._expect()
-            try:
-                process.stdin.write(_frame((encoded, state)))
-            except (OSError, ValueError) as exc:  # a closed pipe; ValueError: not marshalable
-                answer.set_exception(EOFError(f"the batch could not be sent ({exc!r})"))
+        child = self._child
+        answer = child.post((encoded, state)) if child is not None and self.running else None
         landing = asyncio.create_task(self._land(self._last, answer, batch, encoded, state))
         self._last = landing
         return landing
 
-    def _expect(self) -> asyncio.Future[tuple[Any, ...]]:
-        answer: asyncio.Future[tuple[Any, ...]] = asyncio.get_running_loop().create_future()
-        self._answers.append(answer)
-        return answer
-
     async def _land(
         self,
         before: asyncio.Task[None] | None,
-        answer: asyncio.Future[tuple[Any, ...]] | None,
+        answer: asyncio.Future[Any] | None,
         batch: WriteBatch,
         encoded: EncodedBatch,
         state: StateRow | None,
@@ -203,12 +158,10 @@ class SqliteWriter:
             # In order: a batch written here must not overtake one the child still holds.
             with contextlib.suppress(Exception):
                 await before
-        if answer is not None and not self._broken:
+        child = self._child
+        if answer is not None and child is not None and not self._broken:
             try:
-                process = self._process
-                if process is not None and process.stdin is not None:
-                    await process.stdin.drain()
-                found = await asyncio.wait_for(asyncio.shield(answer), PATIENCE)
+                found = await child.answer(answer, PATIENCE)
                 if found[0] == "ok":
                     self.written_in_child += 1
                     await self._store.count_written(int(found[1]), int(found[2]))
@@ -224,40 +177,14 @@ class SqliteWriter:
         if state is not None:
             await self._store.set_state(*state)
 
-    async def _read_answers(self) -> None:
-        process = self._process
-        assert process is not None
-        assert process.stdout is not None
-        try:
-            while True:
-                (size,) = _HEADER.unpack(await process.stdout.readexactly(_HEADER.size))
-                found = marshal.loads(await process.stdout.readexactly(size))
-                if not isinstance(found, tuple) or not found or not self._answers:
-                    raise ValueError("an answer nobody asked for")
-                answer = self._answers.popleft()
-                if not answer.done():
-                    answer.set_result(found)
-        except asyncio.CancelledError:
-            raise
-        except (OSError, EOFError, ValueError, TypeError, asyncio.IncompleteReadError) as exc:
-            failure = EOFError(f"the writing process ended ({exc!r})")
-            while self._answers:
-                answer = self._answers.popleft()
-                if not answer.done():
-                    answer.set_exception(failure)
-
     async def _stop(self, why: str) -> None:
         """Stop using the child, and wait until it has exited: a batch it still held either
         landed or not before this returns, never after."""
         if not self._broken:
             logger.warning("the SQLite writing process %s; writing here instead", why)
         self._broken = True
-        process = self._process
-        if process is not None:
-            if process.returncode is None:
-                with contextlib.suppress(ProcessLookupError):
-                    process.kill()
-            await process.wait()
+        if self._child is not None:
+            await self._child.kill()
 
     async def drain(self) -> None:
         """Wait until every submitted batch landed (raises what the last one raised)."""
@@ -271,17 +198,5 @@ class SqliteWriter:
         if last is not None:
             with contextlib.suppress(Exception):
                 await last  # its own awaiter sees its error
-        process, self._process = self._process, None
-        pump, self._pump = self._pump, None
-        if process is not None:
-            if process.stdin is not None and not process.stdin.is_closing():
-                process.stdin.close()
-            try:
-                await asyncio.wait_for(process.wait(), timeout=10.0)
-            except TimeoutError:
-                with contextlib.suppress(ProcessLookupError):
-                    process.kill()
-                await process.wait()
-        if pump is not None:
-            pump.cancel()
-            await asyncio.gather(pump, return_exceptions=True)
+        if self._child is not None:
+            await self._child.close()
