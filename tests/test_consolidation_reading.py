@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from datetime import UTC, datetime
 
 import pytest
@@ -92,7 +93,7 @@ async def test_the_child_reads_exactly_what_this_process_reads() -> None:
         found = await asyncio.gather(*(reader.read(part) for part in parts))  # in flight at once
         assert reader.running
         assert reader.read_in_child == len(contents)
-        process = reader._process
+        process = reader._child.process
     # Equal readings (the bytes may differ: a set's order follows the process's string hashes).
     assert [decode_reading(blob) for part in found for blob in part] == [
         decode_reading(blob) for blob in reading.read_here(contents)
@@ -107,9 +108,9 @@ async def test_a_child_that_stops_leaves_the_reading_to_this_process(
     contents = _realistic(300)
     async with reading.Reader(use_process=True) as reader:
         first = await reader.read(contents[:100])
-        assert reader._process is not None
-        reader._process.kill()
-        await reader._process.wait()
+        assert reader._child.process is not None
+        reader._child.process.kill()
+        await reader._child.process.wait()
         with caplog.at_level(logging.WARNING, logger="sagewai.consolidation"):
             rest = await reader.read(contents[100:])
         assert not reader.running
@@ -137,7 +138,7 @@ async def test_a_child_that_hangs_is_given_up(
 async def test_a_child_that_cannot_start_leaves_the_reading_to_this_process(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setattr(reading.sys, "executable", "/nonexistent/python")
+    monkeypatch.setattr(sys, "executable", "/nonexistent/python")
     with caplog.at_level(logging.WARNING, logger="sagewai.consolidation"):
         async with reading.Reader(use_process=True) as reader:
             assert not reader.running

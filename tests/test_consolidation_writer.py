@@ -188,8 +188,8 @@ async def test_a_killed_child_loses_nothing(tmp_path: Path) -> None:
                     writer.submit(WriteBatch("p", upserts=[fact], changes=[change_of(fact)]))
                 )
                 if i == 20:
-                    assert writer._process is not None
-                    writer._process.kill()
+                    assert writer._child.process is not None
+                    writer._child.process.kill()
             await asyncio.gather(*landings)
             assert writer.written_in_child < 40
         assert len(await store.get("p", [f.id for f in facts])) == 40
@@ -294,8 +294,8 @@ async def test_a_run_whose_child_is_killed_goes_on_here(
         def kill_then_submit(writer: writing.SqliteWriter, *args: Any) -> asyncio.Task[None]:
             nonlocal calls
             calls += 1
-            if calls == 3 and writer._process is not None:
-                writer._process.kill()
+            if calls == 3 and writer._child.process is not None:
+                writer._child.process.kill()
             return submitted(writer, *args)
 
         monkeypatch.setattr(writing.SqliteWriter, "submit", kill_then_submit)

@@ -608,17 +608,17 @@ class ContextEngine(Resource, StoreReads, SavedRecords):
             await self.vector_store.delete([*batch.deletes, *deleted_pieces])
 
     @contextlib.asynccontextmanager
-    async def commit_queue(self, *, background: bool = True) -> AsyncIterator[CommitQueue]:
+    async def commit_queue(self) -> AsyncIterator[CommitQueue]:
         """A :class:`~sagewai.context._commit_queue.CommitQueue` for a long job's batches.
 
-        With ``background`` and an embedded SQLite file as the metadata store, its batches are
-        written by a writer process while the caller goes on; otherwise (or when that process
-        cannot start) ``queue.background`` is false and the caller commits as usual. Leaving
-        the block waits for the batches in flight and stops the process.
+        With an embedded SQLite file as the metadata store, its batches are written by a writer
+        process while the caller goes on; otherwise (or when that process cannot start)
+        ``queue.background`` is false and the caller commits as usual. Leaving the block waits
+        for the batches in flight and stops the process.
         """
         await self.open()
         store = self.metadata_store
-        if not (background and isinstance(store, SqliteMetadataStore) and store.path != MEMORY):
+        if not (isinstance(store, SqliteMetadataStore) and store.path != MEMORY):
             yield CommitQueue(self, None)
             return
         async with SqliteWriter(store) as writer:

@@ -59,8 +59,15 @@ class Child:
 
     def __init__(self) -> None:
         self.process: asyncio.subprocess.Process | None = None
+        self.given_up = False
+        """Set by :meth:`give_up`: the caller does the work itself from then on."""
         self._answers: deque[asyncio.Future[Any]] = deque()
         self._pump: asyncio.Task[None] | None = None
+
+    @property
+    def running(self) -> bool:
+        """True once started and until given up."""
+        return self.process is not None and not self.given_up
 
     async def start(self, script: str) -> None:
         """Start ``python -c script`` and send it this process's ``sys.path``.
@@ -139,8 +146,10 @@ class Child:
                 if not answer.done():
                     answer.set_exception(failure)
 
-    async def kill(self) -> None:
-        """Kill the child and wait until it exited (whatever it was doing ended before)."""
+    async def give_up(self) -> None:
+        """Stop using the child: kill it and wait until it exited (whatever it was doing
+        ended before this returns, never after)."""
+        self.given_up = True
         process = self.process
         if process is not None:
             if process.returncode is None:

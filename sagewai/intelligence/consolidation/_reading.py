@@ -14,9 +14,7 @@ one frame of encoded readings.
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import sys
 from collections.abc import Sequence
 from typing import BinaryIO
 
@@ -58,21 +56,16 @@ class Reader:
     def __init__(self, *, use_process: bool) -> None:
         self._wanted = use_process
         self._child: Child | None = None
-        self._broken = False
         self.read_in_child = 0
         """Contents the child read (the rest were read here)."""
 
     @property
     def running(self) -> bool:
         """True while the child process answers."""
-        return self._child is not None and not self._broken
-
-    @property
-    def _process(self) -> asyncio.subprocess.Process | None:
-        return None if self._child is None else self._child.process
+        return self._child is not None and self._child.running
 
     async def __aenter__(self) -> Reader:
-        if self._wanted and sys.executable:
+        if self._wanted:
             self._child = Child()
             try:
                 await self._child.start(_BOOT)
@@ -88,7 +81,7 @@ class Reader:
         if not contents:
             return []
         child = self._child
-        if child is not None and self.running:
+        if child is not None and child.running:
             try:
                 found = await child.answer(child.post(list(contents)), PATIENCE)
                 if not isinstance(found, list) or len(found) != len(contents):
@@ -100,11 +93,10 @@ class Reader:
         return read_here(contents)
 
     async def _stop(self, why: str) -> None:
-        if not self._broken:
+        child = self._child
+        if child is not None and not child.given_up:
             logger.warning("consolidation: the reading process %s; reading here instead", why)
-        self._broken = True
-        if self._child is not None:
-            await self._child.kill()
+            await child.give_up()
 
     async def aclose(self) -> None:
         """Stop the child (safe to call more than once)."""

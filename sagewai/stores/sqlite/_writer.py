@@ -26,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import sys
 from typing import Any, BinaryIO
 
 from pydantic import JsonValue
@@ -91,29 +90,22 @@ class SqliteWriter:
 
     Args:
         store: The open store whose file the child writes.
-        use_process: Start the child (when false every batch is written here).
     """
 
-    def __init__(self, store: SqliteMetadataStore, *, use_process: bool = True) -> None:
+    def __init__(self, store: SqliteMetadataStore) -> None:
         self._store = store
-        self._wanted = use_process and store.path != MEMORY
         self._child: Child | None = None
         self._last: asyncio.Task[None] | None = None
-        self._broken = False
         self.written_in_child = 0
         """Batches the child wrote (the rest were written here)."""
 
     @property
     def running(self) -> bool:
         """True while the child process writes."""
-        return self._child is not None and not self._broken
-
-    @property
-    def _process(self) -> asyncio.subprocess.Process | None:
-        return None if self._child is None else self._child.process
+        return self._child is not None and self._child.running
 
     async def __aenter__(self) -> SqliteWriter:
-        if self._wanted and sys.executable:
+        if self._store.path != MEMORY:
             child = self._child = Child()
             try:
                 await child.start(_BOOT)
@@ -141,7 +133,7 @@ class SqliteWriter:
         batch.validate()
         encoded = self._store.encode(batch)
         child = self._child
-        answer = child.post((encoded, state)) if child is not None and self.running else None
+        answer = child.post((encoded, state)) if child is not None and child.running else None
         landing = asyncio.create_task(self._land(self._last, answer, batch, encoded, state))
         self._last = landing
         return landing
@@ -159,7 +151,7 @@ class SqliteWriter:
             with contextlib.suppress(Exception):
                 await before
         child = self._child
-        if answer is not None and child is not None and not self._broken:
+        if answer is not None and child is not None and child.running:
             try:
                 found = await child.answer(answer, PATIENCE)
                 if found[0] == "ok":
@@ -178,19 +170,11 @@ class SqliteWriter:
             await self._store.set_state(*state)
 
     async def _stop(self, why: str) -> None:
-        """Stop using the child, and wait until it has exited: a batch it still held either
-        landed or not before this returns, never after."""
-        if not self._broken:
+        """Stop using the child: a batch it still held landed or not before this returns."""
+        child = self._child
+        if child is not None and not child.given_up:
             logger.warning("the SQLite writing process %s; writing here instead", why)
-        self._broken = True
-        if self._child is not None:
-            await self._child.kill()
-
-    async def drain(self) -> None:
-        """Wait until every submitted batch landed (raises what the last one raised)."""
-        last = self._last
-        if last is not None:
-            await last
+            await child.give_up()
 
     async def aclose(self) -> None:
         """Wait for the batches in flight, then stop the child (safe to call more than once)."""
