@@ -33,24 +33,35 @@ async def test_frequent_terms_are_left_out_or_required_together(tmp_path: Path) 
     await store.close()
 
 
-async def test_reading_the_index_head_first_answers_as_the_joined_query(tmp_path: Path) -> None:
-    """In a large store the keyword search checks the filter on the index's best rows first.
+def assert_same_ranking(
+    fast: list[tuple[str, float]], joined: list[tuple[str, float]], every: dict[str, float]
+) -> None:
+    """The same scores in the same order; the same facts but for ties at the last score."""
+    assert [score for _, score in fast] == [score for _, score in joined]
+    assert all(every[fact_id] == score for fact_id, score in fast)
+    last = joined[-1][1] if joined else None
+    assert {i for i, s in fast if s != last} == {i for i, s in joined if s != last}
+    assert len(set(fast)) == len(fast)
 
-    Many equal scores (ties broken by id), filters that reject most or all of the best rows (the
-    batches must grow to the end) and one that rejects none must all give what the one joined
-    query gives. 10,000 facts or more, every one holding the word: the batched path answers.
+
+async def test_frequent_words_rank_as_fts5_bm25(tmp_path: Path) -> None:
+    """Every word frequent: the in-memory copy of the index ranks as FTS5's bm25() does.
+
+    Repeated words (tf 2 and 3), filters that reject most or all of the best rows, many equal
+    scores (newest first here; by id in the joined query) and every top_k give the joined
+    query's scores, in its order.
     """
     store = SqliteMetadataStore(str(tmp_path / "metadata.sqlite3"))
     facts = [
         Fact(
             project_id=P,
-            content=f"tea {'tea ' * (i % 3)}item{i}",
+            content=f"tea {'tea ' * (i % 3)}{'green ' * (i % 4 != 0)}item{i}",
             tags=("rare",) if i % 97 == 0 else ("common",),
             user_id=f"u{i % 2}",
         )
         for i in range(10_000)
     ]
-    facts += [Fact(project_id="other", content=f"tea tea tea {i}") for i in range(500)]
+    facts += [Fact(project_id="other", content=f"tea tea tea green {i}") for i in range(500)]
     for start in range(0, len(facts), 2_500):
         await store.apply(WriteBatch(facts[start].project_id, upserts=facts[start : start + 2_500]))
     queries = [
@@ -59,11 +70,87 @@ async def test_reading_the_index_head_first_answers_as_the_joined_query(tmp_path
         FactQuery(project_id=P, user_id="u1"),
         FactQuery(project_id=P, tags_any=("absent",)),
     ]
-    for query in queries:
-        for top_k in (1, 10, 60, 500):
-            fast = await store.keyword_search(query, "tea", top_k)
-            await store.open()
-            joined = await store._database.run(store._keyword_joined_sync, query, '"tea"', top_k)
-            assert fast == joined, (query, top_k)
+    await store.open()
+    for text, match in (("tea", '"tea"'), ("green tea", '"green" AND "tea"')):
+        for query in queries:
+            every = dict(
+                await store._database.run(store._keyword_joined_sync, query, match, 100_000)
+            )
+            for top_k in (1, 10, 60, 500):
+                fast = await store.keyword_search(query, text, top_k)
+                joined = await store._database.run(store._keyword_joined_sync, query, match, top_k)
+                assert_same_ranking(fast, joined, every)
+    assert len(store._frequent) == 2  # "tea" and "green", read once
     assert len(await store.keyword_search(queries[1], "tea", 500)) == len(range(0, 10_000, 97))
+    # A word no fact holds is left out rather than left alone to match nothing.
+    assert len(await store.keyword_search(queries[0], "green tea zzyzx", 10)) == 10
+    await store.close()
+
+
+async def test_the_frequent_words_follow_every_write(tmp_path: Path) -> None:
+    """New facts, rewritten texts and deletions, by this store or another process's, are seen
+    by the next search as if the index were read afresh."""
+    path = str(tmp_path / "metadata.sqlite3")
+    store = SqliteMetadataStore(path)
+    other = SqliteMetadataStore(path)  # a second connection: another process, as far as SQLite sees
+    facts = [Fact(project_id=P, content=f"coffee item{i}") for i in range(10_000)]
+    await store.apply(WriteBatch(P, upserts=facts))
+    query = FactQuery(project_id=P)
+    await store.open()
+
+    async def check() -> None:
+        every = dict(
+            await store._database.run(store._keyword_joined_sync, query, '"coffee"', 100_000)
+        )
+        fast = await store.keyword_search(query, "coffee", 20)
+        joined = await store._database.run(store._keyword_joined_sync, query, '"coffee"', 20)
+        assert_same_ranking(fast, joined, every)
+
+    await check()
+    short = Fact(project_id=P, content="coffee")  # the shortest: the best score
+    await other.apply(WriteBatch(P, upserts=[short]))
+    await check()
+    assert (await store.keyword_search(query, "coffee", 1))[0][0] == short.id
+    await other.apply(WriteBatch(P, upserts=[short.model_copy(update={"content": "tea"})]))
+    await check()
+    assert short.id not in {i for i, _ in await store.keyword_search(query, "coffee", 50)}
+    repeated = facts[5].model_copy(update={"content": "coffee coffee"})
+    await store.apply(WriteBatch(P, upserts=[repeated]))
+    await check()
+    assert (await store.keyword_search(query, "coffee", 1))[0][0] == repeated.id
+    await other.apply(WriteBatch(P, deletes=[repeated.id]))
+    await check()
+    assert repeated.id not in {i for i, _ in await store.keyword_search(query, "coffee", 50)}
+    await store.close()
+    await other.close()
+
+
+async def test_rare_words_many_matches_answer_as_the_joined_query(tmp_path: Path) -> None:
+    """Rare words with thousands of matches in all: the index's best rows are checked against
+    the filter in growing batches, and the answer is the one joined query's, ties by id."""
+    store = SqliteMetadataStore(str(tmp_path / "metadata.sqlite3"))
+    facts = [
+        Fact(
+            project_id=P,
+            content=f"w{i % 20} {'w' + str(i % 20) + ' ' if i % 7 == 0 else ''}item{i}",
+            tags=("rare",) if i % 97 == 0 else ("common",),
+            user_id=f"u{i % 2}",
+        )
+        for i in range(10_000)
+    ]
+    await store.apply(WriteBatch(P, upserts=facts))
+    text = " ".join(f"w{n}" for n in range(9))  # 9 words of 500 facts each: 4,500 matches
+    match = " OR ".join(f'"w{n}"' for n in range(9))
+    await store.open()
+    for query in (
+        FactQuery(project_id=P),
+        FactQuery(project_id=P, tags_any=("rare",)),
+        FactQuery(project_id=P, user_id="u1"),
+        FactQuery(project_id=P, tags_any=("absent",)),
+    ):
+        for top_k in (1, 10, 60, 500):
+            fast = await store.keyword_search(query, text, top_k)
+            joined = await store._database.run(store._keyword_joined_sync, query, match, top_k)
+            assert fast == joined, (query, top_k)
+    assert len(store._frequent) == 0
     await store.close()

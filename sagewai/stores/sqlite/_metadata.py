@@ -17,11 +17,12 @@ from __future__ import annotations
 import asyncio
 import functools
 import hashlib
+import itertools
 import json
 import os
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -62,6 +63,7 @@ from sagewai.stores.sqlite._database import (
     micros,
     write_transaction,
 )
+from sagewai.stores.sqlite._frequent import FrequentWords
 
 __all__ = ["EncodedBatch", "SqliteMetadataStore"]
 
@@ -219,6 +221,7 @@ class SqliteMetadataStore(MetadataStore):
         )
         self._applied_on_open: list[str] = []
         self._frequencies: dict[str, tuple[int, int]] = {}
+        self._frequent = FrequentWords()
         self._written = 0
         self._analyzed_rows = 0
         self._total: tuple[float, int] | None = None
@@ -520,10 +523,16 @@ class SqliteMetadataStore(MetadataStore):
         are answered by the joined query itself: there the lookups cost less than a second
         statement.
         """
-        significant, all_terms, most = self._significant_terms(terms)
-        match = fts5_match(significant, all_terms=all_terms)
+        significant, frequent, most = self._significant_terms(terms)
+        if not significant:
+            return []
+        match = fts5_match(significant, all_terms=frequent)
         if most is None or most <= _JOINED_MAX_MATCHES:
             return self._keyword_joined_sync(query, match, top_k)
+        if frequent:
+            # Every word is frequent: the in-memory copy of their facts ranks them (the index
+            # would walk every word's whole posting list), as FTS5's bm25() would.
+            return self._first_passing(query, self._frequent.ranked(self._db(), significant), top_k)
         # bm25() is lower-is-better; the contract wants higher-is-better, hence the negation.
         ranked = self._db().execute(
             "SELECT rowid, bm25(facts_fts) AS rank FROM facts_fts WHERE facts_fts MATCH ?1"
@@ -531,39 +540,70 @@ class SqliteMetadataStore(MetadataStore):
             (match,),
         )
         try:
-            hits: list[tuple[float, str]] = []
-            batch = top_k + max(top_k, _KEYWORD_HEAD_MARGIN)
-            while True:
-                rows = ranked.fetchmany(batch)
-                hits.extend(self._passing_sync(query, rows))
-                if len(rows) < batch:  # every match was read
-                    hits.sort()
-                    break
-                last = rows[-1][1]
-                hits.sort()
-                sure = [hit for hit in hits if hit[0] < last]
-                if len(sure) >= top_k:
-                    hits = sure
-                    break
-                batch = min(batch * _KEYWORD_HEAD_GROWTH, _KEYWORD_BATCH_MAX)
+            return self._best_passing(query, ranked.fetchmany, top_k)
         finally:
             ranked.close()
+
+    def _best_passing(
+        self,
+        query: FactQuery,
+        fetch: Callable[[int], list[tuple[int, float]]],
+        top_k: int,
+    ) -> list[tuple[str, float]]:
+        """The first ``top_k`` of the ranked ``(seq, rank)`` rows ``fetch`` reads whose facts
+        pass ``query``, read in growing batches (see :meth:`_keyword_sync`)."""
+        hits: list[tuple[float, str]] = []
+        batch = top_k + max(top_k, _KEYWORD_HEAD_MARGIN)
+        while True:
+            rows = fetch(batch)
+            hits.extend(self._passing_sync(query, rows))
+            if len(rows) < batch:  # every match was read
+                hits.sort()
+                break
+            last = rows[-1][1]
+            hits.sort()
+            sure = [hit for hit in hits if hit[0] < last]
+            if len(sure) >= top_k:
+                hits = sure
+                break
+            batch = min(batch * _KEYWORD_HEAD_GROWTH, _KEYWORD_BATCH_MAX)
         return [(fact_id, -float(rank)) for rank, fact_id in hits[:top_k]]
+
+    def _first_passing(
+        self, query: FactQuery, ranked: Iterator[tuple[int, float]], top_k: int
+    ) -> list[tuple[str, float]]:
+        """The first ``top_k`` of the totally ordered ``(seq, rank)`` rows whose facts pass
+        ``query``, checked in growing batches."""
+        hits: list[tuple[str, float]] = []
+        batch = top_k + max(top_k, _KEYWORD_HEAD_MARGIN)
+        while len(hits) < top_k:
+            rows = list(itertools.islice(ranked, batch))
+            passed = self._passing_ids(query, [seq for seq, _ in rows])
+            hits.extend((passed[seq], -rank) for seq, rank in rows if seq in passed)
+            if len(rows) < batch:  # every match was read
+                break
+            batch = min(batch * _KEYWORD_HEAD_GROWTH, _KEYWORD_BATCH_MAX)
+        return hits[:top_k]
 
     def _passing_sync(
         self, query: FactQuery, ranked: Sequence[tuple[int, float]]
     ) -> list[tuple[float, str]]:
         """``(rank, fact id)`` of the ranked index rows whose facts match ``query``."""
-        if not ranked:
-            return []
         rank_of = dict(ranked)
+        passed = self._passing_ids(query, list(rank_of))
+        return [(rank_of[seq], fact_id) for seq, fact_id in passed.items()]
+
+    def _passing_ids(self, query: FactQuery, seqs: Sequence[int]) -> dict[int, str]:
+        """``seq -> fact id`` of these rows whose facts match ``query``."""
+        if not seqs:
+            return {}
         binder = _SqliteBinder(tag_driven=False)  # the index drives; tags are probed per row
-        read = f"f.seq IN (SELECT value FROM json_each({binder.bind(json.dumps(list(rank_of)))}))"
+        read = f"f.seq IN (SELECT value FROM json_each({binder.bind(json.dumps(list(seqs)))}))"
         where = " AND ".join([read, *fact_conditions(query, binder, paginate=False)])
         passed = self._db().execute(
             f"SELECT f.seq, f.id FROM facts AS f WHERE {where}", binder.values
         )
-        return [(rank_of[seq], fact_id) for seq, fact_id in passed]
+        return dict(passed)
 
     def _keyword_joined_sync(
         self, query: FactQuery, match_text: str, top_k: int
@@ -581,27 +621,34 @@ class SqliteMetadataStore(MetadataStore):
         return [(row[0], -float(row[1])) for row in self._db().execute(sql, binder.values)]
 
     def _significant_terms(self, terms: list[str]) -> tuple[list[str], bool, int | None]:
-        """The terms worth matching, whether a fact must match all of them, and at most how
-        many facts match (``None`` in a small store, where it is not counted).
+        """The terms worth matching, whether they are all frequent (a fact must then hold every
+        one), and at most how many facts match (``None`` in a small store, where it is not
+        counted).
 
         Scoring a term means visiting every fact that holds it, so in a large store frequent
         terms bound the latency while adding little to the ranking (bm25's IDF of a term in 5% of
         the facts is about 3, against 5 to 10 for the rare ones). When the query has rare terms,
         the frequent ones are left out; when every term is frequent, facts must hold them all
-        (an AND stays cheap: frequent terms rarely occur together). Small stores keep every term
-        with OR: there the scan is cheap and every match is worth showing. Above 200,000 facts a
-        term is frequent from 10,000 facts on (not 5 %), so no term costs more than 10,000
-        visits, whatever the store's size.
+        (frequent terms rarely occur together) and the in-memory copy of their facts
+        (:class:`~sagewai.stores.sqlite._frequent.FrequentWords`) ranks them. Terms no fact
+        holds are left out first: a word the store has never seen would otherwise be the only
+        "rare" one, and nothing would be found. Small stores keep every term with OR: there the
+        scan is cheap and every match is worth showing. Above 200,000 facts a term is frequent
+        from 10,000 facts on (not 5 %), so no term costs more than 10,000 visits, whatever the
+        store's size.
         """
         total = self._fact_total()
         if total < _COMMON_TERM_MIN_FACTS:
             return terms, False, None
         bound = min(_FREQUENT_SHARE * total, _FREQUENT_FACTS)
         frequency = {term: self._document_frequency(term, total) for term in terms}
-        rare = [term for term in terms if frequency[term] <= bound]
+        known = [term for term in terms if frequency[term] > 0]
+        rare = [term for term in known if frequency[term] <= bound]
         if rare:
             return rare, False, sum(frequency[term] for term in rare)
-        return terms, len(terms) > 1, min(frequency.values())
+        if not known:
+            return [], False, 0
+        return known, True, min(frequency[term] for term in known)
 
     def _fact_total(self) -> int:
         """The number of facts, recounted every 30 s (this process's writes count at once)."""
