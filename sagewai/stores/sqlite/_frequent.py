@@ -236,25 +236,24 @@ class FrequentWords:
             known[: len(self._known)] = self._known
             self._lengths, self._known = lengths, known
         unknown = seqs[~self._known[seqs]]
-        if len(unknown) > _ALL_LENGTHS_FROM:
-            query = db.execute("SELECT id, sz FROM facts_fts_docsize WHERE id <= ?1", (top,))
-        elif len(unknown):
-            query = db.execute(
-                "SELECT id, sz FROM facts_fts_docsize"
-                " WHERE id IN (SELECT value FROM json_each(?1))",
-                ("[" + ",".join(map(str, unknown.tolist())) + "]",),
-            )
-        else:
-            query = None
-        if query is not None:
-            ids, sizes = [], []
-            for seq, size in query:
-                ids.append(seq)
-                sizes.append(
-                    size[0] if size and size[0] < 0x80 else _varint(size)[0] if size else 0
+        if len(unknown):
+            bound: int | str
+            if len(unknown) > _ALL_LENGTHS_FROM:
+                sql, bound = "id <= ?1", top
+            else:
+                sql = "id IN (SELECT value FROM json_each(?1))"
+                bound = "[" + ",".join(map(str, unknown.tolist())) + "]"
+            # One column: its size is the blob's first varint, one byte below 128 tokens.
+            read = [
+                (seq, size[0] if size[0] < 0x80 else _varint(size)[0])
+                for seq, size in db.execute(
+                    f"SELECT id, sz FROM facts_fts_docsize WHERE {sql}", (bound,)
                 )
-            at = np.asarray(ids, dtype=np.int64)
-            self._lengths[at] = np.minimum(np.asarray(sizes, dtype=np.int64), _LENGTH_CAP)
+                if size
+            ]
+            at = np.asarray([seq for seq, _ in read], dtype=np.int64)
+            lengths = np.asarray([length for _, length in read], dtype=np.int64)
+            self._lengths[at] = np.minimum(lengths, _LENGTH_CAP)
             self._known[at] = True
         found: np.ndarray[Any, np.dtype[np.float64]] = self._lengths[seqs].astype(np.float64)
         return found
