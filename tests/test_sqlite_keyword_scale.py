@@ -33,6 +33,16 @@ async def test_frequent_terms_are_left_out_or_required_together(tmp_path: Path) 
     await store.close()
 
 
+def filters() -> list[FactQuery]:
+    """No filter, one that rejects most of the best rows, half of them, and all of them."""
+    return [
+        FactQuery(project_id=P),
+        FactQuery(project_id=P, tags_any=("rare",)),
+        FactQuery(project_id=P, user_id="u1"),
+        FactQuery(project_id=P, tags_any=("absent",)),
+    ]
+
+
 def assert_same_ranking(
     fast: list[tuple[str, float]], joined: list[tuple[str, float]], every: dict[str, float]
 ) -> None:
@@ -64,12 +74,7 @@ async def test_frequent_words_rank_as_fts5_bm25(tmp_path: Path) -> None:
     facts += [Fact(project_id="other", content=f"tea tea tea green {i}") for i in range(500)]
     for start in range(0, len(facts), 2_500):
         await store.apply(WriteBatch(facts[start].project_id, upserts=facts[start : start + 2_500]))
-    queries = [
-        FactQuery(project_id=P),
-        FactQuery(project_id=P, tags_any=("rare",)),
-        FactQuery(project_id=P, user_id="u1"),
-        FactQuery(project_id=P, tags_any=("absent",)),
-    ]
+    queries = filters()
     await store.open()
     for text, match in (("tea", '"tea"'), ("green tea", '"green" AND "tea"')):
         for query in queries:
@@ -142,12 +147,7 @@ async def test_rare_words_many_matches_answer_as_the_joined_query(tmp_path: Path
     text = " ".join(f"w{n}" for n in range(9))  # 9 words of 500 facts each: 4,500 matches
     match = " OR ".join(f'"w{n}"' for n in range(9))
     await store.open()
-    for query in (
-        FactQuery(project_id=P),
-        FactQuery(project_id=P, tags_any=("rare",)),
-        FactQuery(project_id=P, user_id="u1"),
-        FactQuery(project_id=P, tags_any=("absent",)),
-    ):
+    for query in filters():
         for top_k in (1, 10, 60, 500):
             fast = await store.keyword_search(query, text, top_k)
             joined = await store._database.run(store._keyword_joined_sync, query, match, top_k)
