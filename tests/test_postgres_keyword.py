@@ -133,3 +133,44 @@ def test_significant_terms_follows_the_sqlite_rule() -> None:
         True,
     )
     assert significant_terms(["the"], {"the": 9_000}, 20_000) == (["the"], False)
+
+
+async def test_a_word_no_fact_holds_is_left_out_as_on_sqlite(
+    stores: tuple[SqliteMetadataStore, PostgresMetadataStore],
+) -> None:
+    # "zzyzx" is in no fact: counted as rare it would be the only term matched, and the query
+    # would find nothing. Both stores leave it out and rank the frequent words together.
+    facts = [
+        Fact(project_id=P, content=f"alice {'likes' if i % 2 else 'visited'} item{i}")
+        for i in range(10_000)
+    ]
+    facts += [Fact(project_id=P, content="bob visited kyoto")]
+    for store in stores:
+        for start in range(0, len(facts), 2_000):
+            await store.apply(WriteBatch(P, upserts=facts[start : start + 2_000]))
+    query = FactQuery(project_id=P)
+    contents = {f.id: f.content for f in facts}
+    sqlite, postgres = stores
+    for text in ("alice likes zzyzx", "zzyzx kyoto", "zzyzx"):
+        expected = await sqlite.keyword_search(query, text, 20)
+        actual = await postgres.keyword_search(query, text, 20)
+        assert [round(s, 6) for _, s in actual] == [round(s, 6) for _, s in expected], text
+        # Equal scores may tie-break differently (SQLite newest first, PostgreSQL by id).
+        above = min((s for _, s in expected), default=0.0)
+        assert {i for i, s in actual if s > above} == {i for i, s in expected if s > above}, text
+    hits = await postgres.keyword_search(query, "alice likes zzyzx", 20)
+    assert len(hits) == 20
+    assert all("alice likes" in contents[i] for i, _ in hits)
+    assert [contents[i] for i, _ in await postgres.keyword_search(query, "zzyzx kyoto", 5)] == [
+        "bob visited kyoto"
+    ]
+    assert await postgres.keyword_search(query, "zzyzx", 5) == []
+
+
+def test_significant_terms_leaves_out_words_no_fact_holds() -> None:
+    assert significant_terms(["alice", "zzyzx"], {"alice": 30_000}, 1_000_000) == (
+        ["alice"],
+        False,
+    )
+    assert significant_terms(["zzyzx"], {"zzyzx": 0}, 1_000_000) == ([], False)
+    assert significant_terms(["zzyzx", "a"], {}, 9_999) == (["zzyzx", "a"], False)

@@ -78,8 +78,9 @@ def significant_terms(
     """The query terms worth matching, and whether a fact must hold all of them.
 
     The SQLite store's rule (see ``SqliteMetadataStore._significant_terms``): below 10,000 facts
-    every term counts, OR-ed; above, frequent terms (in more than 5 % of the facts, or in more
-    than 10,000) give way to rare ones, and a query of frequent terms only requires them all.
+    every term counts, OR-ed; above, terms no fact holds (missing from ``frequencies`` or 0) are
+    left out, frequent terms (in more than 5 % of the facts, or in more than 10,000) give way to
+    rare ones, and a query of frequent terms only requires them all.
 
     Example:
         >>> significant_terms(["the", "kyoto"], {"the": 9000, "kyoto": 3}, 20_000)
@@ -88,14 +89,17 @@ def significant_terms(
         (['the', 'cat'], True)
         >>> significant_terms(["alice", "kyoto"], {"alice": 30_000, "kyoto": 800}, 1_000_000)
         (['kyoto'], False)
+        >>> significant_terms(["alice", "zzyzx"], {"alice": 30_000}, 1_000_000)
+        (['alice'], False)
     """
     if total < _COMMON_TERM_MIN_FACTS:
         return list(terms), False
     bound = min(_FREQUENT_SHARE * total, _FREQUENT_FACTS)
-    rare = [term for term in terms if frequencies.get(term, 0.0) <= bound]
+    known = [term for term in terms if frequencies.get(term, 0.0) > 0]
+    rare = [term for term in known if frequencies[term] <= bound]
     if rare:
         return rare, False
-    return list(terms), len(terms) > 1
+    return known, len(known) > 1
 
 
 _FACT_ARRAY_TYPES = {
@@ -416,8 +420,10 @@ class PostgresMetadataStore(MetadataStore):
             if size >= _COMMON_TERM_MIN_FACTS:
                 known = await self._known_frequencies(pool, terms, size)
         if size >= _COMMON_TERM_MIN_FACTS:
-            # Words the statistics do not list are rare: they count as "not frequent" here.
+            # Every term is counted (``known``); words no fact holds are left out.
             terms, all_terms = significant_terms(terms, known, size)
+            if not terms:
+                return []
         else:
             all_terms = False
         binder = _PostgresBinder()
@@ -502,7 +508,9 @@ class PostgresMetadataStore(MetadataStore):
 
         Words the planner statistics list as common take their share from there; large counts
         made earlier are cached until the table has grown or shrunk by a tenth, as the SQLite
-        store does. When the table was never analysed, the words are counted (and cached).
+        store does. The other words are counted through the index (cheap: the statistics list
+        every word above about 0.1 % of the sample, so these are rare), in one statement, and
+        the large counts cached. Every term gets a count, 0 for a word no fact holds.
         """
         common = await self._frequent_shares(pool)
         found: dict[str, float] = {}
@@ -513,7 +521,7 @@ class PostgresMetadataStore(MetadataStore):
             elif cached is not None and 10 * abs(cached[1] - size) < cached[1]:
                 found[term] = cached[0]
         missing = [term for term in terms if term not in found]
-        if missing and not common:
+        if missing:
             counts = ", ".join(
                 f"(SELECT count(*) FROM {self._facts} WHERE search @@ ${n}::tsquery)"
                 for n in range(1, len(missing) + 1)
