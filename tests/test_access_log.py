@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from pathlib import Path
 
 import pytest
 
 from sagewai.context._access_log import AccessLog
-from sagewai.core._records import utcnow
+from sagewai.core._queries import WriteBatch
+from sagewai.core._records import Fact, utcnow
 from sagewai.errors import BackendUnavailableError, InvalidInputError
 from sagewai.stores.memory._metadata import InMemoryMetadataStore
+from sagewai.stores.sqlite import SqliteMetadataStore
 from tests.helpers import memory_engine
 
 
@@ -109,3 +113,40 @@ async def test_consolidation_sees_the_reads_of_searches_just_made() -> None:
         await ctx.search("printer room")
         await MemoryConsolidator(ctx).consolidate(dry_run=True)
         assert store.touches[:1] == [[fact.id]]  # written before the run read the facts
+
+
+async def test_sqlite_marks_never_hold_up_reads(tmp_path: Path) -> None:
+    # The marks go through a connection of their own: while one waits for the write lock
+    # (another writer holds it), reads and the stored facts stay available at once.
+    store = SqliteMetadataStore(str(tmp_path / "metadata.sqlite3"), busy_timeout=10.0)
+    fact = Fact(project_id="p", content="Alice prefers tea")
+    await store.apply(WriteBatch(project_id="p", upserts=[fact]))
+    other = sqlite3.connect(tmp_path / "metadata.sqlite3", isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        at = utcnow()
+        touching = asyncio.create_task(store.touch("p", [fact.id], at))
+        await asyncio.sleep(0.2)
+        assert not touching.done()  # waiting for the lock
+        found = await asyncio.wait_for(store.get("p", [fact.id]), timeout=2.0)
+        assert found[0].last_accessed_at is None
+        other.execute("COMMIT")
+        await asyncio.wait_for(touching, timeout=5.0)
+        assert (await store.get("p", [fact.id]))[0].last_accessed_at == at
+    finally:
+        other.close()
+        await store.close()
+    # A closed store reopens both connections on the next mark.
+    await store.touch("p", [fact.id], at + timedelta(seconds=1))
+    assert (await store.get("p", [fact.id]))[0].last_accessed_at == at + timedelta(seconds=1)
+    await store.close()
+
+
+async def test_in_memory_sqlite_marks_use_its_one_connection() -> None:
+    store = SqliteMetadataStore(":memory:")
+    fact = Fact(project_id="p", content="Alice prefers tea")
+    await store.apply(WriteBatch(project_id="p", upserts=[fact]))
+    at = utcnow()
+    await store.touch("p", [fact.id], at)
+    assert (await store.get("p", [fact.id]))[0].last_accessed_at == at
+    await store.close()

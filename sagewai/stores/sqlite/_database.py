@@ -179,6 +179,8 @@ class SqliteDatabase:
         self._worker: ThreadPoolExecutor | None = None
         self._opening: Future[list[str]] | None = None
         self._connection: sqlite3.Connection | None = None
+        self._aside: ThreadPoolExecutor | None = None
+        self._aside_connection: sqlite3.Connection | None = None
 
     @property
     def is_open(self) -> bool:
@@ -229,6 +231,12 @@ class SqliteDatabase:
     async def close(self) -> None:
         """Close the database. Safe to call more than once; a later call reopens it."""
         worker, self._worker, self._opening = self._worker, None, None
+        aside, self._aside = self._aside, None
+        if aside is not None:
+            try:
+                await asyncio.wrap_future(aside.submit(self._close_aside_sync))
+            finally:
+                aside.shutdown(wait=False)
         if worker is None:
             return
         try:
@@ -245,6 +253,52 @@ class SqliteDatabase:
         except sqlite3.Error as exc:
             raise translate(exc, self.path) from exc
 
+    async def run_aside(self, function: Callable[..., _T], *args: Any) -> _T:
+        """Run ``function(connection, *args)`` on a second connection and thread.
+
+        For small writes that must not wait behind, or delay, the reads queued on the worker
+        thread (the access marks of searches): a commit there, and the WAL checkpoint it may
+        run, happen beside them. WAL lets the worker's reads go on meanwhile; the two
+        connections' writes take SQLite's write lock in turn (``busy_timeout``). A private
+        in-memory database has one connection only, so there this is :meth:`run`.
+        """
+        await self.open()
+        if self.path == MEMORY:
+            return await self.run(function, self.connection, *args)
+        if self._aside is None:
+            self._aside = ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix=f"{self._thread_name}-aside"
+            )
+        try:
+            return await asyncio.wrap_future(self._aside.submit(self._aside_sync, function, *args))
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path) from exc
+
+    def _aside_sync(self, function: Callable[..., _T], *args: Any) -> _T:
+        if self._aside_connection is None:
+            self._aside_connection = self._connect()
+        return function(self._aside_connection, *args)
+
+    def _close_aside_sync(self) -> None:
+        connection, self._aside_connection = self._aside_connection, None
+        if connection is not None:
+            connection.close()
+
+    def _connect(self) -> sqlite3.Connection:
+        connection = sqlite3.connect(
+            self.path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=True
+        )
+        try:
+            if self._row_factory is not None:
+                connection.row_factory = self._row_factory
+            connection.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
+            for pragma in self._pragmas:
+                connection.execute(pragma)
+        except BaseException:
+            connection.close()
+            raise
+        return connection
+
     def _abandon_worker(self) -> None:
         worker, self._worker, self._opening = self._worker, None, None
         if worker is not None:
@@ -257,15 +311,8 @@ class SqliteDatabase:
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise BackendUnavailableError(f"cannot create the folder of {self.path}") from exc
-        connection = sqlite3.connect(
-            self.path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=True
-        )
+        connection = self._connect()
         try:
-            if self._row_factory is not None:
-                connection.row_factory = self._row_factory
-            connection.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
-            for pragma in self._pragmas:
-                connection.execute(pragma)
             self._connection = connection
             applied = self.migrate_sync()
             if self._after_open is not None:

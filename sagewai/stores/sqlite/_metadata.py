@@ -127,6 +127,10 @@ def _update_statement(changed: tuple[int, ...]) -> str:
     return f"UPDATE facts SET {', '.join(sets)} WHERE seq = ?{len(changed) + 2}"
 
 
+def _execute(db: sqlite3.Connection, sql: str, params: Sequence[Any]) -> int:
+    return db.execute(sql, params).rowcount
+
+
 def _id_list(ids: Sequence[str]) -> str:
     """Many ids as ONE bound parameter (a JSON array read with ``json_each``)."""
     return json.dumps(list(ids))
@@ -681,13 +685,13 @@ class SqliteMetadataStore(MetadataStore):
             sql += f" LIMIT {binder.bind(query.limit)}"
         return await self._run(self._changes_sync, sql, binder.values)
 
-    def _write_sync(self, sql: str, params: Sequence[Any]) -> int:
-        return self._db().execute(sql, params).rowcount
-
     async def touch(self, project_id: str, ids: Sequence[str], at: datetime) -> None:
+        """Stamp read times on a connection of their own, so a search's reads never queue
+        behind the access marks of earlier searches (nor behind the checkpoint a commit may
+        run): at a million facts that wait was a search's slowest part, up to 130 ms."""
         if ids:
-            await self._run(
-                self._write_sync,
+            await self._database.run_aside(
+                _execute,
                 "UPDATE facts SET last_accessed_at = ?1"
                 " WHERE project_id = ?2 AND id IN (SELECT value FROM json_each(?3))",
                 (micros(at), project_id, _id_list(ids)),
