@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from sagewai.core._queries import FactQuery, WriteBatch
 from sagewai.core._records import Fact
@@ -154,3 +155,30 @@ async def test_rare_words_many_matches_answer_as_the_joined_query(tmp_path: Path
             assert fast == joined, (query, top_k)
     assert len(store._frequent) == 0
     await store.close()
+
+
+async def test_the_size_rule_counts_every_fact_of_every_process(tmp_path: Path) -> None:
+    # The frequent-term rule reads the store's size from the keyword index (one row per fact):
+    # exact after this process's and another's writes, rewrites, deletions and a dropped project.
+    path = str(tmp_path / "metadata.sqlite3")
+    store, other = SqliteMetadataStore(path), SqliteMetadataStore(path)
+
+    async def counted() -> tuple[int, int]:
+        def both(db: Any) -> tuple[int, int]:
+            return store._fact_total(), int(db.execute("SELECT count(*) FROM facts").fetchone()[0])
+
+        return await store._database.run(lambda: both(store._db()))
+
+    assert await counted() == (0, 0)
+    facts = [Fact(project_id=P, content=f"fact {i}") for i in range(30)]
+    await store.apply(WriteBatch(P, upserts=facts[:20]))
+    await other.apply(WriteBatch(P, upserts=facts[20:]))
+    await other.apply(WriteBatch("q", upserts=[Fact(project_id="q", content="elsewhere")]))
+    assert await counted() == (31, 31)
+    await other.apply(WriteBatch(P, upserts=[facts[0].model_copy(update={"content": "new"})]))
+    await store.apply(WriteBatch(P, deletes=[facts[1].id, facts[2].id]))
+    assert await counted() == (29, 29)
+    await other.delete_project("q")
+    assert await counted() == (28, 28)
+    await store.close()
+    await other.close()

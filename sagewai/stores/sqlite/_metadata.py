@@ -21,7 +21,6 @@ import itertools
 import json
 import os
 import sqlite3
-import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
@@ -63,7 +62,7 @@ from sagewai.stores.sqlite._database import (
     micros,
     write_transaction,
 )
-from sagewai.stores.sqlite._frequent import FrequentWords
+from sagewai.stores.sqlite._frequent import FrequentWords, index_totals
 
 __all__ = ["EncodedBatch", "SqliteMetadataStore"]
 
@@ -77,7 +76,6 @@ _FREQUENT_FACTS = 10_000
 """... or in more than this many facts: scoring a term costs a visit to each fact holding it."""
 _CACHED_FREQUENCY_MIN = 1_000
 _ANALYZE_MIN_ROWS = 2_000
-_TOTAL_TTL = 30.0
 """Seconds the fact count of the frequent-term rule is trusted (other processes may write)."""
 _FEW_TAGGED = 2_000
 _KEYWORD_HEAD_MARGIN = 32
@@ -228,7 +226,6 @@ class SqliteMetadataStore(MetadataStore):
         self._frequent = FrequentWords()
         self._written = 0
         self._analyzed_rows = 0
-        self._total: tuple[float, int] | None = None
         """(when counted, facts): counting a million rows costs more than the keyword query."""
 
     @property
@@ -349,8 +346,6 @@ class SqliteMetadataStore(MetadataStore):
         await self._run(self._count_written, grown, added)
 
     def _count_written(self, grown: int, added: int) -> None:
-        if self._total is not None:  # this process's writes are counted at once
-            self._total = (self._total[0], self._total[1] + grown)
         # New rows, as on open: rewriting existing rows (a consolidation run rewrites most of
         # a store's) leaves the table's size, and its statistics, as they were.
         self._written += added
@@ -655,11 +650,10 @@ class SqliteMetadataStore(MetadataStore):
         return known, True, min(frequency[term] for term in known)
 
     def _fact_total(self) -> int:
-        """The number of facts, recounted every 30 s (this process's writes count at once)."""
-        now = time.monotonic()
-        if self._total is None or now - self._total[0] > _TOTAL_TTL:
-            self._total = (now, int(self._db().execute("SELECT count(*) FROM facts").fetchone()[0]))
-        return self._total[1]
+        """The number of facts: the keyword index's row count (one per fact), read from its
+        averages record. Exact after every commit of any process, and no count(*) (7 ms at a
+        million facts, paid by a search every 30 s when it was cached)."""
+        return index_totals(self._db())[0]
 
     def _document_frequency(self, term: str, total: int) -> int:
         # Counting a term's documents walks its posting list, so frequent terms are cached
@@ -712,7 +706,6 @@ class SqliteMetadataStore(MetadataStore):
             )
             deleted = db.execute("DELETE FROM facts WHERE project_id = ?1", (project_id,)).rowcount
             db.execute("DELETE FROM project_state WHERE project_id = ?1", (project_id,))
-        self._total = None
         return deleted
 
     async def delete_project(self, project_id: str) -> int:
