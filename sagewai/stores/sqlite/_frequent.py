@@ -85,6 +85,16 @@ class _Word:
         np.bitwise_or.at(self.bits, seqs >> 3, (0x80 >> (seqs & 7)).astype(np.uint8))
         self.count += len(seqs)
 
+    def holds(
+        self, seqs: np.ndarray[Any, np.dtype[np.int64]]
+    ) -> np.ndarray[Any, np.dtype[np.bool_]]:
+        """Whether each fact holds the word."""
+        inside = (seqs >> 3) < len(self.bits)
+        found = np.zeros(len(seqs), dtype=bool)
+        at = seqs[inside]
+        found[inside] = (self.bits[at >> 3] >> (7 - (at & 7)).astype(np.uint8)) & 1 == 1
+        return found
+
 
 class FrequentWords:
     """The frequent words of one SQLite keyword index, for the connection that owns them.
@@ -103,13 +113,16 @@ class FrequentWords:
     def __len__(self) -> int:
         return len(self._words)
 
-    def ranked(self, db: sqlite3.Connection, words: Sequence[str]) -> Iterator[tuple[int, float]]:
-        """The facts holding every word, as ``(seq, bm25)`` best first (bm25 lower is better).
+    def ranked(
+        self, db: sqlite3.Connection, words: Sequence[str], *, every: bool = True
+    ) -> Iterator[tuple[int, float]]:
+        """The facts holding every word (``every``) or any of them, as ``(seq, bm25)`` best
+        first (bm25 lower is better).
 
-        What FTS5's ``MATCH 'w1 AND w2 ...' ORDER BY bm25(...)`` returns, with equal scores
-        newest first (facts holding the same words with the same length tie, thousands of them
-        for a single frequent word: an order by id would have to look every one of them up).
-        The order is computed as it is read.
+        What FTS5's ``MATCH 'w1 AND w2 ...' ORDER BY bm25(...)`` (``OR`` when not ``every``)
+        returns, with equal scores newest first (facts holding the same words with the same
+        length tie, thousands of them for a single frequent word: an order by id would have
+        to look every one of them up). The order is computed as it is read.
         """
         self._check_epoch(db)
         last = int(
@@ -117,7 +130,7 @@ class FrequentWords:
         )
         entries = [self._word(db, word, last) for word in words]
         rows, tokens = self._totals(db)
-        seqs = self._holding_all(entries)
+        seqs = self._holding_all(entries) if every else self._holding_any(entries)
         if not len(seqs):
             return
         lengths = self._lengths_of(db, seqs)
@@ -128,7 +141,10 @@ class FrequentWords:
             idf = math.log((rows - entry.count + 0.5) / (entry.count + 0.5))
             if idf <= 0.0:
                 idf = 1e-6
-            freq = np.ones(len(seqs), dtype=np.float64)
+            if every:
+                freq = np.ones(len(seqs), dtype=np.float64)
+            else:  # 0 where the fact lacks the word: FTS5 adds its 0.0 term too
+                freq = entry.holds(seqs).astype(np.float64)
             if entry.repeats:
                 repeated = np.fromiter(entry.repeats, dtype=np.int64, count=len(entry.repeats))
                 at = np.searchsorted(seqs, repeated)
@@ -210,10 +226,14 @@ class FrequentWords:
         both = entries[0].bits[:size].copy()
         for entry in entries[1:]:
             np.bitwise_and(both, entry.bits[:size], out=both)
-        nonzero = np.flatnonzero(both)
-        bits = np.unpackbits(both[nonzero]).reshape(-1, 8).astype(bool)
-        seqs: np.ndarray[Any, np.dtype[np.int64]] = (nonzero[:, None] * 8 + np.arange(8))[bits]
-        return seqs.astype(np.int64)
+        return _set_bits(both)
+
+    def _holding_any(self, entries: Sequence[_Word]) -> np.ndarray[Any, np.dtype[np.int64]]:
+        """Sequence numbers (ascending) whose bit is set in any word's bitmap."""
+        either = np.zeros(max(len(entry.bits) for entry in entries), dtype=np.uint8)
+        for entry in entries:
+            np.bitwise_or(either[: len(entry.bits)], entry.bits, out=either[: len(entry.bits)])
+        return _set_bits(either)
 
     def _lengths_of(
         self, db: sqlite3.Connection, seqs: np.ndarray[Any, np.dtype[np.int64]]
@@ -260,6 +280,14 @@ def index_totals(db: sqlite3.Connection) -> tuple[int, int]:
     rows, at = _varint(row[0])
     tokens, _ = _varint(row[0], at)
     return rows, tokens
+
+
+def _set_bits(bitmap: np.ndarray[Any, np.dtype[np.uint8]]) -> np.ndarray[Any, np.dtype[np.int64]]:
+    """The positions (ascending) of the set bits, most significant bit first in each byte."""
+    nonzero = np.flatnonzero(bitmap)
+    bits = np.unpackbits(bitmap[nonzero]).reshape(-1, 8).astype(bool)
+    seqs: np.ndarray[Any, np.dtype[np.int64]] = (nonzero[:, None] * 8 + np.arange(8))[bits]
+    return seqs.astype(np.int64)
 
 
 def _parse_ids(listed: str | None) -> np.ndarray[Any, np.dtype[np.int64]]:
