@@ -9,6 +9,10 @@ hold the word more than once, and the query becomes an AND of bitmaps and a BM25
 FTS5's ``bm25()`` computes it (same constants, same document counts, same token lengths, same
 floating-point operations in the same order), so the ranking is the index's own.
 
+The same copies answer a query of rarer words with many matches in all (an OR of the words:
+at 100,000 facts "Greta", "budget" and "Berlin" match 7,600 facts, which FTS5 ranked and
+sorted in 17 to 25 ms): an OR of bitmaps, each word's term counted where a fact holds it.
+
 The copy is exact, not a sample:
 
 - each word covers the facts up to a sequence number; facts added since (by any process) are

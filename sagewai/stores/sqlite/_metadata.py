@@ -76,7 +76,6 @@ _FREQUENT_FACTS = 10_000
 """... or in more than this many facts: scoring a term costs a visit to each fact holding it."""
 _CACHED_FREQUENCY_MIN = 1_000
 _ANALYZE_MIN_ROWS = 2_000
-"""Seconds the fact count of the frequent-term rule is trusted (other processes may write)."""
 _FEW_TAGGED = 2_000
 _KEYWORD_HEAD_MARGIN = 32
 """Keyword search checks at least this many index rows beyond ``top_k`` against the filter."""
@@ -226,7 +225,6 @@ class SqliteMetadataStore(MetadataStore):
         self._frequent = FrequentWords()
         self._written = 0
         self._analyzed_rows = 0
-        """(when counted, facts): counting a million rows costs more than the keyword query."""
 
     @property
     def path(self) -> str:
