@@ -467,6 +467,12 @@ async def fill_and_index(
 # -- the search process ------------------------------------------------------------------------
 
 
+async def migrate_kept(backend: str, folder: Path, dsn: str, schema: str) -> None:
+    """Apply the migrations a kept deployment lacks (the code may be newer than its fill)."""
+    async with make_engine(backend, folder, dsn, schema, TableEmbedder({})) as ctx:
+        await migrate_stores(ctx)
+
+
 async def search_child(args: argparse.Namespace) -> dict[str, Any]:
     with np.load(args.queries_file, allow_pickle=False) as stored:
         asked = [str(q) for q in stored["texts"]]
@@ -939,6 +945,8 @@ async def one_deployment(
             return {"backend": backend, "size": size, "error": f"not kept in {keep}"}
         result = dict(kept["fill"])
         try:
+            if backend != "local":  # a deploy step: the kept schema may predate a migration
+                await migrate_kept(backend, Path(kept["folder"]), dsn, kept["schema"])
             result.update(
                 run_search_process(
                     backend, Path(kept["folder"]), dsn, kept["schema"], queries_file, args

@@ -15,6 +15,7 @@ import pytest
 
 from sagewai.core._queries import FactQuery, WriteBatch
 from sagewai.core._records import Fact
+from sagewai.stores.postgres import _metadata as metadata_module
 from sagewai.stores.postgres._metadata import PostgresMetadataStore, significant_terms
 from sagewai.stores.sqlite import SqliteMetadataStore
 
@@ -174,3 +175,139 @@ def test_significant_terms_leaves_out_words_no_fact_holds() -> None:
     )
     assert significant_terms(["zzyzx"], {"zzyzx": 0}, 1_000_000) == ([], False)
     assert significant_terms(["zzyzx", "a"], {}, 9_999) == (["zzyzx", "a"], False)
+
+
+# -- the in-memory copy of frequent words (sagewai.stores.postgres._frequent) -------------------
+
+
+def alice_corpus(project: str = P) -> list[Fact]:
+    """10,000 facts: "alice" in all, "likes" and "visited" in half each (every word frequent)."""
+    return [
+        Fact(project_id=project, content=f"alice {'likes' if i % 2 else 'visited'} item{i}")
+        for i in range(10_000)
+    ]
+
+
+async def fill(store: PostgresMetadataStore, facts: list[Fact]) -> None:
+    for start in range(0, len(facts), 2_000):
+        await store.apply(WriteBatch(facts[0].project_id, upserts=facts[start : start + 2_000]))
+
+
+async def test_the_copy_ranks_as_the_statement(
+    stores: tuple[SqliteMetadataStore, PostgresMetadataStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Above 1,000 matches the words' facts are ranked in memory; the scores must be the
+    # statement's (the same BM25 over the same totals), whatever the query.
+    _, postgres = stores
+    rng = random.Random(5)
+    facts = corpus(3, 12_000) + [
+        Fact(project_id=P, content=f"{rng.choice(NAMES)} {' '.join(rng.choices(WORDS, k=3))}")
+        for _ in range(500)
+    ]
+    await fill(postgres, facts)
+    query = FactQuery(project_id=P)
+    texts = [" ".join(rng.sample(NAMES + WORDS, rng.randint(1, 4))) for _ in range(40)]
+    from_copy = [await postgres.keyword_search(query, text, 20) for text in texts]
+    assert len(postgres._frequent_words) > 0  # the copy answered
+    monkeypatch.setattr(metadata_module, "_STATEMENT_MAX_MATCHES", 10**9)
+    for text, got in zip(texts, from_copy, strict=True):
+        want = await postgres.keyword_search(query, text, 20)
+        assert [s for _, s in got] == pytest.approx([s for _, s in want], rel=1e-9), text
+        above = min((s for _, s in want), default=0.0) * (1 + 1e-9)  # ties at the cut may differ
+        assert {i for i, s in got if s > above} == {i for i, s in want if s > above}, text
+
+
+async def test_the_copy_sees_every_later_write_of_another_process(
+    postgres_dsn: str, postgres_schema: str
+) -> None:
+    searcher = PostgresMetadataStore(postgres_dsn, schema=postgres_schema)
+    writer = PostgresMetadataStore(postgres_dsn, schema=postgres_schema)
+    await writer.migrate()
+    try:
+        facts = alice_corpus()
+        await fill(writer, facts)
+        query = FactQuery(project_id=P)
+        first = await searcher.keyword_search(query, "alice likes", 5)
+        assert len(first) == 5
+        assert len(searcher._frequent_words) == 2
+        # A new fact, shorter than every other one, ranks first once written.
+        short = Fact(project_id=P, content="alice likes")
+        await writer.apply(WriteBatch(P, upserts=[short]))
+        hits = await searcher.keyword_search(query, "alice likes", 5)
+        assert hits[0][0] == short.id
+        # Rewritten without the word, deleted: never returned, though their bits remain.
+        top = hits[1][0]
+        await writer.apply(
+            WriteBatch(P, upserts=[short.model_copy(update={"content": "bob visited lisbon"})])
+        )
+        await writer.apply(WriteBatch(P, deletes=[top]))
+        ids = [i for i, _ in await searcher.keyword_search(query, "alice likes", 5)]
+        assert short.id not in ids
+        assert top not in ids
+        assert len(ids) == 5
+        # A fact that now holds "likes" twice scores above the rest.
+        twice = facts[1].model_copy(update={"content": "alice likes likes item1"})
+        await writer.apply(WriteBatch(P, upserts=[twice]))
+        assert (await searcher.keyword_search(query, "alice likes", 1))[0][0] == twice.id
+    finally:
+        await searcher.close()
+        await writer.close()
+
+
+async def test_a_transaction_that_commits_late_is_still_read(
+    postgres_dsn: str, postgres_schema: str
+) -> None:
+    # A writer that started first and commits last holds a lower seq than facts the copy has
+    # already caught up with: reading "facts above the last seq" would miss it for good.
+    import asyncpg
+
+    from sagewai.stores.base._sql import FACT_COLUMNS
+
+    store = PostgresMetadataStore(postgres_dsn, schema=postgres_schema)
+    await store.migrate()
+    slow = await asyncpg.connect(postgres_dsn)
+    try:
+        await fill(store, alice_corpus())
+        query = FactQuery(project_id=P)
+        await store.keyword_search(query, "alice likes", 5)  # the copy is read
+        template = Fact(project_id=P, content="alice likes")
+        await store.apply(WriteBatch(P, upserts=[template]))
+        columns = ", ".join((*FACT_COLUMNS[1:], "updated_at", "search"))
+        transaction = slow.transaction()
+        await transaction.start()
+        await slow.execute(
+            f'INSERT INTO "{postgres_schema}".facts (id, {columns})'
+            f' SELECT $1, {columns} FROM "{postgres_schema}".facts WHERE id = $2',
+            "late-fact",
+            template.id,
+        )
+        quick = Fact(project_id=P, content="alice likes tea")
+        await store.apply(WriteBatch(P, upserts=[quick]))  # commits first, with a higher seq
+        ids = [i for i, _ in await store.keyword_search(query, "alice likes", 5)]
+        assert template.id in ids
+        assert quick.id in ids
+        assert "late-fact" not in ids
+        await transaction.commit()
+        ids = [i for i, _ in await store.keyword_search(query, "alice likes", 5)]
+        assert "late-fact" in ids
+    finally:
+        await slow.close()
+        await store.close()
+
+
+async def test_the_copy_never_returns_another_projects_facts(
+    stores: tuple[SqliteMetadataStore, PostgresMetadataStore],
+) -> None:
+    # The copy covers the whole table; the lookup applies the filter. Another project's facts
+    # rank above every one of this project's (shorter), so the first batches all fail it.
+    _, postgres = stores
+    await fill(postgres, alice_corpus())
+    await fill(postgres, [Fact(project_id="other", content="alice likes") for _ in range(3_000)])
+    hits = await postgres.keyword_search(FactQuery(project_id=P), "alice likes", 10)
+    own = {f.id for f in await postgres.query(FactQuery(project_id=P))}
+    assert len(hits) == 10
+    assert {i for i, _ in hits} <= own
+    assert len(postgres._frequent_words) == 2
+    other = await postgres.keyword_search(FactQuery(project_id="other"), "alice likes", 10)
+    assert len(other) == 10
+    assert not {i for i, _ in other} & own

@@ -21,34 +21,44 @@ The copy is exact, not a sample:
   migration ``0003``, so every writer bumps it); a changed epoch drops every word, and each is
   read again when next used.
 
+The bitmaps and the BM25 arithmetic are shared with the PostgreSQL store's copy
+(:mod:`sagewai.stores.base._word_bitmaps`); reading FTS5's index and keeping the copy exact are
+this module's part.
+
 Memory: a bitmap is an eighth of a byte per fact (125 KB a word at a million facts) and the
-token lengths two bytes a fact; words are kept up to :data:`MAX_BYTES` in all, the least
-recently used dropped first.
+token lengths two bytes a fact; words are kept up to
+:data:`~sagewai.stores.base._word_bitmaps.MAX_BYTES` in all, the least recently used dropped
+first.
 """
 
 from __future__ import annotations
 
-import math
 import re
 import sqlite3
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-__all__ = ["MAX_BYTES", "FrequentWords", "index_totals"]
+from sagewai.stores.base._word_bitmaps import (
+    MAX_BYTES,
+    Seqs,
+    WordBits,
+    best_first,
+    bm25_ranks,
+    capacity,
+    holding_all,
+    holding_any,
+)
 
-MAX_BYTES = 64 * 2**20
-"""The words' bitmaps are kept up to this size in all."""
-_K1 = 1.2
-_B = 0.75
+__all__ = ["FrequentWords", "index_totals"]
+
 _ALL_LENGTHS_FROM = 20_000
 """Past this many facts of unknown length, every length is read at once (one table scan)."""
 _LENGTH_CAP = 65_535
 _INSTANCES = "sagewai_fts_instances"
-_HEAD = 256
 _TOKEN = re.compile(r"[^\W_]+")
 
 
@@ -63,41 +73,10 @@ def _varint(blob: bytes, at: int = 0) -> tuple[int, int]:
     return (value << 8) | blob[at + 8], at + 9
 
 
-def _capacity(seq: int) -> int:
-    """Bytes of a bitmap holding ``seq``, with room to grow by a quarter."""
-    return (seq + seq // 4 + 64) // 8 + 1
-
-
 @dataclass
-class _Word:
-    bits: np.ndarray[Any, np.dtype[np.uint8]]
-    """Bit ``seq`` (most significant first in each byte) is set when fact ``seq`` holds it."""
-    count: int
-    upto: int
+class _Word(WordBits):
+    upto: int = 0
     """Facts up to this sequence number are in ``bits``."""
-    repeats: dict[int, int] = field(default_factory=dict)
-    """Facts holding the word more than once: seq -> occurrences."""
-
-    def add(self, seqs: np.ndarray[Any, np.dtype[np.int64]]) -> None:
-        if not len(seqs):
-            return
-        need = int(seqs.max()) // 8 + 1
-        if need > len(self.bits):
-            grown = np.zeros(_capacity(int(seqs.max())), dtype=np.uint8)
-            grown[: len(self.bits)] = self.bits
-            self.bits = grown
-        np.bitwise_or.at(self.bits, seqs >> 3, (0x80 >> (seqs & 7)).astype(np.uint8))
-        self.count += len(seqs)
-
-    def holds(
-        self, seqs: np.ndarray[Any, np.dtype[np.int64]]
-    ) -> np.ndarray[Any, np.dtype[np.bool_]]:
-        """Whether each fact holds the word."""
-        inside = (seqs >> 3) < len(self.bits)
-        found = np.zeros(len(seqs), dtype=bool)
-        at = seqs[inside]
-        found[inside] = (self.bits[at >> 3] >> (7 - (at & 7)).astype(np.uint8)) & 1 == 1
-        return found
 
 
 class FrequentWords:
@@ -134,30 +113,13 @@ class FrequentWords:
         )
         entries = [self._word(db, word, last) for word in words]
         rows, tokens = self._totals(db)
-        seqs = self._holding_all(entries) if every else self._holding_any(entries)
+        seqs = holding_all(entries) if every else holding_any(entries)
         if not len(seqs):
             return
         lengths = self._lengths_of(db, seqs)
-        average = tokens / rows
-        # FTS5's bm25(), operation for operation (fts5_aux.c), so the scores are its scores.
-        score = np.zeros(len(seqs), dtype=np.float64)
-        for entry in entries:
-            idf = math.log((rows - entry.count + 0.5) / (entry.count + 0.5))
-            if idf <= 0.0:
-                idf = 1e-6
-            if every:
-                freq = np.ones(len(seqs), dtype=np.float64)
-            else:  # 0 where the fact lacks the word: FTS5 adds its 0.0 term too
-                freq = entry.holds(seqs).astype(np.float64)
-            if entry.repeats:
-                repeated = np.fromiter(entry.repeats, dtype=np.int64, count=len(entry.repeats))
-                at = np.searchsorted(seqs, repeated)
-                hit = at < len(seqs)
-                hit[hit] = seqs[at[hit]] == repeated[hit]
-                freq[at[hit]] = [entry.repeats[int(s)] for s in repeated[hit]]
-            score += idf * ((freq * (_K1 + 1.0)) / (freq + _K1 * (1 - _B + _B * lengths / average)))
-        rank = -1.0 * score
-        yield from _best_first(seqs, rank)
+        yield from best_first(
+            seqs, bm25_ranks(entries, seqs, lengths, rows, tokens / rows, every=every)
+        )
 
     # -- keeping the copy exact ----------------------------------------------------------
 
@@ -198,7 +160,7 @@ class FrequentWords:
             (word, last),
         ).fetchone()
         seqs, counts = np.unique(_parse_ids(listed), return_counts=True)
-        entry = _Word(np.zeros(_capacity(last), dtype=np.uint8), 0, last)
+        entry = _Word(np.zeros(capacity(last), dtype=np.uint8), upto=last)
         entry.add(seqs)
         repeated = counts > 1
         entry.repeats = dict(zip(seqs[repeated].tolist(), counts[repeated].tolist(), strict=True))
@@ -224,28 +186,13 @@ class FrequentWords:
         rows, tokens = index_totals(db)
         return max(rows, 1), tokens
 
-    def _holding_all(self, entries: Sequence[_Word]) -> np.ndarray[Any, np.dtype[np.int64]]:
-        """Sequence numbers (ascending) whose bit is set in every word's bitmap."""
-        size = min(len(entry.bits) for entry in entries)
-        both = entries[0].bits[:size].copy()
-        for entry in entries[1:]:
-            np.bitwise_and(both, entry.bits[:size], out=both)
-        return _set_bits(both)
-
-    def _holding_any(self, entries: Sequence[_Word]) -> np.ndarray[Any, np.dtype[np.int64]]:
-        """Sequence numbers (ascending) whose bit is set in any word's bitmap."""
-        either = np.zeros(max(len(entry.bits) for entry in entries), dtype=np.uint8)
-        for entry in entries:
-            np.bitwise_or(either[: len(entry.bits)], entry.bits, out=either[: len(entry.bits)])
-        return _set_bits(either)
-
     def _lengths_of(
-        self, db: sqlite3.Connection, seqs: np.ndarray[Any, np.dtype[np.int64]]
+        self, db: sqlite3.Connection, seqs: Seqs
     ) -> np.ndarray[Any, np.dtype[np.float64]]:
         """Token counts of these facts (FTS5's docsize), read once and kept."""
         top = int(seqs[-1])
         if top >= len(self._lengths):
-            size = _capacity(top) * 8
+            size = capacity(top) * 8
             lengths = np.zeros(size, dtype=np.uint16)
             known = np.zeros(size, dtype=bool)
             lengths[: len(self._lengths)] = self._lengths
@@ -286,15 +233,7 @@ def index_totals(db: sqlite3.Connection) -> tuple[int, int]:
     return rows, tokens
 
 
-def _set_bits(bitmap: np.ndarray[Any, np.dtype[np.uint8]]) -> np.ndarray[Any, np.dtype[np.int64]]:
-    """The positions (ascending) of the set bits, most significant bit first in each byte."""
-    nonzero = np.flatnonzero(bitmap)
-    bits = np.unpackbits(bitmap[nonzero]).reshape(-1, 8).astype(bool)
-    seqs: np.ndarray[Any, np.dtype[np.int64]] = (nonzero[:, None] * 8 + np.arange(8))[bits]
-    return seqs.astype(np.int64)
-
-
-def _parse_ids(listed: str | None) -> np.ndarray[Any, np.dtype[np.int64]]:
+def _parse_ids(listed: str | None) -> Seqs:
     if not listed:
         return np.zeros(0, dtype=np.int64)
     return np.fromstring(listed, dtype=np.int64, sep=",")
@@ -303,30 +242,3 @@ def _parse_ids(listed: str | None) -> np.ndarray[Any, np.dtype[np.int64]]:
 def _tokens(text: str) -> list[str]:
     """FTS5's ``unicode61`` tokens of ``text`` (letters and digits, lower-cased)."""
     return _TOKEN.findall(text.lower())
-
-
-def _best_first(
-    seqs: np.ndarray[Any, np.dtype[np.int64]], rank: np.ndarray[Any, np.dtype[np.float64]]
-) -> Iterator[tuple[int, float]]:
-    """``(seq, rank)`` by ascending rank, equal ranks newest (highest seq) first, computed as
-    read: the best :data:`_HEAD` and everything tied with the last of them first (a partial
-    sort), the rest only if it is read. ``seqs`` is ascending."""
-    head = min(_HEAD, len(rank))
-    kth = float(np.partition(rank, head - 1)[head - 1])
-    below = np.flatnonzero(rank < kth)
-    below = below[np.lexsort((-seqs[below], rank[below]))]
-    tied = np.flatnonzero(rank == kth)[::-1]
-    yield from _pairs(seqs, rank, np.concatenate([below, tied]))
-    rest = np.flatnonzero(rank > kth)
-    if len(rest):
-        yield from _pairs(seqs, rank, rest[np.lexsort((-seqs[rest], rank[rest]))])
-
-
-def _pairs(
-    seqs: np.ndarray[Any, np.dtype[np.int64]],
-    rank: np.ndarray[Any, np.dtype[np.float64]],
-    order: np.ndarray[Any, np.dtype[np.intp]],
-) -> Iterator[tuple[int, float]]:
-    for start in range(0, len(order), _HEAD):
-        part = order[start : start + _HEAD]
-        yield from zip(seqs[part].tolist(), rank[part].tolist(), strict=True)
