@@ -200,15 +200,19 @@ async def test_the_copy_ranks_as_the_statement(
     # statement's (the same BM25 over the same totals), whatever the query.
     _, postgres = stores
     rng = random.Random(5)
+    rare = ["ramen", "sushi", "tacos", "pho", "curry"]  # 480 facts each: under 5 %, OR-ed
     facts = corpus(3, 12_000) + [
-        Fact(project_id=P, content=f"{rng.choice(NAMES)} {' '.join(rng.choices(WORDS, k=3))}")
-        for _ in range(500)
+        Fact(project_id=P, content=f"{rng.choice(NAMES)} {rare[i % 5]} {rng.choice(WORDS)}")
+        for i in range(2_400)
     ]
     await fill(postgres, facts)
     query = FactQuery(project_id=P)
-    texts = [" ".join(rng.sample(NAMES + WORDS, rng.randint(1, 4))) for _ in range(40)]
+    texts = [" ".join(rng.sample(NAMES + WORDS, rng.randint(1, 4))) for _ in range(30)]
+    texts += [
+        " ".join([*rng.sample(rare, rng.randint(3, 5)), rng.choice(WORDS)]) for _ in range(10)
+    ]
     from_copy = [await postgres.keyword_search(query, text, 20) for text in texts]
-    assert len(postgres._frequent_words) > 0  # the copy answered
+    assert set(rare) <= set(postgres._frequent_words._words)  # rare words' OR from the copy too
     monkeypatch.setattr(metadata_module, "_STATEMENT_MAX_MATCHES", 10**9)
     for text, got in zip(texts, from_copy, strict=True):
         want = await postgres.keyword_search(query, text, 20)
