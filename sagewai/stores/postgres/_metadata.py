@@ -79,6 +79,10 @@ _STATEMENT_MAX_MATCHES = 1_000
 _KEYWORD_HEAD_MARGIN = 32
 _KEYWORD_HEAD_GROWTH = 8
 _KEYWORD_BATCH_MAX = 8_192
+_WRITTEN_UPDATE = (
+    "written = CASE WHEN f.search = EXCLUDED.search THEN f.written ELSE pg_current_xact_id() END"
+)
+"""An upsert that changes a fact's words marks it for the search processes' in-memory copies."""
 
 
 def significant_terms(
@@ -241,11 +245,9 @@ class PostgresMetadataStore(MetadataStore):
             f" FROM unnest({inputs}) AS u({', '.join((*FACT_COLUMNS, 'search'))})"
             " ON CONFLICT (id) DO UPDATE SET "
             + ", ".join(f"{column} = EXCLUDED.{column}" for column in columns[1:])
-            # The in-memory keyword copies of search processes re-read a fact whose words change.
-            + ", written = CASE WHEN f.search = EXCLUDED.search THEN f.written"
-            " ELSE pg_current_xact_id() END"
+            + f", {_WRITTEN_UPDATE}"
             # A fact id owned by another project is never taken over: the row stays as it is.
-             + " WHERE f.project_id = EXCLUDED.project_id"
+            + " WHERE f.project_id = EXCLUDED.project_id"
         )
         self._change_insert = (
             f"INSERT INTO {self._changes} ({', '.join(CHANGE_COLUMNS)}) VALUES ("
