@@ -315,3 +315,34 @@ async def test_the_copy_never_returns_another_projects_facts(
     other = await postgres.keyword_search(FactQuery(project_id="other"), "alice likes", 10)
     assert len(other) == 10
     assert not {i for i, _ in other} & own
+
+
+async def test_the_copy_ranks_words_of_any_script_as_sqlite_does(
+    stores: tuple[SqliteMetadataStore, PostgresMetadataStore],
+) -> None:
+    # Frequent words outside ASCII (accents, Greek, CJK), some held twice: both stores answer
+    # from their in-memory copies, which must agree with each other on the facts and scores.
+    rng = random.Random(9)
+    words = ["ñandú", "σίσυφος", "日本語", "straße", "café", "naïve"]
+    facts = [
+        Fact(
+            project_id=P,
+            content=" ".join(rng.choices(words, k=rng.randint(2, 5))) + f" note{i}",
+        )
+        for i in range(10_000)
+    ]
+    for store in stores:
+        for start in range(0, len(facts), 2_000):
+            await store.apply(WriteBatch(P, upserts=facts[start : start + 2_000]))
+    sqlite, postgres = stores
+    query = FactQuery(project_id=P)
+    for text in ["ñandú", "σίσυφος 日本語", "Straße café", "naïve ñandú 日本語"]:
+        expected = await sqlite.keyword_search(query, text, 20)
+        actual = await postgres.keyword_search(query, text, 20)
+        assert len(actual) == len(expected) == 20, text
+        # Uniform note lengths aside, the average differs only by PostgreSQL's sample.
+        assert [s for _, s in actual] == pytest.approx([s for _, s in expected], rel=0.05), text
+        contents = {f.id: f.content for f in facts}
+        for fact_id, _ in actual:
+            assert all(term in contents[fact_id].split() for term in text.lower().split()), text
+    assert {"ñandú", "σίσυφος", "日本語"} <= set(postgres._frequent_words._words)

@@ -191,3 +191,30 @@ async def test_the_size_rule_counts_every_fact_of_every_process(tmp_path: Path) 
     assert await counted() == (28, 28)
     await store.close()
     await other.close()
+
+
+async def test_words_the_index_folds_otherwise_are_kept(tmp_path: Path) -> None:
+    """FTS5 folds a Greek final sigma to a sigma; Python's lower() keeps it. A large store looks
+    words up in the index's vocabulary, so a Greek word would be "unknown" there and left out
+    of the query; the in-memory copy must also count its repeats in the index's form."""
+    store = SqliteMetadataStore(str(tmp_path / "metadata.sqlite3"))
+    facts = [
+        Fact(project_id=P, content=f"{'Σίσυφος ' * (1 + i % 2)}κυλάει την πέτρα {i}")
+        for i in range(10_000)
+    ]
+    facts += [Fact(project_id=P, content=f"κόσμος {i}") for i in range(300)]
+    for start in range(0, len(facts), 2_500):
+        await store.apply(WriteBatch(P, upserts=facts[start : start + 2_500]))
+    contents = {f.id: f.content for f in facts}
+    query = FactQuery(project_id=P)
+    hits = await store.keyword_search(query, "σίσυφος", 10)
+    assert len(hits) == 10
+    assert all(contents[i].count("Σίσυφος") == 2 for i, _ in hits)  # held twice ranks first
+    # A rare Greek word beside a frequent one: the rare one is matched (not left out as unknown).
+    hits = await store.keyword_search(query, "σίσυφος κόσμος", 5)
+    assert [contents[i].split()[0] for i, _ in hits] == ["κόσμος"] * 5
+    # A fact written after the copy was read, holding the word twice, is counted so.
+    late = Fact(project_id=P, content="Σίσυφος Σίσυφος Σίσυφος")
+    await store.apply(WriteBatch(P, upserts=[late]))
+    assert (await store.keyword_search(query, "σίσυφος", 1))[0][0] == late.id
+    await store.close()

@@ -33,8 +33,10 @@ first.
 
 from __future__ import annotations
 
+import functools
 import re
 import sqlite3
+import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -53,7 +55,7 @@ from sagewai.stores.base._word_bitmaps import (
     holding_any,
 )
 
-__all__ = ["FrequentWords", "index_totals"]
+__all__ = ["FrequentWords", "index_forms", "index_totals"]
 
 _ALL_LENGTHS_FROM = 20_000
 """Past this many facts of unknown length, every length is read at once (one table scan)."""
@@ -239,6 +241,54 @@ def _parse_ids(listed: str | None) -> Seqs:
     return np.fromstring(listed, dtype=np.int64, sep=",")
 
 
+TOKENIZER = "unicode61 remove_diacritics 0"
+"""The keyword index's tokenizer (migration ``0001``): the copy splits and folds text as it does."""
+_FOLD = threading.local()
+
+
+def index_forms(terms: Sequence[str]) -> list[str]:
+    """The words of ``terms`` as the keyword index stores them, each once, in order.
+
+    :func:`~sagewai.core._text.keyword_terms` lower-cases with Python; FTS5's ``unicode61``
+    folds case its own way outside ASCII (a final sigma becomes a sigma), so a word looked up in
+    the index's vocabulary by its Python form would be missing there, and a large store would
+    leave it out of the query. ASCII words are the same in both.
+
+    Example:
+        >>> index_forms(["kyoto", "σίσυφος", "kyoto"])
+        ['kyoto', 'σίσυφοσ']
+    """
+    out: list[str] = []
+    for term in terms:
+        for form in (term,) if term.isascii() else _fts5_forms(term):
+            if form not in out:
+                out.append(form)
+    return out
+
+
 def _tokens(text: str) -> list[str]:
-    """FTS5's ``unicode61`` tokens of ``text`` (letters and digits, lower-cased)."""
-    return _TOKEN.findall(text.lower())
+    """FTS5's ``unicode61`` tokens of ``text`` (letters and digits, case folded), repeats kept."""
+    if text.isascii():
+        return _TOKEN.findall(text.lower())
+    return list(_fts5_tokens(text))
+
+
+@functools.lru_cache(maxsize=65_536)
+def _fts5_forms(term: str) -> tuple[str, ...]:
+    return _fts5_tokens(term)
+
+
+def _fts5_tokens(text: str) -> tuple[str, ...]:
+    """``text`` split by an FTS5 table with the index's tokenizer (one in memory per thread)."""
+    db: sqlite3.Connection | None = getattr(_FOLD, "db", None)
+    if db is None:
+        db = sqlite3.connect(":memory:")
+        db.execute(f"CREATE VIRTUAL TABLE fold USING fts5(text, tokenize = '{TOKENIZER}')")
+        db.execute("CREATE VIRTUAL TABLE fold_instances USING fts5vocab(fold, 'instance')")
+        _FOLD.db = db
+    db.execute("INSERT INTO fold (rowid, text) VALUES (1, ?)", (text,))
+    try:
+        rows = db.execute('SELECT term FROM fold_instances ORDER BY "offset"').fetchall()
+    finally:
+        db.execute("DELETE FROM fold")
+    return tuple(row[0] for row in rows)

@@ -62,7 +62,7 @@ from sagewai.stores.sqlite._database import (
     micros,
     write_transaction,
 )
-from sagewai.stores.sqlite._frequent import FrequentWords, index_totals
+from sagewai.stores.sqlite._frequent import FrequentWords, index_forms, index_totals
 
 __all__ = ["EncodedBatch", "SqliteMetadataStore"]
 
@@ -519,7 +519,8 @@ class SqliteMetadataStore(MetadataStore):
         word's whole posting list and sorted every match per query, and checking the filter
         of each one cost about as much again, for rows the limit throws away.
         """
-        significant, frequent, most = self._significant_terms(terms)
+        # The index's own forms of the words: its vocabulary is read by word below.
+        significant, frequent, most = self._significant_terms(index_forms(terms))
         if not significant:
             return []
         match = fts5_match(significant, all_terms=frequent)
