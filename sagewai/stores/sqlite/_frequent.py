@@ -241,7 +241,7 @@ def _parse_ids(listed: str | None) -> Seqs:
     return np.fromstring(listed, dtype=np.int64, sep=",")
 
 
-TOKENIZER = "unicode61 remove_diacritics 0"
+_TOKENIZER = "unicode61 remove_diacritics 0"
 """The keyword index's tokenizer (migration ``0001``): the copy splits and folds text as it does."""
 _FOLD = threading.local()
 
@@ -283,7 +283,7 @@ def _fts5_tokens(text: str) -> tuple[str, ...]:
     db: sqlite3.Connection | None = getattr(_FOLD, "db", None)
     if db is None:
         db = sqlite3.connect(":memory:")
-        db.execute(f"CREATE VIRTUAL TABLE fold USING fts5(text, tokenize = '{TOKENIZER}')")
+        db.execute(f"CREATE VIRTUAL TABLE fold USING fts5(text, tokenize = '{_TOKENIZER}')")
         db.execute("CREATE VIRTUAL TABLE fold_instances USING fts5vocab(fold, 'instance')")
         _FOLD.db = db
     db.execute("INSERT INTO fold (rowid, text) VALUES (1, ?)", (text,))
