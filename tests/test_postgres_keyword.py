@@ -346,3 +346,26 @@ async def test_the_copy_ranks_words_of_any_script_as_sqlite_does(
         for fact_id, _ in actual:
             assert all(term in contents[fact_id].split() for term in text.lower().split()), text
     assert {"ñandú", "σίσυφος", "日本語"} <= set(postgres._frequent_words._words)
+
+
+async def test_a_long_catch_up_reads_the_copy_afresh(
+    stores: tuple[SqliteMetadataStore, PostgresMetadataStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # More facts written since the copy's snapshot than a catch-up reads: the copy is dropped
+    # and read again, and the search still sees every one of them.
+    from sagewai.stores.postgres import _frequent
+
+    _, postgres = stores
+    await fill(postgres, alice_corpus())
+    query = FactQuery(project_id=P)
+    await postgres.keyword_search(query, "alice likes", 5)
+    copy = postgres._frequent_words
+    first_snapshot, first_alice = copy._snapshot, copy._words["alice"]
+    monkeypatch.setattr(_frequent, "_CATCH_UP_MAX", 5)
+    shortest = [Fact(project_id=P, content="alice likes") for _ in range(8)]
+    await postgres.apply(WriteBatch(P, upserts=shortest))
+    hits = await postgres.keyword_search(query, "alice likes", 8)
+    assert {i for i, _ in hits} == {f.id for f in shortest}
+    assert copy._snapshot != first_snapshot
+    assert copy._words["alice"] is not first_alice  # read again, not caught up
+    assert copy._words["alice"].count == 10_008
