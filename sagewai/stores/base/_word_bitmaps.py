@@ -13,6 +13,7 @@ Memory: a bitmap is an eighth of a byte per fact (125 KB a word at a million fac
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +28,8 @@ __all__ = [
     "best_first",
     "bm25_ranks",
     "capacity",
+    "grown",
+    "head_batches",
     "holding_all",
     "holding_any",
 ]
@@ -36,6 +39,11 @@ MAX_BYTES = 64 * 2**20
 _K1 = 1.2
 _B = 0.75
 _HEAD = 256
+_BATCH_MARGIN = 32
+"""The first batch checked against a filter holds at least this many rows beyond ``top_k``."""
+_BATCH_GROWTH = 8
+_BATCH_MAX = 8_192
+"""Later batches grow 8-fold up to this size."""
 
 Seqs = np.ndarray[Any, np.dtype[np.int64]]
 """Facts' sequence numbers, ascending."""
@@ -44,6 +52,15 @@ Seqs = np.ndarray[Any, np.dtype[np.int64]]
 def capacity(seq: int) -> int:
     """Bytes of a bitmap holding ``seq``, with room to grow by a quarter."""
     return (seq + seq // 4 + 64) // 8 + 1
+
+
+def grown(array: np.ndarray[Any, Any], size: int) -> np.ndarray[Any, Any]:
+    """``array`` zero-extended to ``size`` items (itself when it is that long already)."""
+    if len(array) >= size:
+        return array
+    extended = np.zeros(size, dtype=array.dtype)
+    extended[: len(array)] = array
+    return extended
 
 
 @dataclass
@@ -63,9 +80,7 @@ class WordBits:
             return
         top = int(seqs.max())
         if top // 8 + 1 > len(self.bits):
-            grown = np.zeros(capacity(top), dtype=np.uint8)
-            grown[: len(self.bits)] = self.bits
-            self.bits = grown
+            self.bits = grown(self.bits, capacity(top))
         np.bitwise_or.at(self.bits, seqs >> 3, (0x80 >> (seqs & 7)).astype(np.uint8))
         self.count += len(seqs)
 
@@ -146,6 +161,21 @@ def best_first(
     rest = np.flatnonzero(rank > kth)
     if len(rest):
         yield from _pairs(seqs, rank, rest[np.lexsort((-seqs[rest], rank[rest]))])
+
+
+def head_batches(
+    ranked: Iterator[tuple[int, float]], top_k: int
+) -> Iterator[list[tuple[int, float]]]:
+    """``ranked`` in growing batches, for a store to check against a query's filter until
+    ``top_k`` have passed: the first ``top_k + max(top_k, 32)`` rows, then 8 times as many up
+    to 8,192; the last batch is the first one shorter than asked (every row was read)."""
+    batch = top_k + max(top_k, _BATCH_MARGIN)
+    while True:
+        rows = list(itertools.islice(ranked, batch))
+        yield rows
+        if len(rows) < batch:
+            return
+        batch = min(batch * _BATCH_GROWTH, _BATCH_MAX)
 
 
 def _set_bits(bitmap: np.ndarray[Any, np.dtype[np.uint8]]) -> Seqs:

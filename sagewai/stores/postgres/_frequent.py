@@ -40,6 +40,7 @@ from sagewai.stores.base._word_bitmaps import (
     best_first,
     bm25_ranks,
     capacity,
+    grown,
     holding_all,
     holding_any,
 )
@@ -183,7 +184,5 @@ class PostgresFrequentWords:
             return
         top = int(seqs.max())
         if top >= len(self._lengths):
-            grown = np.zeros(capacity(top) * 8, dtype=np.uint16)
-            grown[: len(self._lengths)] = self._lengths
-            self._lengths = grown
+            self._lengths = grown(self._lengths, capacity(top) * 8)
         self._lengths[seqs] = np.minimum(lengths, _LENGTH_CAP)

@@ -18,7 +18,6 @@ with many matches is ranked from an in-memory copy of its words' facts
 from __future__ import annotations
 
 import contextlib
-import itertools
 import json
 import re
 import time
@@ -54,6 +53,7 @@ from sagewai.stores.base._sql import (
     tsvector_literal,
     visible_condition,
 )
+from sagewai.stores.base._word_bitmaps import head_batches
 from sagewai.stores.postgres._frequent import PostgresFrequentWords
 from sagewai.stores.postgres._pool import (
     PostgresPool,
@@ -76,9 +76,6 @@ _CACHED_FREQUENCY_MIN = 1_000
 _CORPUS_TTL = 300.0
 _STATEMENT_MAX_MATCHES = 1_000
 """Up to this many matches a query is ranked by one statement; above, by the in-memory copy."""
-_KEYWORD_HEAD_MARGIN = 32
-_KEYWORD_HEAD_GROWTH = 8
-_KEYWORD_BATCH_MAX = 8_192
 _WRITTEN_UPDATE = (
     "written = CASE WHEN f.search = EXCLUDED.search THEN f.written ELSE pg_current_xact_id() END"
 )
@@ -518,14 +515,11 @@ class PostgresMetadataStore(MetadataStore):
             )
         match = (" & " if every else " | ").join(quote_lexeme(term) for term in terms)
         hits: list[tuple[str, float]] = []
-        batch = top_k + max(top_k, _KEYWORD_HEAD_MARGIN)
-        while len(hits) < top_k:
-            rows = list(itertools.islice(ranked, batch))
+        for rows in head_batches(ranked, top_k):
             passed = await self._passing_ids(query, [seq for seq, _ in rows], match)
             hits.extend((passed[seq], -rank) for seq, rank in rows if seq in passed)
-            if len(rows) < batch:  # every match was read
+            if len(hits) >= top_k:
                 break
-            batch = min(batch * _KEYWORD_HEAD_GROWTH, _KEYWORD_BATCH_MAX)
         return hits[:top_k]
 
     async def _passing_ids(

@@ -51,6 +51,7 @@ from sagewai.stores.base._word_bitmaps import (
     best_first,
     bm25_ranks,
     capacity,
+    grown,
     holding_all,
     holding_any,
 )
@@ -194,12 +195,8 @@ class FrequentWords:
         """Token counts of these facts (FTS5's docsize), read once and kept."""
         top = int(seqs[-1])
         if top >= len(self._lengths):
-            size = capacity(top) * 8
-            lengths = np.zeros(size, dtype=np.uint16)
-            known = np.zeros(size, dtype=bool)
-            lengths[: len(self._lengths)] = self._lengths
-            known[: len(self._known)] = self._known
-            self._lengths, self._known = lengths, known
+            self._lengths = grown(self._lengths, capacity(top) * 8)
+            self._known = grown(self._known, len(self._lengths))
         unknown = seqs[~self._known[seqs]]
         if len(unknown):
             bound: int | str

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import hashlib
-import itertools
 import json
 import os
 import sqlite3
@@ -55,6 +54,7 @@ from sagewai.stores.base._sql import (
     to_json,
     visible_condition,
 )
+from sagewai.stores.base._word_bitmaps import head_batches
 from sagewai.stores.sqlite._database import (
     MEMORY,
     SqliteDatabase,
@@ -77,11 +77,6 @@ _FREQUENT_FACTS = 10_000
 _CACHED_FREQUENCY_MIN = 1_000
 _ANALYZE_MIN_ROWS = 2_000
 _FEW_TAGGED = 2_000
-_KEYWORD_HEAD_MARGIN = 32
-"""Keyword search checks at least this many index rows beyond ``top_k`` against the filter."""
-_KEYWORD_HEAD_GROWTH = 8
-_KEYWORD_BATCH_MAX = 8_192
-"""Later batches of index rows checked against the filter grow 8-fold up to this size."""
 _JOINED_MAX_MATCHES = 1_000
 """Up to this many matching facts (counted from the terms' document frequencies), keyword
 search checks the filter on every match in one joined query."""
@@ -539,14 +534,11 @@ class SqliteMetadataStore(MetadataStore):
         """The first ``top_k`` of the totally ordered ``(seq, rank)`` rows whose facts pass
         ``query``, checked in growing batches."""
         hits: list[tuple[str, float]] = []
-        batch = top_k + max(top_k, _KEYWORD_HEAD_MARGIN)
-        while len(hits) < top_k:
-            rows = list(itertools.islice(ranked, batch))
+        for rows in head_batches(ranked, top_k):
             passed = self._passing_ids(query, [seq for seq, _ in rows])
             hits.extend((passed[seq], -rank) for seq, rank in rows if seq in passed)
-            if len(rows) < batch:  # every match was read
+            if len(hits) >= top_k:
                 break
-            batch = min(batch * _KEYWORD_HEAD_GROWTH, _KEYWORD_BATCH_MAX)
         return hits[:top_k]
 
     def _passing_ids(self, query: FactQuery, seqs: Sequence[int]) -> dict[int, str]:
