@@ -15,6 +15,7 @@ import pytest
 
 from sagewai.core._queries import FactQuery, WriteBatch
 from sagewai.core._records import Fact
+from sagewai.stores.base import MetadataStore
 from sagewai.stores.postgres import _metadata as metadata_module
 from sagewai.stores.postgres._metadata import PostgresMetadataStore, significant_terms
 from sagewai.stores.sqlite import SqliteMetadataStore
@@ -67,6 +68,19 @@ def corpus(seed: int, size: int) -> list[Fact]:
     return facts
 
 
+def alice_corpus(project: str = P) -> list[Fact]:
+    """10,000 facts: "alice" in all, "likes" and "visited" in half each (every word frequent)."""
+    return [
+        Fact(project_id=project, content=f"alice {'likes' if i % 2 else 'visited'} item{i}")
+        for i in range(10_000)
+    ]
+
+
+async def fill(store: MetadataStore, facts: list[Fact]) -> None:
+    for start in range(0, len(facts), 2_000):
+        await store.apply(WriteBatch(facts[0].project_id, upserts=facts[start : start + 2_000]))
+
+
 @pytest.fixture
 async def stores(
     postgres_dsn: str, postgres_schema: str, tmp_path: Path
@@ -106,14 +120,10 @@ async def test_frequent_terms_are_left_out_or_required_together(
     stores: tuple[SqliteMetadataStore, PostgresMetadataStore],
 ) -> None:
     _, postgres = stores
-    facts = [
-        Fact(project_id=P, content=f"alice {'likes' if i % 2 else 'visited'} item{i}")
-        for i in range(10_000)
-    ]
+    facts = alice_corpus()
     facts += [Fact(project_id=P, content="bob visited kyoto")]
     facts += [Fact(project_id=P, content="alice visited kyoto")]
-    for start in range(0, len(facts), 2_000):
-        await postgres.apply(WriteBatch(P, upserts=facts[start : start + 2_000]))
+    await fill(postgres, facts)
     query = FactQuery(project_id=P)
     contents = {f.id: f.content for f in facts}
     hits = await postgres.keyword_search(query, "alice visited kyoto", 50)
@@ -141,14 +151,9 @@ async def test_a_word_no_fact_holds_is_left_out_as_on_sqlite(
 ) -> None:
     # "zzyzx" is in no fact: counted as rare it would be the only term matched, and the query
     # would find nothing. Both stores leave it out and rank the frequent words together.
-    facts = [
-        Fact(project_id=P, content=f"alice {'likes' if i % 2 else 'visited'} item{i}")
-        for i in range(10_000)
-    ]
-    facts += [Fact(project_id=P, content="bob visited kyoto")]
+    facts = [*alice_corpus(), Fact(project_id=P, content="bob visited kyoto")]
     for store in stores:
-        for start in range(0, len(facts), 2_000):
-            await store.apply(WriteBatch(P, upserts=facts[start : start + 2_000]))
+        await fill(store, facts)
     query = FactQuery(project_id=P)
     contents = {f.id: f.content for f in facts}
     sqlite, postgres = stores
@@ -178,19 +183,6 @@ def test_significant_terms_leaves_out_words_no_fact_holds() -> None:
 
 
 # -- the in-memory copy of frequent words (sagewai.stores.postgres._frequent) -------------------
-
-
-def alice_corpus(project: str = P) -> list[Fact]:
-    """10,000 facts: "alice" in all, "likes" and "visited" in half each (every word frequent)."""
-    return [
-        Fact(project_id=project, content=f"alice {'likes' if i % 2 else 'visited'} item{i}")
-        for i in range(10_000)
-    ]
-
-
-async def fill(store: PostgresMetadataStore, facts: list[Fact]) -> None:
-    for start in range(0, len(facts), 2_000):
-        await store.apply(WriteBatch(facts[0].project_id, upserts=facts[start : start + 2_000]))
 
 
 async def test_the_copy_ranks_as_the_statement(
@@ -332,8 +324,7 @@ async def test_the_copy_ranks_words_of_any_script_as_sqlite_does(
         for i in range(10_000)
     ]
     for store in stores:
-        for start in range(0, len(facts), 2_000):
-            await store.apply(WriteBatch(P, upserts=facts[start : start + 2_000]))
+        await fill(store, facts)
     sqlite, postgres = stores
     query = FactQuery(project_id=P)
     for text in ["ñandú", "σίσυφος 日本語", "Straße café", "naïve ñandú 日本語"]:
