@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sagewai.context._query import (
     STOPWORDS,
@@ -98,3 +102,52 @@ def test_analyse_query_bundles_the_signals() -> None:
 
 def test_stopwords_hold_no_content_words() -> None:
     assert not {"caroline", "paint", "group", "2023", "tea"} & STOPWORDS
+
+
+# The time expressions as a plain list of alternatives: what the factored pattern of
+# ``mentions_time`` must accept and reject, word for word.
+_PLAIN_TIME_EXPRESSION = re.compile(
+    r"\b(yesterday|today|tonight|tomorrow|ago|recently|lately|last|next|weekend"
+    r"|(?:this|that|past|coming)\s+(?:week|month|year|summer|winter|spring|fall|autumn)"
+    r"|january|february|march|april|may|june|july|august|september|october|november|december"
+    r"|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
+    r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday|(?:19|20)\d\d)\b",
+    re.IGNORECASE,
+)
+_TIME_WORDS = tuple(
+    re.split(
+        r"\s+",
+        "yesterday today tonight tomorrow ago recently lately last next weekend this that past"
+        " coming week month year summer winter spring fall autumn january february march april"
+        " may june july august september october november december jan feb mar apr jun jul aug"
+        " sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday 1999 2024"
+        " 2100 1899 to tod tue sept. mayday junes decade mon sun sat todays",
+    )
+)
+
+_GAPS = (" ", "  ", "\n", "-", "'", "_", "", ",", "é")
+
+
+@given(
+    st.lists(
+        st.one_of(st.sampled_from(_TIME_WORDS), st.text(max_size=6)),
+        max_size=8,
+    ),
+    st.lists(
+        st.sampled_from([" ", "  ", "\n", "-", "'", "_", "", ",", "é"]), min_size=8, max_size=8
+    ),
+    st.booleans(),
+)
+def test_mentions_time_accepts_what_the_plain_alternatives_accept(
+    words: list[str], gaps: list[str], upper: bool
+) -> None:
+    text = "".join(word + gap for word, gap in zip(words, gaps, strict=False))
+    text = text.upper() if upper else text
+    assert mentions_time(text) is (_PLAIN_TIME_EXPRESSION.search(text) is not None)
+
+
+@pytest.mark.parametrize("word", _TIME_WORDS)
+@pytest.mark.parametrize("frame", ["{}", "We met {} at noon", "{}s", "x{}", "({}).", "{} week"])
+def test_mentions_time_agrees_on_every_time_word(word: str, frame: str) -> None:
+    for text in (frame.format(word), frame.format(word).upper()):
+        assert mentions_time(text) is (_PLAIN_TIME_EXPRESSION.search(text) is not None)

@@ -33,7 +33,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from sagewai.context._query import QueryAnalysis, mentions_time
-from sagewai.core._records import Fact, FactKind, FactType, ScoreParts
+from sagewai.core._records import Fact, FactKind, FactType, ScoreParts, assembled
 from sagewai.core._text import keyword_terms
 
 __all__ = [
@@ -328,13 +328,31 @@ def speaker_matches(fact: Fact, names: Iterable[str]) -> bool:
         >>> speaker_matches(fact, ["mel"]), speaker_matches(fact, ["caroline"])
         (True, False)
     """
-    wanted = set(names)
-    if not wanted:
-        return False
-    who = [source.speaker for source in fact.sources if source.speaker]
-    if fact.subject:
-        who.append(fact.subject)
-    return any(wanted.intersection(keyword_terms(name)) for name in who)
+    return _SpeakerMatch(names)(fact)
+
+
+class _SpeakerMatch:
+    """:func:`speaker_matches` for one query's names over many facts: each distinct speaker or
+    subject is split into words once (a search's candidates share a handful of speakers)."""
+
+    __slots__ = ("_known", "_wanted")
+
+    def __init__(self, names: Iterable[str]) -> None:
+        self._wanted = frozenset(names)
+        self._known: dict[str, bool] = {}
+
+    def _named(self, who: str) -> bool:
+        named = self._known.get(who)
+        if named is None:
+            named = self._known[who] = not self._wanted.isdisjoint(keyword_terms(who))
+        return named
+
+    def __call__(self, fact: Fact) -> bool:
+        if not self._wanted:
+            return False
+        if any(self._named(source.speaker) for source in fact.sources if source.speaker):
+            return True
+        return bool(fact.subject) and self._named(fact.subject)
 
 
 def time_matches(fact: Fact) -> bool:
@@ -437,18 +455,17 @@ def fuse(
             normalised_dense(dense, extra_dense), normalised_keyword(keyword), config
         )
     ids = dict.fromkeys([*fused, *extra_dense, *(i for i in bonus if i in facts)])
-    names = query.names if query is not None else ()
+    speaking = _SpeakerMatch(query.names if query is not None else ())
     temporal = query is not None and query.temporal
     reply_weight = 1.0 if query is None or query.asks_replies else config.reply_weight
-    speaker: dict[str, float] = {}
-    timed: dict[str, float] = {}
     relevance: dict[str, float] = {}
     for fact_id in ids:
         fact = facts[fact_id]
-        speaker[fact_id] = config.speaker_bonus if speaker_matches(fact, names) else 0.0
-        timed[fact_id] = config.time_bonus if temporal and time_matches(fact) else 0.0
         relevance[fact_id] = (
-            fused.get(fact_id, 0.0) + speaker[fact_id] + timed[fact_id] + bonus.get(fact_id, 0.0)
+            fused.get(fact_id, 0.0)
+            + (config.speaker_bonus if speaking(fact) else 0.0)
+            + (config.time_bonus if temporal and time_matches(fact) else 0.0)
+            + bonus.get(fact_id, 0.0)
         )
 
     lent: dict[str, float] = {}
@@ -474,15 +491,20 @@ def fuse(
             score *= config.context_weight
         if reply_weight != 1.0 and is_reply_record(fact):
             score *= reply_weight
-        parts = ScoreParts(
-            dense=dense_score.get(fact_id),
-            keyword=keyword_score.get(fact_id),
-            dense_rank=dense_rank.get(fact_id),
-            keyword_rank=keyword_rank.get(fact_id),
-            fusion=fused.get(fact_id, 0.0),
-            recency=recency,
-            strength=strength,
-            graph=bonus.get(fact_id, 0.0),
+        # Every value below has its field's type already: the record is assembled, not
+        # validated again (a hundred candidates a search).
+        parts = assembled(
+            ScoreParts,
+            {
+                "dense": dense_score.get(fact_id),
+                "keyword": keyword_score.get(fact_id),
+                "dense_rank": dense_rank.get(fact_id),
+                "keyword_rank": keyword_rank.get(fact_id),
+                "fusion": fused.get(fact_id, 0.0),
+                "recency": recency,
+                "strength": strength,
+                "graph": bonus.get(fact_id, 0.0),
+            },
         )
         ranked.append(RankedCandidate(fact, score, parts, relevance[fact_id]))
     ranked.sort(key=lambda candidate: (-candidate.score, candidate.fact.id))
