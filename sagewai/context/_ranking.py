@@ -352,7 +352,7 @@ class _SpeakerMatch:
             return False
         if any(self._named(source.speaker) for source in fact.sources if source.speaker):
             return True
-        return bool(fact.subject) and self._named(fact.subject)
+        return self._named(fact.subject) if fact.subject else False
 
 
 def time_matches(fact: Fact) -> bool:
