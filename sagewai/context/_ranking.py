@@ -28,7 +28,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -174,9 +174,12 @@ class SearchConfig(BaseModel):
     """Record reads in ``last_accessed_at`` (reads keep a fact from decaying)."""
 
 
-@dataclass(frozen=True, slots=True)
-class RankedCandidate:
-    """A fact with its final score, the parts of it, and the relevance before neighbours."""
+class RankedCandidate(NamedTuple):
+    """A fact with its final score, the parts of it, and the relevance before neighbours.
+
+    A named tuple, not a frozen dataclass: a search makes about a hundred of them, and a frozen
+    dataclass pays an ``object.__setattr__`` per field to be made.
+    """
 
     fact: Fact
     score: float
@@ -350,8 +353,9 @@ class _SpeakerMatch:
     def __call__(self, fact: Fact) -> bool:
         if not self._wanted:
             return False
-        if any(self._named(source.speaker) for source in fact.sources if source.speaker):
-            return True
+        for source in fact.sources:
+            if source.speaker and self._named(source.speaker):
+                return True
         return self._named(fact.subject) if fact.subject else False
 
 
@@ -477,18 +481,22 @@ def fuse(
     top_relevance = 1.0 + config.speaker_bonus + config.time_bonus + max(bonus.values(), default=0)
     ceiling = top_relevance * (1.0 + config.neighbour_weight)
     blend = 1.0 - config.recency_weight - config.strength_weight
+    # The settings read once: the loop below runs for every candidate (about a hundred).
+    neighbour_weight, neighbour_chars = config.neighbour_weight, config.neighbour_chars
+    recency_weight, strength_weight = config.recency_weight, config.strength_weight
+    context_weight, halflife_days = config.context_weight, config.recency_halflife_days
     ranked: list[RankedCandidate] = []
     for fact_id in ids:
         fact = facts[fact_id]
-        share = config.neighbour_weight * lent.get(fact_id, 0.0)
-        if config.neighbour_chars and len(fact.content) > config.neighbour_chars:
-            share *= config.neighbour_chars / len(fact.content)
+        share = neighbour_weight * lent.get(fact_id, 0.0)
+        if neighbour_chars and len(fact.content) > neighbour_chars:
+            share *= neighbour_chars / len(fact.content)
         total = (relevance[fact_id] + share) / ceiling
-        recency = recency_score(fact, now, config.recency_halflife_days)
+        recency = recency_score(fact, now, halflife_days)
         strength = min(1.0, fact.strength)
-        score = blend * total + config.recency_weight * recency + config.strength_weight * strength
+        score = blend * total + recency_weight * recency + strength_weight * strength
         if is_context_record(fact):
-            score *= config.context_weight
+            score *= context_weight
         if reply_weight != 1.0 and is_reply_record(fact):
             score *= reply_weight
         # Every value below has its field's type already: the record is assembled, not
