@@ -360,3 +360,110 @@ async def test_a_long_catch_up_reads_the_copy_afresh(
     assert copy._snapshot != first_snapshot
     assert copy._words["alice"] is not first_alice  # read again, not caught up
     assert copy._words["alice"].count == 10_008
+
+
+async def _saved_words(dsn: str, schema: str) -> set[str]:
+    import asyncpg
+
+    connection = await asyncpg.connect(dsn)
+    try:
+        rows = await connection.fetch(f'SELECT word FROM "{schema}".keyword_copies')
+    finally:
+        await connection.close()
+    return {row[0] for row in rows}
+
+
+async def test_a_later_process_loads_the_saved_copy_and_catches_it_up(
+    postgres_dsn: str, postgres_schema: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The first process reads the words from the heap and saves them; a later one (a fresh
+    # store) loads them without reading the heap, with every fact written in between.
+    from sagewai.stores.postgres._frequent import PostgresFrequentWords
+
+    first = PostgresMetadataStore(postgres_dsn, schema=postgres_schema)
+    await first.migrate()
+    later = PostgresMetadataStore(postgres_dsn, schema=postgres_schema)
+    try:
+        await fill(first, alice_corpus())
+        query = FactQuery(project_id=P)
+        before = await first.keyword_search(query, "alice likes", 5)
+        assert await _saved_words(postgres_dsn, postgres_schema) == {"alice", "likes"}
+        short = Fact(project_id=P, content="alice likes")
+        twice = Fact(project_id=P, content="alice likes likes tea")
+        await first.apply(WriteBatch(P, upserts=[short, twice]))
+
+        async def no_heap_read(self: PostgresFrequentWords, pool: object, word: str) -> None:
+            raise AssertionError(f"{word!r} was read from the heap, not loaded")
+
+        monkeypatch.setattr(PostgresFrequentWords, "_read_word", no_heap_read)
+        hits = await later.keyword_search(query, "alice likes", 7)
+        assert {i for i, _ in hits[:2]} == {twice.id, short.id}  # the shortest, and a repeat
+        assert [i for i, _ in hits[2:]] == [i for i, _ in before]
+        loaded = later._frequent_words._words
+        assert loaded["alice"].count == 10_002
+        assert loaded["likes"].count == 5_002
+        # The scores are the ones a copy read from the heap gives (the statement's too).
+        monkeypatch.undo()
+        fresh = PostgresMetadataStore(postgres_dsn, schema=postgres_schema)
+        try:
+            fresh._frequent_words._saved = None
+            read = await fresh.keyword_search(query, "alice likes", 7)
+            assert [i for i, _ in read] == [i for i, _ in hits]
+            assert [s for _, s in read] == pytest.approx([s for _, s in hits], rel=1e-12)
+        finally:
+            await fresh.close()
+    finally:
+        await first.close()
+        await later.close()
+
+
+async def test_deleting_facts_empties_the_saved_copies(
+    stores: tuple[SqliteMetadataStore, PostgresMetadataStore],
+    postgres_dsn: str,
+    postgres_schema: str,
+) -> None:
+    # Nothing drawn from a forgotten fact outlives it there, not even a bit of a bitmap.
+    _, postgres = stores
+    facts = alice_corpus()
+    await fill(postgres, facts)
+    await postgres.keyword_search(FactQuery(project_id=P), "alice likes", 5)
+    assert await _saved_words(postgres_dsn, postgres_schema) == {"alice", "likes"}
+    await postgres.apply(WriteBatch(P, deletes=["no-such-fact"]))  # deletes nothing: kept
+    assert await _saved_words(postgres_dsn, postgres_schema) == {"alice", "likes"}
+    await postgres.apply(WriteBatch(P, deletes=[facts[0].id]))
+    assert await _saved_words(postgres_dsn, postgres_schema) == set()
+    # A word read afresh is saved again ("alice" stays in this process's memory, unsaved).
+    await postgres.keyword_search(FactQuery(project_id=P), "alice visited", 5)
+    assert await _saved_words(postgres_dsn, postgres_schema) == {"visited"}
+    await postgres.delete_project(P)
+    assert await _saved_words(postgres_dsn, postgres_schema) == set()
+
+
+async def test_a_saved_copy_is_not_used_once_the_table_changed_by_a_tenth(
+    postgres_dsn: str, postgres_schema: str
+) -> None:
+    import asyncpg
+
+    first = PostgresMetadataStore(postgres_dsn, schema=postgres_schema)
+    await first.migrate()
+    later = PostgresMetadataStore(postgres_dsn, schema=postgres_schema)
+    connection = await asyncpg.connect(postgres_dsn)
+    try:
+        await fill(first, alice_corpus())
+        await first.keyword_search(FactQuery(project_id=P), "alice likes", 5)
+        # As if saved when the table held a third as many facts: read afresh, saved again.
+        await connection.execute(
+            f'UPDATE "{postgres_schema}".keyword_copies SET table_size = table_size / 3,'
+            " bits = ''::bytea"
+        )
+        hits = await later.keyword_search(FactQuery(project_id=P), "alice likes", 5)
+        assert len(hits) == 5
+        assert later._frequent_words._words["alice"].count == 10_000
+        sizes = await connection.fetch(
+            f'SELECT table_size, length(bits) FROM "{postgres_schema}".keyword_copies'
+        )
+        assert all(row[1] > 0 for row in sizes)
+    finally:
+        await connection.close()
+        await first.close()
+        await later.close()

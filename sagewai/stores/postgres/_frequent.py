@@ -20,12 +20,22 @@ The copy follows every writer of any process:
   the word counts it adds to (a tenth of a difference moves an IDF by about 0.1) are dropped
   with the whole copy once the table has grown or shrunk by a tenth, or when a catch-up would
   read more than :data:`_CATCH_UP_MAX` facts.
+
+A word read from the heap is saved for the next process (the table ``keyword_copies``,
+migration ``0005``): reading a word held by a tenth of a million facts from cold buffers took
+about half a second, the first time each process met it, so a restarted or added process
+answered its first queries of common words slowly. A process that meets a word loads the saved
+copy in one row and catches it up from the snapshot it was read in, as above. A saved copy is
+not used once the table has grown or shrunk by a tenth since, nor when its catch-up would read
+more than :data:`_CATCH_UP_MAX` facts (the word is then read from the heap and saved again);
+every statement that deletes facts empties the table.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -47,9 +57,13 @@ from sagewai.stores.base._word_bitmaps import (
 
 __all__ = ["PostgresFrequentWords"]
 
+logger = logging.getLogger("sagewai.stores")
+
 _CATCH_UP_MAX = 20_000
 """A catch-up that would read more facts than this drops the copy instead."""
 _LENGTH_CAP = 65_535
+_RESAVE_AFTER = 1_000
+"""A loaded copy that caught up with more facts than this is saved again, caught up."""
 
 
 class PostgresFrequentWords:
@@ -61,10 +75,13 @@ class PostgresFrequentWords:
         facts: The facts table, schema-qualified and quoted.
         max_bytes: The words' bitmaps are kept up to this size in all, the least recently
             used dropped first.
+        saved: The table of saved copies (``keyword_copies``), schema-qualified and quoted;
+            ``None`` reads every word from the facts table and saves none.
     """
 
-    def __init__(self, facts: str, max_bytes: int = MAX_BYTES) -> None:
+    def __init__(self, facts: str, max_bytes: int = MAX_BYTES, *, saved: str | None = None) -> None:
         self._facts = facts
+        self._saved = saved
         self._max_bytes = max_bytes
         self._words: OrderedDict[str, WordBits] = OrderedDict()
         self._snapshot: str | None = None
@@ -109,7 +126,7 @@ class PostgresFrequentWords:
         if entry is not None:
             self._words.move_to_end(word)
             return entry
-        entry = await self._read_word(pool, word)
+        entry = await self._load_word(pool, word) or await self._read_word(pool, word)
         self._words[word] = entry
         self._bytes += entry.bits.nbytes
         while self._bytes > self._max_bytes and len(self._words) > 1:
@@ -137,13 +154,88 @@ class PostgresFrequentWords:
         entry.repeats = dict(zip(repeated, counts, strict=True))
         if self._snapshot is None:
             self._snapshot = snapshot  # later snapshots see more: the catch-up reads it again
+        await self._save(pool, word, entry, snapshot)
         return entry
+
+    async def _load_word(self, pool: Any, word: str) -> WordBits | None:
+        """The word's saved copy, caught up from its snapshot; ``None`` when there is none
+        worth using (none saved, the table has changed by a tenth since, or the catch-up
+        would read more than :data:`_CATCH_UP_MAX` facts)."""
+        if self._saved is None:
+            return None
+        row = await pool.fetchrow(
+            "SELECT snapshot, table_size, facts, bits, lengths, repeated, counts"
+            f" FROM {self._saved} WHERE word = $1",
+            word,
+        )
+        if row is None or 10 * abs(self._size - row["table_size"]) >= row["table_size"]:
+            return None
+        entry = WordBits(
+            np.frombuffer(row["bits"], dtype=np.uint8).copy(),
+            count=row["facts"],
+            repeats=dict(zip(row["repeated"], row["counts"], strict=True)),
+        )
+        seqs = holding_any([entry])
+        lengths = np.frombuffer(row["lengths"], dtype="<u2")
+        if len(seqs) != entry.count or len(lengths) != len(seqs):
+            return None  # not what this code saves: read the word afresh
+        written = await self._written_since(pool, row["snapshot"], [word])
+        if written is None:
+            return None
+        self._set_lengths(seqs, lengths.astype(np.int64))
+        snapshot, rows = written
+        self._add_written(rows, {word: entry})
+        if self._snapshot is None:
+            self._snapshot = snapshot
+        if len(rows) > _RESAVE_AFTER:
+            await self._save(pool, word, entry, snapshot)
+        return entry
+
+    async def _save(self, pool: Any, word: str, entry: WordBits, snapshot: str) -> None:
+        """Save the word's copy for later processes; a store that cannot write (a read-only
+        replica, say) goes on without (logged once per word at debug level)."""
+        if self._saved is None:
+            return
+        import asyncpg
+
+        seqs = holding_any([entry])
+        try:
+            await pool.execute(
+                f"INSERT INTO {self._saved}"
+                " (word, snapshot, table_size, facts, bits, lengths, repeated, counts)"
+                " VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (word) DO UPDATE SET"
+                " snapshot = EXCLUDED.snapshot, table_size = EXCLUDED.table_size,"
+                " facts = EXCLUDED.facts, bits = EXCLUDED.bits, lengths = EXCLUDED.lengths,"
+                " repeated = EXCLUDED.repeated, counts = EXCLUDED.counts",
+                word,
+                snapshot,
+                self._size,
+                entry.count,
+                entry.bits.tobytes(),
+                self._lengths[seqs].astype("<u2").tobytes(),
+                list(entry.repeats),
+                list(entry.repeats.values()),
+            )
+        except asyncpg.PostgresError as exc:
+            logger.debug("the copy of a frequent word was not saved: %s", exc)
 
     async def _catch_up(self, pool: Any) -> None:
         """Add the facts written since the copy's snapshot (by transactions it did not see)."""
         if self._snapshot is None or not self._words:
             return
-        words = list(self._words)
+        written = await self._written_since(pool, self._snapshot, list(self._words))
+        if written is None:
+            self._clear(self._size)
+            return
+        self._snapshot, rows = written
+        self._add_written(rows, self._words)
+
+    async def _written_since(
+        self, pool: Any, snapshot: str, words: Sequence[str]
+    ) -> tuple[str, list[Any]] | None:
+        """The facts holding any of ``words`` written by transactions ``snapshot`` did not see,
+        with the snapshot of the statement that read them (which sees them all); ``None`` when
+        there are more than :data:`_CATCH_UP_MAX`."""
         match = " | ".join(quote_lexeme(word) for word in words)
         rows = await pool.fetch(
             "SELECT s.snapshot, c.seq, c.search_length, c.search_repeats::text, c.words"
@@ -154,30 +246,32 @@ class PostgresFrequentWords:
             f" FROM {self._facts} WHERE written >= pg_snapshot_xmin($1::text::pg_snapshot)"
             " AND NOT pg_visible_in_snapshot(written, $1::text::pg_snapshot)"
             f" AND search @@ $2::tsquery LIMIT {_CATCH_UP_MAX + 1}) AS c ON true",
-            self._snapshot,
+            snapshot,
             match,
-            words,
+            list(words),
         )
-        snapshot = rows[0][0]
         written = [row for row in rows if row[1] is not None]
         if len(written) > _CATCH_UP_MAX:
-            self._clear(self._size)
+            return None
+        return rows[0][0], written
+
+    def _add_written(self, rows: Sequence[Any], entries: dict[str, WordBits]) -> None:
+        """Add facts read by :meth:`_written_since` to the words they hold (once each)."""
+        if not rows:
             return
-        if written:
-            seqs = np.asarray([row[1] for row in written], dtype=np.int64)
-            self._set_lengths(seqs, np.asarray([row[2] for row in written], dtype=np.int64))
-            for _, seq, _, repeats_text, held in written:
-                repeats = json.loads(repeats_text)
-                for word in held:
-                    entry = self._words[word]
-                    one = np.asarray([seq], dtype=np.int64)
-                    if not entry.holds(one)[0]:
-                        entry.add(one)
-                    if word in repeats:
-                        entry.repeats[seq] = int(repeats[word])
-                    else:
-                        entry.repeats.pop(seq, None)
-        self._snapshot = snapshot
+        seqs = np.asarray([row[1] for row in rows], dtype=np.int64)
+        self._set_lengths(seqs, np.asarray([row[2] for row in rows], dtype=np.int64))
+        for _, seq, _, repeats_text, held in rows:
+            repeats = json.loads(repeats_text)
+            for word in held:
+                entry = entries[word]
+                one = np.asarray([seq], dtype=np.int64)
+                if not entry.holds(one)[0]:
+                    entry.add(one)
+                if word in repeats:
+                    entry.repeats[seq] = int(repeats[word])
+                else:
+                    entry.repeats.pop(seq, None)
 
     def _set_lengths(self, seqs: Seqs, lengths: np.ndarray[Any, np.dtype[np.int64]]) -> None:
         if not len(seqs):

@@ -216,7 +216,7 @@ class PostgresMetadataStore(MetadataStore):
         """Document counts of frequent terms: term -> (count, table size when counted)."""
         quoted = f'"{schema}"'
         self._facts = f"{quoted}.facts"
-        self._frequent_words = PostgresFrequentWords(self._facts)
+        self._frequent_words = PostgresFrequentWords(self._facts, saved=f"{quoted}.keyword_copies")
         self._changes = f"{quoted}.changes"
         self._migrations = f"{quoted}.schema_migrations"
         self._state_table = f"{quoted}.project_state"
