@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from sagewai.context._ranking import SearchConfig, fuse
 from sagewai.core._arguments import aware_time, check_int, check_number, enum_values, string_list
 from sagewai.core._embedder import Vector
-from sagewai.core._pieces import record_id
+from sagewai.core._pieces import is_piece, record_id
 from sagewai.core._queries import FactQuery, VectorFilter, VectorHit
 from sagewai.core._records import Fact, FactKind, FactStatus, FactType, SearchResult, utcnow
 from sagewai.core._scope import ContextScope
@@ -43,6 +43,11 @@ def _record_hits(hits: Sequence[VectorHit], piece_weight: float) -> list[VectorH
     vector; a record found only through a piece gets the lowest returned score as its own (its
     own vector ranked below every hit).
     """
+    if not any(is_piece(hit.id) for hit in hits):  # records only, the usual case
+        first: dict[str, VectorHit] = {}
+        for hit in hits:
+            first.setdefault(hit.id, hit)
+        return sorted(first.values(), key=lambda hit: -hit.score)
     own: dict[str, float] = {}
     piece: dict[str, float] = {}
     for hit in hits:

@@ -17,7 +17,7 @@ from typing import Final
 
 from sagewai.core._chunking import chunk_text
 
-__all__ = ["MAX_PIECES", "PIECE_CHARS", "piece_ids", "piece_texts", "record_id"]
+__all__ = ["MAX_PIECES", "PIECE_CHARS", "is_piece", "piece_ids", "piece_texts", "record_id"]
 
 PIECE_CHARS: Final = 1_000
 """Characters per piece: about 200-250 MiniLM word pieces of English, inside its 256."""
@@ -59,3 +59,13 @@ def record_id(vector_id: str) -> str:
         ('3f2a', '3f2a')
     """
     return vector_id.split(_SEPARATOR, 1)[0]
+
+
+def is_piece(vector_id: str) -> bool:
+    """True for the vector id of a piece of a long record, not of a record itself.
+
+    Example:
+        >>> is_piece(piece_ids("3f2a", "A sentence of some length. " * 200)[1]), is_piece("3f2a")
+        (True, False)
+    """
+    return _SEPARATOR in vector_id
