@@ -420,7 +420,7 @@ async def test_postgres_migrations_are_versioned_idempotent_and_concurrent(
     stores = [PostgresMetadataStore(postgres_dsn, schema=postgres_schema) for _ in range(3)]
     try:
         results = await asyncio.gather(*(s.migrate() for s in stores))
-        assert sorted(results) == [[], [], ["0001", "0002", "0003", "0004"]]
+        assert sorted(results) == [[], [], ["0001", "0002", "0003", "0004", "0005"]]
         assert await stores[0].migrate() == []
     finally:
         for s in stores:
@@ -437,6 +437,7 @@ async def test_postgres_migrations_are_versioned_idempotent_and_concurrent(
         ("0002", "project_state"),
         ("0003", "keyword_length"),
         ("0004", "keyword_copy"),
+        ("0005", "keyword_copies"),
     ]
     assert rows[0]["applied_at"].tzinfo is not None
 
