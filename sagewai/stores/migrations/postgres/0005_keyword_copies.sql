@@ -2,10 +2,14 @@
 -- process: a search process that reads a word's facts from the heap (half a second for a word in
 -- a tenth of a million facts, cold) saves the result here, and a later process loads it in one
 -- row and catches up with what was written since its snapshot. One row per word: the bitmap over
--- the facts' seq, their token counts in seq order, the facts holding the word more than once,
--- the snapshot it was read in and the table's size then (a copy is not used once the table has
--- grown or shrunk by a tenth). Any delete from the facts table empties it, so nothing drawn from
--- a forgotten fact outlives the fact here, not even a bit.
+-- the facts' seq (TOAST compresses a sparse one), their token counts in seq order, the facts
+-- holding the word more than once, the snapshot it was read in and the table's size then (a
+-- copy is not used once the table has grown or shrunk by a tenth).
+--
+-- Every statement that deletes facts (or truncates the table) empties it, so what a forgotten
+-- fact was part of does not outlive it here. The delete skips rows another transaction holds
+-- (a concurrent delete empties them anyway; a process saving a word holds its row for one
+-- statement): it never waits, so it can never take part in a deadlock of two writers.
 
 CREATE TABLE __SCHEMA__.keyword_copies (
     word       text COLLATE "C" PRIMARY KEY,
@@ -22,7 +26,9 @@ CREATE FUNCTION __SCHEMA__.forget_keyword_copies() RETURNS trigger
     LANGUAGE plpgsql AS $$
 BEGIN
     IF EXISTS (SELECT 1 FROM gone) THEN
-        DELETE FROM __SCHEMA__.keyword_copies;
+        DELETE FROM __SCHEMA__.keyword_copies WHERE word IN (
+            SELECT word FROM __SCHEMA__.keyword_copies FOR UPDATE SKIP LOCKED
+        );
     END IF;
     RETURN NULL;
 END
@@ -31,7 +37,9 @@ $$;
 CREATE FUNCTION __SCHEMA__.forget_all_keyword_copies() RETURNS trigger
     LANGUAGE plpgsql AS $$
 BEGIN
-    DELETE FROM __SCHEMA__.keyword_copies;
+    DELETE FROM __SCHEMA__.keyword_copies WHERE word IN (
+        SELECT word FROM __SCHEMA__.keyword_copies FOR UPDATE SKIP LOCKED
+    );
     RETURN NULL;
 END
 $$;
