@@ -467,3 +467,32 @@ async def test_a_saved_copy_is_not_used_once_the_table_changed_by_a_tenth(
         await connection.close()
         await first.close()
         await later.close()
+
+
+async def test_a_delete_never_waits_for_a_saved_copy_another_transaction_holds(
+    stores: tuple[SqliteMetadataStore, PostgresMetadataStore],
+    postgres_dsn: str,
+    postgres_schema: str,
+) -> None:
+    # The trigger skips rows held elsewhere (a process saving a word): a delete never waits on
+    # them, so two writers can never deadlock through the table.
+    import asyncio
+
+    import asyncpg
+
+    _, postgres = stores
+    facts = alice_corpus()
+    await fill(postgres, facts)
+    await postgres.keyword_search(FactQuery(project_id=P), "alice likes", 5)
+    holder = await asyncpg.connect(postgres_dsn)
+    try:
+        transaction = holder.transaction()
+        await transaction.start()
+        await holder.execute(
+            f"SELECT 1 FROM \"{postgres_schema}\".keyword_copies WHERE word = 'alice' FOR UPDATE"
+        )
+        await asyncio.wait_for(postgres.apply(WriteBatch(P, deletes=[facts[0].id])), 10)
+        await transaction.rollback()
+    finally:
+        await holder.close()
+    assert await _saved_words(postgres_dsn, postgres_schema) == {"alice"}  # the held row stays
