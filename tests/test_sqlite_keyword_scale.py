@@ -218,3 +218,96 @@ async def test_words_the_index_folds_otherwise_are_kept(tmp_path: Path) -> None:
     await store.apply(WriteBatch(P, upserts=[late]))
     assert (await store.keyword_search(query, "σίσυφος", 1))[0][0] == late.id
     await store.close()
+
+
+def _saved(path: str) -> tuple[set[str], int]:
+    """The words saved in the file, and how many token counts are saved."""
+    import sqlite3
+
+    connection = sqlite3.connect(path)
+    try:
+        words = {row[0] for row in connection.execute("SELECT word FROM keyword_copies")}
+        lengths = connection.execute("SELECT coalesce(max(upto), -1) FROM keyword_lengths")
+        return words, int(lengths.fetchone()[0]) + 1
+    finally:
+        connection.close()
+
+
+async def test_a_later_process_loads_the_saved_copies(tmp_path: Path, monkeypatch: Any) -> None:
+    """The first process reads the words and the token counts from the index and saves them; a
+    later one (a store opened afresh) loads them, reads only the facts added since, and ranks
+    exactly as the index does."""
+    from sagewai.stores.sqlite._frequent import FrequentWords
+
+    path = str(tmp_path / "metadata.sqlite3")
+    first = SqliteMetadataStore(path)
+    facts = [
+        Fact(project_id=P, content=f"tea {'tea ' * (i % 3)}{'green ' * (i % 4 != 0)}item{i}")
+        for i in range(30_000)
+    ]
+    for start in range(0, len(facts), 10_000):
+        await first.apply(WriteBatch(P, upserts=facts[start : start + 10_000]))
+    query = FactQuery(project_id=P)
+    await first.keyword_search(query, "green tea", 10)
+    await first.close()
+    words, lengths = _saved(path)
+    assert words == {"tea", "green"}
+    assert lengths >= 30_000
+    later = SqliteMetadataStore(path)
+    added = [Fact(project_id=P, content="green tea"), Fact(project_id=P, content="tea tea tea")]
+    await later.apply(WriteBatch(P, upserts=added))
+
+    def no_index_read(*args: Any) -> None:
+        raise AssertionError("read from the index, not loaded")
+
+    monkeypatch.setattr(FrequentWords, "_read_word", no_index_read)
+    await later.open()
+    for text, match in (("tea", '"tea"'), ("green tea", '"green" AND "tea"')):
+        every = dict(await later._database.run(later._keyword_joined_sync, query, match, 100_000))
+        for top_k in (1, 10, 60):
+            fast = await later.keyword_search(query, text, top_k)
+            joined = await later._database.run(later._keyword_joined_sync, query, match, top_k)
+            assert_same_ranking(fast, joined, every)
+    assert (await later.keyword_search(query, "green tea", 1))[0][0] == added[0].id
+    await later.close()
+
+
+async def test_deleting_or_rewriting_a_fact_empties_the_saved_copies(tmp_path: Path) -> None:
+    """Nothing drawn from a forgotten or rewritten fact outlives it in the saved copies."""
+    path = str(tmp_path / "metadata.sqlite3")
+    store = SqliteMetadataStore(path)
+    facts = [Fact(project_id=P, content=f"coffee item{i}") for i in range(30_000)]
+    await store.apply(WriteBatch(P, upserts=facts))
+    query = FactQuery(project_id=P)
+    await store.keyword_search(query, "coffee", 5)
+    assert _saved(path)[0] == {"coffee"}
+    await store.apply(WriteBatch(P, deletes=[facts[0].id]))
+    assert _saved(path) == (set(), 0)
+    await store.keyword_search(query, "coffee", 5)
+    assert _saved(path)[0] == {"coffee"}
+    await store.apply(WriteBatch(P, upserts=[facts[1].model_copy(update={"content": "tea"})]))
+    assert _saved(path) == (set(), 0)
+    await store.close()
+
+
+async def test_a_copy_is_not_saved_while_another_writer_holds_the_lock(tmp_path: Path) -> None:
+    """A search never waits for another process's write to save a copy: it skips the save."""
+    import sqlite3
+    import time
+
+    path = str(tmp_path / "metadata.sqlite3")
+    store = SqliteMetadataStore(path)
+    await store.apply(
+        WriteBatch(P, upserts=[Fact(project_id=P, content=f"juice {i}") for i in range(30_000)])
+    )
+    writer = sqlite3.connect(path, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")
+    try:
+        started = time.perf_counter()
+        assert len(await store.keyword_search(FactQuery(project_id=P), "juice", 5)) == 5
+        assert time.perf_counter() - started < store.busy_timeout
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    assert _saved(path)[0] == set()
+    await store.close()

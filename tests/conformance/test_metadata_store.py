@@ -370,7 +370,7 @@ async def test_sqlite_memory_database(tmp_path: Path, monkeypatch: pytest.Monkey
 async def test_sqlite_migrations_are_versioned_and_idempotent(tmp_path: Path) -> None:
     path = str(tmp_path / "metadata.db")
     store = SqliteMetadataStore(path)
-    assert await store.migrate() == ["0001", "0002", "0003"]
+    assert await store.migrate() == ["0001", "0002", "0003", "0004"]
     assert await store.migrate() == []
     await store.close()
     async with SqliteMetadataStore(path) as again:
@@ -385,6 +385,7 @@ async def test_sqlite_migrations_are_versioned_and_idempotent(tmp_path: Path) ->
             ("0001", "facts_changes_search"),
             ("0002", "project_state"),
             ("0003", "keyword_epoch"),
+            ("0004", "keyword_copies"),
         ]
         assert abs(rows[0][2] / 1e6 - utcnow().timestamp()) < 60
         assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"

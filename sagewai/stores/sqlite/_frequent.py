@@ -25,6 +25,14 @@ The bitmaps and the BM25 arithmetic are shared with the PostgreSQL store's copy
 (:mod:`sagewai.stores.base._word_bitmaps`); reading FTS5's index and keeping the copy exact are
 this module's part.
 
+The copies are saved for the next process (the tables ``keyword_copies`` and
+``keyword_lengths``, migration ``0004``): a word read from the index is saved with the keyword
+epoch and the sequence number it covers, and the facts' token counts, once read for the whole
+index, are saved likewise. A later process, a restart, loads them in one row each and reads only
+the facts added since; a copy of another epoch is never used, and deleting a fact or rewriting
+its text empties both tables. A save that would wait for another writer is skipped (the next
+process reads the word again).
+
 Memory: a bitmap is an eighth of a byte per fact (125 KB a word at a million facts) and the
 token lengths two bytes a fact; words are kept up to
 :data:`~sagewai.stores.base._word_bitmaps.MAX_BYTES` in all, the least recently used dropped
@@ -58,6 +66,8 @@ from sagewai.stores.base._word_bitmaps import (
 
 __all__ = ["FrequentWords", "index_forms", "index_totals"]
 
+_CATCH_UP_MAX = 20_000
+"""A saved copy more facts behind than this is read afresh from the index instead."""
 _ALL_LENGTHS_FROM = 20_000
 """Past this many facts of unknown length, every length is read at once (one table scan)."""
 _LENGTH_CAP = 65_535
@@ -95,6 +105,8 @@ class FrequentWords:
         self._lengths = np.zeros(0, dtype=np.uint16)
         self._known = np.zeros(0, dtype=bool)
         self._bytes = 0
+        self._lengths_loaded = False
+        """Whether the saved token counts were looked for since the epoch was last read."""
 
     def __len__(self) -> int:
         return len(self._words)
@@ -133,12 +145,31 @@ class FrequentWords:
             self._bytes = 0
             self._lengths = np.zeros(0, dtype=np.uint16)
             self._known = np.zeros(0, dtype=bool)
+            self._lengths_loaded = False
             self._epoch = int(epoch)
 
     def _word(self, db: sqlite3.Connection, word: str, last: int) -> _Word:
         entry = self._words.get(word)
         if entry is None:
-            entry = self._read_word(db, word, last)
+            entry = self._load_word(db, word, last)
+            if entry is None:
+                entry = self._read_word(db, word, last)
+                _save(
+                    db,
+                    self._epoch,
+                    "INSERT OR REPLACE INTO keyword_copies"
+                    " (word, epoch, upto, facts, bits, repeated, counts)"
+                    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    (
+                        word,
+                        self._epoch,
+                        entry.upto,
+                        entry.count,
+                        entry.bits.tobytes(),
+                        np.fromiter(entry.repeats, dtype="<i8", count=len(entry.repeats)).tobytes(),
+                        np.asarray(list(entry.repeats.values()), dtype="<i4").tobytes(),
+                    ),
+                )
             self._words[word] = entry
             self._bytes += entry.bits.nbytes
             while self._bytes > self._max_bytes and len(self._words) > 1:
@@ -148,6 +179,24 @@ class FrequentWords:
             self._words.move_to_end(word)
             if last > entry.upto:
                 self._catch_up(db, word, entry, last)
+        return entry
+
+    def _load_word(self, db: sqlite3.Connection, word: str, last: int) -> _Word | None:
+        """The word's saved copy of this epoch, with the facts added since; ``None`` when there
+        is none, or when more than :data:`_CATCH_UP_MAX` facts were added since."""
+        row = db.execute(
+            "SELECT upto, facts, bits, repeated, counts FROM keyword_copies"
+            " WHERE word = ?1 AND epoch = ?2",
+            (word, self._epoch),
+        ).fetchone()
+        if row is None or last - row[0] > _CATCH_UP_MAX:
+            return None
+        upto, facts, bits, repeated, counts = row
+        entry = _Word(np.frombuffer(bits, dtype=np.uint8).copy(), count=facts, upto=upto)
+        seqs = np.frombuffer(repeated, dtype="<i8").tolist()
+        entry.repeats = dict(zip(seqs, np.frombuffer(counts, dtype="<i4").tolist(), strict=True))
+        if last > entry.upto:
+            self._catch_up(db, word, entry, last)
         return entry
 
     def _read_word(self, db: sqlite3.Connection, word: str, last: int) -> _Word:
@@ -184,6 +233,24 @@ class FrequentWords:
                 entry.repeats[int(seq)] = occurrences
         entry.upto = last
 
+    def _load_lengths(self, db: sqlite3.Connection) -> None:
+        """The saved token counts of this epoch (facts up to the saved ``upto``), if any."""
+        self._lengths_loaded = True
+        row = db.execute(
+            "SELECT upto, lengths FROM keyword_lengths WHERE id = 0 AND epoch = ?1",
+            (self._epoch,),
+        ).fetchone()
+        if row is None:
+            return
+        upto, saved = row[0], np.frombuffer(row[1], dtype="<u2")
+        if len(saved) != upto + 1:
+            return
+        self._lengths = grown(self._lengths, capacity(upto) * 8)
+        self._known = grown(self._known, len(self._lengths))
+        self._lengths[: upto + 1] = saved
+        # Saved lengths are those of facts that existed (a gap is a seq no fact holds).
+        self._known[: upto + 1] = True
+
     def _totals(self, db: sqlite3.Connection) -> tuple[int, int]:
         """FTS5's row count and token total, as ``bm25()`` reads them."""
         rows, tokens = index_totals(db)
@@ -194,6 +261,8 @@ class FrequentWords:
     ) -> np.ndarray[Any, np.dtype[np.float64]]:
         """Token counts of these facts (FTS5's docsize), read once and kept."""
         top = int(seqs[-1])
+        if not self._lengths_loaded:
+            self._load_lengths(db)
         if top >= len(self._lengths):
             self._lengths = grown(self._lengths, capacity(top) * 8)
             self._known = grown(self._known, len(self._lengths))
@@ -217,8 +286,36 @@ class FrequentWords:
             lengths = np.asarray([length for _, length in read], dtype=np.int64)
             self._lengths[at] = np.minimum(lengths, _LENGTH_CAP)
             self._known[at] = True
+            if sql.startswith("id <="):  # every length up to top is known: save them
+                _save(
+                    db,
+                    self._epoch,
+                    "INSERT OR REPLACE INTO keyword_lengths (id, epoch, upto, lengths)"
+                    " VALUES (0, ?1, ?2, ?3)",
+                    (self._epoch, top, self._lengths[: top + 1].astype("<u2").tobytes()),
+                )
         found: np.ndarray[Any, np.dtype[np.float64]] = self._lengths[seqs].astype(np.float64)
         return found
+
+
+def _save(db: sqlite3.Connection, epoch: int | None, sql: str, values: tuple[Any, ...]) -> None:
+    """Write a saved copy read in keyword ``epoch`` if the write lock is free at once, and leave
+    it otherwise: a search never waits for another writer to save one, nor fails because it
+    cannot (a read-only file); the next process reads the word again. A copy whose epoch has
+    passed (a fact was deleted or rewritten since it was read) is not saved."""
+    (timeout,) = db.execute("PRAGMA busy_timeout").fetchone()
+    db.execute("PRAGMA busy_timeout = 0")
+    try:
+        db.execute("BEGIN IMMEDIATE")
+        if db.execute("SELECT epoch FROM keyword_epoch").fetchone()[0] == epoch:
+            db.execute(sql, values)
+        db.execute("COMMIT")
+    except sqlite3.OperationalError:  # locked by another writer, or read-only
+        pass
+    finally:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        db.execute(f"PRAGMA busy_timeout = {int(timeout)}")
 
 
 def index_totals(db: sqlite3.Connection) -> tuple[int, int]:
