@@ -193,7 +193,7 @@ class PostgresFrequentWords:
 
     async def _save(self, pool: Any, word: str, entry: WordBits, snapshot: str) -> None:
         """Save the word's copy for later processes; a store that cannot write (a read-only
-        replica, say) goes on without (logged once per word at debug level)."""
+        replica, say) goes on without it (logged at debug level)."""
         if self._saved is None:
             return
         import asyncpg

@@ -154,22 +154,7 @@ class FrequentWords:
             entry = self._load_word(db, word, last)
             if entry is None:
                 entry = self._read_word(db, word, last)
-                _save(
-                    db,
-                    self._epoch,
-                    "INSERT OR REPLACE INTO keyword_copies"
-                    " (word, epoch, upto, facts, bits, repeated, counts)"
-                    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                    (
-                        word,
-                        self._epoch,
-                        entry.upto,
-                        entry.count,
-                        entry.bits.tobytes(),
-                        np.fromiter(entry.repeats, dtype="<i8", count=len(entry.repeats)).tobytes(),
-                        np.asarray(list(entry.repeats.values()), dtype="<i4").tobytes(),
-                    ),
-                )
+                self._save_word(db, word, entry)
             self._words[word] = entry
             self._bytes += entry.bits.nbytes
             while self._bytes > self._max_bytes and len(self._words) > 1:
@@ -198,6 +183,26 @@ class FrequentWords:
         if last > entry.upto:
             self._catch_up(db, word, entry, last)
         return entry
+
+    def _save_word(self, db: sqlite3.Connection, word: str, entry: _Word) -> None:
+        repeated = np.fromiter(entry.repeats, dtype="<i8", count=len(entry.repeats))
+        counts = np.fromiter(entry.repeats.values(), dtype="<i4", count=len(entry.repeats))
+        _save(
+            db,
+            self._epoch,
+            "INSERT OR REPLACE INTO keyword_copies"
+            " (word, epoch, upto, facts, bits, repeated, counts)"
+            " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            (
+                word,
+                self._epoch,
+                entry.upto,
+                entry.count,
+                entry.bits.tobytes(),
+                repeated.tobytes(),
+                counts.tobytes(),
+            ),
+        )
 
     def _read_word(self, db: sqlite3.Connection, word: str, last: int) -> _Word:
         """The word's facts up to ``last`` from one pass over its occurrences (FTS5's
