@@ -373,6 +373,15 @@ async def _saved_words(dsn: str, schema: str) -> set[str]:
     return {row[0] for row in rows}
 
 
+async def _alice_saved(postgres: PostgresMetadataStore, dsn: str, schema: str) -> list[Fact]:
+    """The alice corpus, searched once: "alice" and "likes" are read from the heap and saved."""
+    facts = alice_corpus()
+    await fill(postgres, facts)
+    await postgres.keyword_search(FactQuery(project_id=P), "alice likes", 5)
+    assert await _saved_words(dsn, schema) == {"alice", "likes"}
+    return facts
+
+
 async def test_a_later_process_loads_the_saved_copy_and_catches_it_up(
     postgres_dsn: str, postgres_schema: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -424,10 +433,7 @@ async def test_deleting_facts_empties_the_saved_copies(
 ) -> None:
     # Nothing drawn from a forgotten fact outlives it there, not even a bit of a bitmap.
     _, postgres = stores
-    facts = alice_corpus()
-    await fill(postgres, facts)
-    await postgres.keyword_search(FactQuery(project_id=P), "alice likes", 5)
-    assert await _saved_words(postgres_dsn, postgres_schema) == {"alice", "likes"}
+    facts = await _alice_saved(postgres, postgres_dsn, postgres_schema)
     await postgres.apply(WriteBatch(P, deletes=["no-such-fact"]))  # deletes nothing: kept
     assert await _saved_words(postgres_dsn, postgres_schema) == {"alice", "likes"}
     await postgres.apply(WriteBatch(P, deletes=[facts[0].id]))
@@ -481,9 +487,7 @@ async def test_a_delete_never_waits_for_a_saved_copy_another_transaction_holds(
     import asyncpg
 
     _, postgres = stores
-    facts = alice_corpus()
-    await fill(postgres, facts)
-    await postgres.keyword_search(FactQuery(project_id=P), "alice likes", 5)
+    facts = await _alice_saved(postgres, postgres_dsn, postgres_schema)
     holder = await asyncpg.connect(postgres_dsn)
     try:
         transaction = holder.transaction()
