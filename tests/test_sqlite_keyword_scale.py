@@ -34,6 +34,14 @@ async def test_frequent_terms_are_left_out_or_required_together(tmp_path: Path) 
     await store.close()
 
 
+async def _joined(
+    store: SqliteMetadataStore, query: FactQuery, match: str, top_k: int
+) -> list[tuple[str, float]]:
+    """FTS5's own ranking of ``match`` (one joined query), as ``(id, score)``."""
+    hits = await store._database.run(store._keyword_joined_sync, query, match, top_k)
+    return [(fact_id, score) for _, fact_id, score in hits]
+
+
 def filters() -> list[FactQuery]:
     """No filter, one that rejects most of the best rows, half of them, and all of them."""
     return [
@@ -76,16 +84,19 @@ async def test_frequent_words_rank_as_fts5_bm25(tmp_path: Path) -> None:
     for start in range(0, len(facts), 2_500):
         await store.apply(WriteBatch(facts[start].project_id, upserts=facts[start : start + 2_500]))
     queries = filters()
+    by_id = {fact.id: fact for fact in facts}
     await store.open()
     for text, match in (("tea", '"tea"'), ("green tea", '"green" AND "tea"')):
         for query in queries:
-            every = dict(
-                await store._database.run(store._keyword_joined_sync, query, match, 100_000)
-            )
+            every = dict(await _joined(store, query, match, 100_000))
             for top_k in (1, 10, 60, 500):
                 fast = await store.keyword_search(query, text, top_k)
-                joined = await store._database.run(store._keyword_joined_sync, query, match, top_k)
+                joined = await _joined(store, query, match, top_k)
                 assert_same_ranking(fast, joined, every)
+                # The hits with their records, read by sequence number in the same step.
+                found = await store.keyword_facts(query, text, top_k)
+                assert [(fact.id, score) for fact, score in found] == fast
+                assert all(fact == by_id[fact.id] for fact, _ in found)
     assert len(store._frequent) == 2  # "tea" and "green", read once
     assert len(await store.keyword_search(queries[1], "tea", 500)) == len(range(0, 10_000, 97))
     # A word no fact holds is left out rather than left alone to match nothing.
@@ -105,11 +116,9 @@ async def test_the_frequent_words_follow_every_write(tmp_path: Path) -> None:
     await store.open()
 
     async def check() -> None:
-        every = dict(
-            await store._database.run(store._keyword_joined_sync, query, '"coffee"', 100_000)
-        )
+        every = dict(await _joined(store, query, '"coffee"', 100_000))
         fast = await store.keyword_search(query, "coffee", 20)
-        joined = await store._database.run(store._keyword_joined_sync, query, '"coffee"', 20)
+        joined = await _joined(store, query, '"coffee"', 20)
         assert_same_ranking(fast, joined, every)
 
     await check()
@@ -154,10 +163,10 @@ async def test_rare_words_many_matches_rank_as_fts5_bm25(tmp_path: Path) -> None
     await store.open()
     assert (await store._database.run(store._significant_terms, text.split()))[1] is False
     for query in filters():
-        every = dict(await store._database.run(store._keyword_joined_sync, query, match, 100_000))
+        every = dict(await _joined(store, query, match, 100_000))
         for top_k in (1, 10, 60, 500):
             fast = await store.keyword_search(query, text, top_k)
-            joined = await store._database.run(store._keyword_joined_sync, query, match, top_k)
+            joined = await _joined(store, query, match, top_k)
             assert_same_ranking(fast, joined, every)
     assert len(store._frequent) == 12
     # A fact holding two of the words outranks one holding one.
@@ -263,10 +272,10 @@ async def test_a_later_process_loads_the_saved_copies(tmp_path: Path, monkeypatc
     monkeypatch.setattr(FrequentWords, "_read_word", no_index_read)
     await later.open()
     for text, match in (("tea", '"tea"'), ("green tea", '"green" AND "tea"')):
-        every = dict(await later._database.run(later._keyword_joined_sync, query, match, 100_000))
+        every = dict(await _joined(later, query, match, 100_000))
         for top_k in (1, 10, 60):
             fast = await later.keyword_search(query, text, top_k)
-            joined = await later._database.run(later._keyword_joined_sync, query, match, top_k)
+            joined = await _joined(later, query, match, top_k)
             assert_same_ranking(fast, joined, every)
     assert (await later.keyword_search(query, "green tea", 1))[0][0] == added[0].id
     await later.close()

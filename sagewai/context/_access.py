@@ -117,6 +117,15 @@ class StoreReads(ABC):
         await self.open()
         return await self.metadata_store.keyword_search(query, text, limit)
 
+    async def keyword_facts(
+        self, query: FactQuery, text: str, limit: int
+    ) -> list[tuple[Fact, float]]:
+        """:meth:`keyword_hits` with the hits' records, best first (read while ranking where
+        the store can); a hit whose record is gone by then is left out. Not re-checked."""
+        query = self._own(query)
+        await self.open()
+        return await self.metadata_store.keyword_facts(query, text, limit)
+
     async def nearest(self, vector: Vector, top_k: int, where: VectorFilter) -> list[VectorHit]:
         """The ``top_k`` index entries of this project nearest ``vector`` under ``where``.
 

@@ -18,7 +18,15 @@ from sagewai.core._arguments import aware_time, check_int, check_number, enum_va
 from sagewai.core._embedder import Vector
 from sagewai.core._pieces import is_piece, record_id
 from sagewai.core._queries import FactQuery, VectorFilter, VectorHit
-from sagewai.core._records import Fact, FactKind, FactStatus, FactType, SearchResult, utcnow
+from sagewai.core._records import (
+    Fact,
+    FactKind,
+    FactStatus,
+    FactType,
+    SearchResult,
+    assembled,
+    utcnow,
+)
 from sagewai.core._scope import ContextScope
 from sagewai.core._text import clean_text
 from sagewai.errors import InvalidInputError
@@ -148,18 +156,21 @@ async def search(
         hits = await engine.nearest(vector, 2 * pool, vector_filter)
         return vector, _record_hits(hits, config.piece_weight)[:pool]
 
-    # The dense path (embed, then search) and the keyword index run side by side.
-    (query_vector, dense), keyword = await asyncio.gather(
+    # The dense path (embed, then search) and the keyword index run side by side; the keyword
+    # side reads its hits' records as it goes, while the dense index is still searching.
+    (query_vector, dense), keyword_found = await asyncio.gather(
         dense_search(),
-        engine.keyword_hits(fact_query, analysis.keyword_text, pool),
+        engine.keyword_facts(fact_query, analysis.keyword_text, pool),
     )
+    keyword = [(fact.id, score) for fact, score in keyword_found]
     bonus: dict[str, float] = {}
     if graph_hops and engine.graph_store is not None:
         from sagewai.context._graph_expansion import graph_bonus
 
         bonus = await graph_bonus(engine, query, fact_query, graph_hops, pool)
-    ids = list(dict.fromkeys([h.id for h in dense] + [i for i, _ in keyword] + list(bonus)))
-    hydrated = await engine.get_many(ids)
+    read = {fact.id: fact for fact, _ in keyword_found}
+    missing = [i for i in dict.fromkeys([h.id for h in dense] + list(bonus)) if i not in read]
+    hydrated = [*read.values(), *(await engine.get_many(missing) if missing else ())]
     # Defence in depth: every hit is re-checked against the truth, whatever the index said.
     facts = {fact.id: fact for fact in hydrated if fact_query.matches(fact)}
     dense_hits = [(h.id, h.score) for h in dense]
@@ -214,12 +225,17 @@ async def search(
         groups = [
             SourceGroup(c.score, c, ()) for c in limit_per_message(ranked, config.max_per_message)
         ]
+    # Every field is valid already (records as stored, parts as fused): assembled, not
+    # validated again (validation re-checked each record's scope, for every result).
     results = [
-        SearchResult(
-            fact=group.best.fact,
-            score=group.score,
-            parts=group.best.parts,
-            related=tuple(other.fact for other in group.others),
+        assembled(
+            SearchResult,
+            {
+                "fact": group.best.fact,
+                "score": group.score,
+                "parts": group.best.parts,
+                "related": tuple(other.fact for other in group.others),
+            },
         )
         for group in groups[:top_k]
         if min_score is None or group.score >= min_score

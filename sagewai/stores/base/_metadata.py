@@ -65,6 +65,22 @@ class MetadataStore(Resource):
     ) -> list[tuple[str, float]]:
         """Ids and keyword scores (higher is better) of facts matching ``query`` and ``text``."""
 
+    async def keyword_facts(
+        self, query: FactQuery, text: str, top_k: int
+    ) -> list[tuple[Fact, float]]:
+        """:meth:`keyword_search`'s hits with their records, best first: what a search reads.
+
+        A search re-reads every candidate anyway; reading the keyword hits' records while it
+        waits for the dense index takes them off the path after it. This default reads the hits,
+        then their records (a hit whose record is gone by then is left out); a store that has the
+        rows at hand while it ranks overrides it and reads them in the same step.
+        """
+        hits = await self.keyword_search(query, text, top_k)
+        if not hits:
+            return []
+        found = {fact.id: fact for fact in await self.get(query.project_id, [i for i, _ in hits])}
+        return [(found[fact_id], score) for fact_id, score in hits if fact_id in found]
+
     @abstractmethod
     async def changes(self, query: ChangeQuery) -> list[FactChange]:
         """Audit rows matching ``query``, oldest first."""

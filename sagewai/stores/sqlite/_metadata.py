@@ -497,12 +497,41 @@ class SqliteMetadataStore(MetadataStore):
         terms = keyword_terms(text)
         if not terms or top_k <= 0:
             return []
-        return await self._run(self._keyword_sync, query, terms, top_k)
+        hits = await self._run(self._keyword_sync, query, terms, top_k)
+        return [(fact_id, score) for _, fact_id, score in hits]
+
+    async def keyword_facts(
+        self, query: FactQuery, text: str, top_k: int
+    ) -> list[tuple[Fact, float]]:
+        """:meth:`keyword_search`'s hits with their records, read in the same step on the
+        store's thread by sequence number (not looked up again by id afterwards)."""
+        terms = keyword_terms(text)
+        if not terms or top_k <= 0:
+            return []
+        return await self._run(self._keyword_facts_sync, query, terms, top_k)
+
+    def _keyword_facts_sync(
+        self, query: FactQuery, terms: list[str], top_k: int
+    ) -> list[tuple[Fact, float]]:
+        hits = self._keyword_sync(query, terms, top_k)
+        if not hits:
+            return []
+        seqs = json.dumps([seq for seq, _, _ in hits])
+        rows = self._db().execute(
+            f"SELECT f.seq, {_FACT_SELECT} FROM facts AS f"
+            " WHERE f.seq IN (SELECT value FROM json_each(?1))",
+            (seqs,),
+        )
+        found = {row[0]: fact_from_row(row[1:], from_micros) for row in rows}
+        # A fact deleted or rewritten since it was ranked is left out or shown as it is now;
+        # the search checks every record against its filter again.
+        return [(found[seq], score) for seq, _, score in hits if seq in found]
 
     def _keyword_sync(
         self, query: FactQuery, terms: list[str], top_k: int
-    ) -> list[tuple[str, float]]:
-        """The best ``top_k`` matches, ranked as FTS5's ``bm25()`` ranks them.
+    ) -> list[tuple[int, str, float]]:
+        """The best ``top_k`` matches as ``(seq, id, score)``, ranked as FTS5's ``bm25()``
+        ranks them (the score is bm25 negated: higher is better).
 
         Few matches (a small store, rare words: at most 1,000 in all) are answered by one
         joined query (``ORDER BY rank, id LIMIT top_k``): there the lookups of the facts for
@@ -530,13 +559,13 @@ class SqliteMetadataStore(MetadataStore):
 
     def _first_passing(
         self, query: FactQuery, ranked: Iterator[tuple[int, float]], top_k: int
-    ) -> list[tuple[str, float]]:
+    ) -> list[tuple[int, str, float]]:
         """The first ``top_k`` of the totally ordered ``(seq, rank)`` rows whose facts pass
-        ``query``, checked in growing batches."""
-        hits: list[tuple[str, float]] = []
+        ``query``, as ``(seq, id, -rank)``, checked in growing batches."""
+        hits: list[tuple[int, str, float]] = []
         for rows in head_batches(ranked, top_k):
             passed = self._passing_ids(query, [seq for seq, _ in rows])
-            hits.extend((passed[seq], -rank) for seq, rank in rows if seq in passed)
+            hits.extend((seq, passed[seq], -rank) for seq, rank in rows if seq in passed)
             if len(hits) >= top_k:
                 break
         return hits[:top_k]
@@ -555,18 +584,18 @@ class SqliteMetadataStore(MetadataStore):
 
     def _keyword_joined_sync(
         self, query: FactQuery, match_text: str, top_k: int
-    ) -> list[tuple[str, float]]:
+    ) -> list[tuple[int, str, float]]:
         """Every match checked against the filter in one joined query (few matches)."""
         binder = _SqliteBinder(tag_driven=False)
         match = binder.bind(match_text)
         where = " AND ".join(fact_conditions(query, binder, paginate=False))
         sql = (
-            "SELECT f.id, bm25(facts_fts) AS rank FROM facts_fts"
+            "SELECT f.seq, f.id, bm25(facts_fts) AS rank FROM facts_fts"
             " JOIN facts AS f ON f.seq = facts_fts.rowid"
             f" WHERE facts_fts MATCH {match} AND {where}"
             f" ORDER BY rank, f.id LIMIT {binder.bind(top_k)}"
         )
-        return [(row[0], -float(row[1])) for row in self._db().execute(sql, binder.values)]
+        return [(row[0], row[1], -float(row[2])) for row in self._db().execute(sql, binder.values)]
 
     def _significant_terms(self, terms: list[str]) -> tuple[list[str], bool, int | None]:
         """The terms worth matching, whether they are all frequent (a fact must then hold every

@@ -536,6 +536,37 @@ class MetadataStoreConformance:
         assert len(other) == 1
         assert other[0][0] not in {f.id for f in facts.values()}
 
+    async def test_keyword_facts_are_the_hits_with_their_records(
+        self, store: MetadataStore
+    ) -> None:
+        facts = await keyword_corpus(store)
+        alice = make_fact("quokka seen by alice", scope=ContextScope.USER, user_id="alice")
+        await put(store, alice)
+        queries = [
+            FactQuery(project_id=P1),
+            FactQuery(project_id=P1, statuses=(FactStatus.ACTIVE,)),
+            FactQuery(project_id=P1, scope_keys=(alice.scope_key,)),
+            FactQuery(project_id=P1, ids=(facts["sparse"].id, facts["both"].id)),
+            FactQuery(project_id=P2),
+        ]
+        for query in queries:
+            for text, top_k in (("quokka", 10), ("wombat quokka", 2), ("Quokka!", 1), ("", 5)):
+                hits = await store.keyword_search(query, text, top_k)
+                found = await store.keyword_facts(query, text, top_k)
+                # The same hits, in the same order, with the same scores ...
+                assert [(fact.id, score) for fact, score in found] == hits, (query, text)
+                # ... each with its stored record, as get() reads it.
+                records = await store.get(query.project_id, [i for i, _ in hits])
+                assert sorted((fact for fact, _ in found), key=lambda f: f.id) == sorted(
+                    records, key=lambda f: f.id
+                )
+        assert await store.keyword_facts(FactQuery(project_id=P1), "quokka", 0) == []
+        for text in HOSTILE:
+            found = await store.keyword_facts(FactQuery(project_id=P1), text, 10)
+            assert [(f.id, s) for f, s in found] == await store.keyword_search(
+                FactQuery(project_id=P1), text, 10
+            ), text
+
     async def test_keyword_search_survives_hostile_text(self, store: MetadataStore) -> None:
         facts = await keyword_corpus(store)
         stored = {f.id for f in await store.query(FactQuery(project_id=P1))}
