@@ -218,6 +218,7 @@ def test_the_engine_offers_what_subsystems_read() -> None:
         "get_state",
         "get_vectors",
         "iter_facts",
+        "keyword_facts",
         "keyword_hits",
         "lock",
         "nearest",
