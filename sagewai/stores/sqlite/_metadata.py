@@ -516,16 +516,15 @@ class SqliteMetadataStore(MetadataStore):
         hits = self._keyword_sync(query, terms, top_k)
         if not hits:
             return []
-        seqs = json.dumps([seq for seq, _, _ in hits])
-        rows = self._db().execute(
-            f"SELECT f.seq, {_FACT_SELECT} FROM facts AS f"
+        read = self._facts_sync(
+            f"SELECT {_FACT_SELECT} FROM facts AS f"
             " WHERE f.seq IN (SELECT value FROM json_each(?1))",
-            (seqs,),
+            (json.dumps([seq for seq, _, _ in hits]),),
         )
-        found = {row[0]: fact_from_row(row[1:], from_micros) for row in rows}
+        found = {fact.id: fact for fact in read}
         # A fact deleted or rewritten since it was ranked is left out or shown as it is now;
         # the search checks every record against its filter again.
-        return [(found[seq], score) for seq, _, score in hits if seq in found]
+        return [(found[fact_id], score) for _, fact_id, score in hits if fact_id in found]
 
     def _keyword_sync(
         self, query: FactQuery, terms: list[str], top_k: int
