@@ -8,6 +8,7 @@ here and checked against :meth:`FactQuery.matches` by the conformance suite.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from abc import ABC, abstractmethod
@@ -229,12 +230,25 @@ def _column_decoder(name: str) -> Callable[[Any], Any] | None:
     return decoders.get(name)
 
 
-_DECODERS = tuple(
-    (name, _column_decoder(name), name in FACT_TIME_COLUMNS)
-    for name in FACT_COLUMNS
-    if name != "scope_key"
-)
 _SCOPE_KEY = FACT_COLUMNS.index("scope_key")
+
+
+@functools.cache
+def _row_plan(
+    decode_time: Callable[[Any], datetime | None],
+) -> tuple[tuple[str, int, Callable[[Any], Any] | None], ...]:
+    """``(field, column index, decoder or None)`` for every field of a fact row, the times
+    decoded by ``decode_time`` (one plan per dialect, made once)."""
+
+    def decode_utc(value: Any) -> datetime | None:
+        when = decode_time(value)
+        return None if when is None else _utc(when)
+
+    return tuple(
+        (name, index, decode_utc if name in FACT_TIME_COLUMNS else _column_decoder(name))
+        for index, name in enumerate(FACT_COLUMNS)
+        if index != _SCOPE_KEY
+    )
 
 
 def fact_from_row(row: Sequence[Any], decode_time: Callable[[Any], datetime | None]) -> Fact:
@@ -254,17 +268,13 @@ def fact_from_row(row: Sequence[Any], decode_time: Callable[[Any], datetime | No
     """
     if len(row) != len(FACT_COLUMNS):
         raise ValueError(f"a fact row has {len(FACT_COLUMNS)} columns, not {len(row)}")
-    values = [value for index, value in enumerate(row) if index != _SCOPE_KEY]
-    data: dict[str, Any] = {}
-    for (name, decode, is_time), value in zip(_DECODERS, values, strict=True):
-        if is_time:
-            when = decode_time(value)
-            data[name] = None if when is None else _utc(when)
-        elif decode is not None:
-            data[name] = decode(value)
-        else:
-            data[name] = value
-    return assembled(Fact, data)
+    return assembled(
+        Fact,
+        {
+            name: row[index] if decode is None else decode(row[index])
+            for name, index, decode in _row_plan(decode_time)
+        },
+    )
 
 
 def validated_fact_from_row(
