@@ -306,11 +306,10 @@ class Fact(BaseModel):
         scope = self.scope
         if scope is ContextScope.PROJECT:
             return self.project_id
-        picked = {
-            ContextScope.ORG: self.org_id,
-            ContextScope.USER: self.user_id,
-            ContextScope.SESSION: self.session_id,
-        }[scope]
+        if scope is ContextScope.SESSION:
+            picked = self.session_id
+        else:
+            picked = self.user_id if scope is ContextScope.USER else self.org_id
         return picked if picked is not None else self.address.scope_id
 
     @property
