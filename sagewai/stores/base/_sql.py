@@ -264,7 +264,8 @@ def fact_from_row(row: Sequence[Any], decode_time: Callable[[Any], datetime | No
 
     Args:
         row: The column values.
-        decode_time: Turns the dialect's stored time into an aware datetime (or ``None``).
+        decode_time: Turns the dialect's stored time into an aware datetime (or ``None``): a
+            module-level function, one per dialect (its decoding plan is kept for good).
     """
     if len(row) != len(FACT_COLUMNS):
         raise ValueError(f"a fact row has {len(FACT_COLUMNS)} columns, not {len(row)}")
