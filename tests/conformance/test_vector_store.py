@@ -389,6 +389,27 @@ async def test_edge_optimizer_keeps_results_exact(tmp_path: Path) -> None:
             assert [hit.id for hit in await store.search(query, 5, where())] == expected
 
 
+async def test_edge_search_threads_leave_the_results_unchanged(tmp_path: Path) -> None:
+    # One search thread (the default), Qdrant's own choice of threads, or two: the same hits as
+    # the exact reference, in the same order, on a store written and optimized part way.
+    rng = np.random.default_rng(5)
+    vectors = normalize_rows(rng.standard_normal((400, DIM)))
+    records = [VectorRecord(f"f{n}", v, payload()) for n, v in enumerate(vectors)]
+    reference = InMemoryVectorStore(DIM)
+    await reference.upsert(records)
+    async with QdrantEdgeVectorStore(tmp_path, DIM, optimize_threshold=100) as store:
+        for start in range(0, 400, 50):
+            await store.upsert(records[start : start + 50])
+    for threads in (1, None, 2):
+        async with QdrantEdgeVectorStore(tmp_path, DIM, search_threads=threads) as store:
+            for query in vectors[:20]:
+                expected = [hit.id for hit in await reference.search(query, 8, where())]
+                assert [hit.id for hit in await store.search(query, 8, where())] == expected
+    for bad in (0, -1):
+        with pytest.raises(InvalidInputError, match="search_threads"):
+            QdrantEdgeVectorStore(tmp_path, DIM, search_threads=bad)
+
+
 async def test_edge_bulk_load_optimizes_once_at_the_end(tmp_path: Path) -> None:
     rng = np.random.default_rng(4)
     vectors = normalize_rows(rng.standard_normal((300, DIM)))

@@ -125,6 +125,11 @@ class QdrantEdgeVectorStore(VectorStore):
             skips the graph and scores the matches exactly.
         optimize_threshold: Unindexed points that make a write run the optimizer; ``None`` leaves
             it to explicit :meth:`optimize` calls.
+        search_threads: Threads one search may use across the shard's segments (``None``:
+            Qdrant's own choice, several). One by default: after optimisation nearly every point
+            sits in one segment, and extra threads only compete with the rest of the search for
+            the cores (at a million facts on two cores, one thread took a tenth off the whole
+            search's CPU, with the same results).
 
     Example:
         >>> import asyncio, tempfile
@@ -152,6 +157,7 @@ class QdrantEdgeVectorStore(VectorStore):
         ef_search: int = 128,
         full_scan_threshold_kb: int = 10_000,
         optimize_threshold: int | None = 20_000,
+        search_threads: int | None = 1,
     ) -> None:
         if dimension <= 0:
             raise InvalidInputError("dimension must be positive")
@@ -165,6 +171,8 @@ class QdrantEdgeVectorStore(VectorStore):
                 raise InvalidInputError(f"{name} must be positive, got {value}")
         if optimize_threshold is not None and optimize_threshold <= 0:
             raise InvalidInputError("optimize_threshold must be positive or None")
+        if search_threads is not None and search_threads <= 0:
+            raise InvalidInputError("search_threads must be positive or None")
         self._path = Path(path)
         self._dimension = dimension
         self._hnsw_m = hnsw_m
@@ -172,6 +180,7 @@ class QdrantEdgeVectorStore(VectorStore):
         self._ef_search = ef_search
         self._full_scan_threshold_kb = full_scan_threshold_kb
         self._optimize_threshold = optimize_threshold
+        self._search_threads = search_threads
         self._bulk_loads = 0
         """Open :meth:`bulk_load` blocks: while any is open, writes never optimize."""
         self._shard: qdrant_edge.EdgeShard | None = None
@@ -210,6 +219,7 @@ class QdrantEdgeVectorStore(VectorStore):
             # Payloads are small (a few hundred bytes a point) and read by every filtered write
             # and search; keeping them in the page cache halved the upsert time in measurements.
             payload_memory=edge.Memory.Cached,
+            max_search_threads=self._search_threads,
         )
 
     def _open_sync(self) -> None:
