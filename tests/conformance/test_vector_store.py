@@ -372,39 +372,48 @@ async def test_edge_stores_finite_payloads_with_indexes(tmp_path: Path) -> None:
         shard.close()
 
 
-async def test_edge_optimizer_keeps_results_exact(tmp_path: Path) -> None:
-    rng = np.random.default_rng(3)
-    vectors = normalize_rows(rng.standard_normal((300, DIM)))
+async def _random_records(
+    seed: int, count: int
+) -> tuple[np.ndarray[Any, Any], list[VectorRecord], InMemoryVectorStore]:
+    """``count`` random unit vectors, their records and the exact reference holding them."""
+    rng = np.random.default_rng(seed)
+    vectors = normalize_rows(rng.standard_normal((count, DIM)))
     records = [VectorRecord(f"f{n}", v, payload()) for n, v in enumerate(vectors)]
     reference = InMemoryVectorStore(DIM)
     await reference.upsert(records)
+    return vectors, records, reference
+
+
+async def _assert_exact(
+    store: VectorStore, reference: VectorStore, queries: Any, top_k: int = 5
+) -> None:
+    """``store`` answers every query with the reference's hits, in the same order."""
+    for query in queries:
+        expected = [hit.id for hit in await reference.search(query, top_k, where())]
+        assert [hit.id for hit in await store.search(query, top_k, where())] == expected
+
+
+async def test_edge_optimizer_keeps_results_exact(tmp_path: Path) -> None:
+    vectors, records, reference = await _random_records(3, 300)
     # A tiny threshold makes writes run the optimizer; a manual call runs it again.
     async with QdrantEdgeVectorStore(tmp_path, DIM, optimize_threshold=100) as store:
         await store.upsert(records[:150])
         await store.delete(["f0", "f1"])
         await store.upsert(records[:2] + records[150:])
         assert isinstance(await store.optimize(), bool)
-        for query in vectors[:20]:
-            expected = [hit.id for hit in await reference.search(query, 5, where())]
-            assert [hit.id for hit in await store.search(query, 5, where())] == expected
+        await _assert_exact(store, reference, vectors[:20])
 
 
 async def test_edge_search_threads_leave_the_results_unchanged(tmp_path: Path) -> None:
     # One search thread (the default), Qdrant's own choice of threads, or two: the same hits as
     # the exact reference, in the same order, on a store written and optimized part way.
-    rng = np.random.default_rng(5)
-    vectors = normalize_rows(rng.standard_normal((400, DIM)))
-    records = [VectorRecord(f"f{n}", v, payload()) for n, v in enumerate(vectors)]
-    reference = InMemoryVectorStore(DIM)
-    await reference.upsert(records)
+    vectors, records, reference = await _random_records(5, 400)
     async with QdrantEdgeVectorStore(tmp_path, DIM, optimize_threshold=100) as store:
         for start in range(0, 400, 50):
             await store.upsert(records[start : start + 50])
     for threads in (1, None, 2):
         async with QdrantEdgeVectorStore(tmp_path, DIM, search_threads=threads) as store:
-            for query in vectors[:20]:
-                expected = [hit.id for hit in await reference.search(query, 8, where())]
-                assert [hit.id for hit in await store.search(query, 8, where())] == expected
+            await _assert_exact(store, reference, vectors[:20], top_k=8)
     for bad in (0, -1):
         with pytest.raises(InvalidInputError, match="search_threads"):
             QdrantEdgeVectorStore(tmp_path, DIM, search_threads=bad)
@@ -429,8 +438,7 @@ async def test_edge_bulk_load_optimizes_once_at_the_end(tmp_path: Path) -> None:
             for start in range(0, 300, 60):
                 await store.upsert(records[start : start + 60])
             assert runs == []  # past the threshold five times, never optimized in the block
-            expected = [hit.id for hit in await reference.search(vectors[7], 5, where())]
-            assert [hit.id for hit in await store.search(vectors[7], 5, where())] == expected
+            await _assert_exact(store, reference, vectors[7:8])
         assert runs == [1]
         with pytest.raises(RuntimeError, match="stop"):
             async with store.bulk_load():
@@ -441,9 +449,7 @@ async def test_edge_bulk_load_optimizes_once_at_the_end(tmp_path: Path) -> None:
         await reference.upsert(more)
         await store.upsert(more)
         assert runs == [1, 1, 1]  # outside a block the threshold applies again
-        for query in vectors[:20]:
-            expected = [hit.id for hit in await reference.search(query, 5, where())]
-            assert [hit.id for hit in await store.search(query, 5, where())] == expected
+        await _assert_exact(store, reference, vectors[:20])
 
 
 async def test_qdrant_client_path_with_another_dimension_is_a_configuration_error(
