@@ -426,6 +426,68 @@ async def test_a_later_process_loads_the_saved_copy_and_catches_it_up(
         await later.close()
 
 
+async def test_a_bulk_load_saves_the_frequent_words_for_the_next_process(
+    postgres_dsn: str, postgres_schema: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # At the end of a bulk load every word in more than 1,000 facts is saved: the next process
+    # reads none of them from the heap, and ranks as a process that did.
+    from sagewai.stores.postgres._frequent import PostgresFrequentWords
+
+    loader = PostgresMetadataStore(postgres_dsn, schema=postgres_schema)
+    await loader.migrate()
+    later = PostgresMetadataStore(postgres_dsn, schema=postgres_schema)
+    fresh = PostgresMetadataStore(postgres_dsn, schema=postgres_schema)
+    fresh._frequent_words._saved = None  # reads every word from the heap
+    try:
+        await fill(loader, alice_corpus()[:100])
+        assert await loader.prepare_keyword_search() == 0  # small: one statement ranks all
+        async with loader.bulk_load():
+            await fill(loader, alice_corpus()[100:])
+        assert await _saved_words(postgres_dsn, postgres_schema) == {"alice", "likes", "visited"}
+        assert len(loader._frequent_words) == 0  # saved, not kept by the loading process
+        query = FactQuery(project_id=P)
+        expected = {
+            text: await fresh.keyword_search(query, text, 7)
+            for text in ("alice likes", "visited", "alice item7")
+        }
+
+        async def no_heap_read(self: PostgresFrequentWords, pool: object, word: str) -> None:
+            raise AssertionError(f"{word!r} was read from the heap, not loaded")
+
+        monkeypatch.setattr(PostgresFrequentWords, "_read_word", no_heap_read)
+        for text, hits in expected.items():
+            found = await later.keyword_search(query, text, 7)
+            assert [i for i, _ in found] == [i for i, _ in hits], text
+            assert [s for _, s in found] == pytest.approx([s for _, s in hits], rel=1e-12)
+        assert set(later._frequent_words._words) == {"alice", "likes", "visited"}
+    finally:
+        await loader.close()
+        await later.close()
+        await fresh.close()
+
+
+async def test_a_bulk_load_that_fails_saves_nothing_and_says_why(
+    postgres_dsn: str, postgres_schema: str
+) -> None:
+    store = PostgresMetadataStore(postgres_dsn, schema=postgres_schema)
+    await store.migrate()
+    try:
+
+        async def load_then_break() -> None:
+            async with store.bulk_load():
+                await fill(store, alice_corpus())
+                raise RuntimeError("the source broke")
+
+        with pytest.raises(RuntimeError, match="the source broke"):
+            await load_then_break()
+        assert await store.count(FactQuery(project_id=P)) == 10_000  # what was written stays
+        assert await _saved_words(postgres_dsn, postgres_schema) == set()
+        assert await store.prepare_keyword_search() == 3  # called by hand once the load is done
+        assert await _saved_words(postgres_dsn, postgres_schema) == {"alice", "likes", "visited"}
+    finally:
+        await store.close()
+
+
 async def test_deleting_facts_empties_the_saved_copies(
     stores: tuple[SqliteMetadataStore, PostgresMetadataStore],
     postgres_dsn: str,

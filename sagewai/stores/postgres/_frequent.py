@@ -28,7 +28,8 @@ answered its first queries of common words slowly. A process that meets a word l
 copy in one row and catches it up from the snapshot it was read in, as above. A saved copy is
 not used once the table has grown or shrunk by a tenth since, nor when its catch-up would read
 more than :data:`_CATCH_UP_MAX` facts (the word is then read from the heap and saved again);
-every statement that deletes facts empties the table.
+every statement that deletes facts empties the table. After a bulk load the store saves the
+copies of every common word at once (:meth:`save`), so that no process pays the first read.
 """
 
 from __future__ import annotations
@@ -113,6 +114,21 @@ class PostgresFrequentWords:
             lengths = self._lengths[seqs].astype(np.float64)
             ranks = bm25_ranks(entries, seqs, lengths, max(rows, 1.0), average, every=every)
         return best_first(seqs, ranks)
+
+    async def save(self, pool: Any, words: Sequence[str], *, rows: float) -> None:
+        """Read each word's facts from the table and save the copy for later processes.
+
+        For the end of a bulk load (:meth:`PostgresMetadataStore.prepare_keyword_search
+        <sagewai.stores.postgres.PostgresMetadataStore.prepare_keyword_search>`): the words
+        are not kept in this process, which may never search.
+        """
+        async with self._lock:
+            if 10 * abs(rows - self._size) >= self._size:
+                self._clear(rows)
+            for word in words:
+                await self._read_word(pool, word)
+            if not self._words:
+                self._snapshot = None  # the snapshot of the words this process holds: none
 
     def _clear(self, size: float) -> None:
         self._words.clear()
