@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 
@@ -261,3 +262,33 @@ async def test_embedder_and_store_dimension_must_agree() -> None:
             project_id="p",
             embedder=FakeEmbedder(64),
         )
+
+
+async def test_bulk_load_enters_the_stores_blocks_and_loads_the_same_facts(tmp_path: Path) -> None:
+    from sagewai import ContextEngine
+    from sagewai.stores.qdrant import QdrantEdgeVectorStore
+    from sagewai.testing import FakeEmbedder
+
+    texts = [f"note {i} about the Lisbon trip" for i in range(40)]
+    async with memory_engine() as plain:  # no store with a bulk step: a plain block
+        async with plain.bulk_load():
+            added = await plain.add_many(texts)
+        assert (await plain.search(texts[5], top_k=1))[0].fact.id == added[5].id
+    async with ContextEngine.local(tmp_path, project_id="p", embedder=FakeEmbedder(32)) as ctx:
+        edge = ctx.vector_store.store
+        assert isinstance(edge, QdrantEdgeVectorStore)
+        optimized: list[bool] = []
+        optimize = edge.optimize
+
+        async def counted() -> bool:
+            optimized.append(await optimize())
+            return optimized[-1]
+
+        edge.optimize = counted  # type: ignore[method-assign]
+        async with ctx.bulk_load():
+            assert edge._bulk_loads == 1  # writes inside never run the optimizer
+            added = await ctx.add_many(texts)
+            assert (await ctx.search(texts[9], top_k=1))[0].fact.id == added[9].id
+        assert edge._bulk_loads == 0
+        assert len(optimized) == 1  # once, at the end
+        assert (await ctx.search(texts[33], top_k=1))[0].fact.id == added[33].id

@@ -98,6 +98,35 @@ async def test_bulk_load_builds_the_index_once_and_search_stays_right(
 
 
 @pytest.mark.postgres
+async def test_the_engines_bulk_load_builds_the_index_then_saves_the_words(
+    engine: ContextEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vectors = engine.vector_store.store
+    metadata = engine.metadata_store
+    assert isinstance(vectors, PgVectorStore)
+    assert isinstance(metadata, PostgresMetadataStore)
+    steps: list[str] = []
+    build, prepare = vectors.build_index, metadata.prepare_keyword_search
+
+    async def built(**settings: str) -> bool:
+        steps.append("index")
+        return await build(**settings)
+
+    async def prepared() -> int:
+        steps.append("words")
+        return await prepare()
+
+    monkeypatch.setattr(vectors, "build_index", built)
+    monkeypatch.setattr(metadata, "prepare_keyword_search", prepared)
+    async with engine.bulk_load():
+        added = await engine.add_many([f"note {i} about the Lisbon trip" for i in range(50)])
+        assert steps == []
+        assert (await engine.search(added[7].content, top_k=1))[0].fact.id == added[7].id
+    assert steps == ["index", "words"]
+    assert (await engine.search(added[31].content, top_k=1))[0].fact.id == added[31].id
+
+
+@pytest.mark.postgres
 async def test_bulk_load_rebuilds_the_index_when_the_block_fails(engine: ContextEngine) -> None:
     vectors = engine.vector_store.store
     assert isinstance(vectors, PgVectorStore)

@@ -624,6 +624,32 @@ class ContextEngine(Resource, StoreReads, SavedRecords):
         async with SqliteWriter(store) as writer:
             yield CommitQueue(self, writer if writer.running else None)
 
+    @contextlib.asynccontextmanager
+    async def bulk_load(self) -> AsyncIterator[None]:
+        """A block for loading many facts: the stores' own ``bulk_load()`` blocks, entered together.
+
+        A store that builds an index or statistics for search does it once, when the block
+        ends, instead of at every batch: ``QdrantEdgeVectorStore`` optimizes its shard,
+        ``PgVectorStore`` builds its HNSW index, and ``PostgresMetadataStore`` analyses the
+        facts table and saves its frequent words (the vector index first, then the words).
+        Stores without such a step (SQLite, in-memory) load as usual. Searches stay correct
+        inside the block, only slower. See ``docs/backends.md``.
+
+        Example:
+            >>> async def load(ctx: ContextEngine, texts: list[str]) -> None:
+            ...     async with ctx.bulk_load():
+            ...         for start in range(0, len(texts), 2048):
+            ...             await ctx.add_many(texts[start : start + 2048])
+        """
+        await self.open()
+        async with contextlib.AsyncExitStack() as stack:
+            # Left in reverse order: the vector index is built before the words are saved.
+            for store in (self.metadata_store, self.vector_store.store):
+                loading = getattr(store, "bulk_load", None)
+                if loading is not None:
+                    await stack.enter_async_context(loading())
+            yield
+
     async def _refresh_payloads(
         self, upserts: Sequence[Fact], before: Mapping[str, Fact], *, skip: AbstractSet[str]
     ) -> None:
