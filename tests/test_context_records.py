@@ -15,7 +15,7 @@ from sagewai.context._ranking import (
     is_context_record,
 )
 from sagewai.core._conversation import Conversation
-from sagewai.core._records import Fact, FactKind, Provenance, ScoreParts
+from sagewai.core._records import Fact, FactKind, Provenance
 from sagewai.errors import ConfigurationError
 from sagewai.intelligence.extraction._rules import RuleBasedFactExtractor
 from tests.helpers import memory_engine
@@ -123,7 +123,7 @@ def candidate(fact_id: str, score: float, *, context: bool = False) -> RankedCan
         metadata={CONTEXT_MARK: 0} if context else {},
         sources=(Provenance(session_id="s", message_id="m1"),),
     )
-    return RankedCandidate(fact, score, ScoreParts())
+    return RankedCandidate(fact, score)
 
 
 def test_a_group_shows_its_message_and_scores_as_its_best_record() -> None:

@@ -22,7 +22,7 @@ from sagewai.context._ranking import (
     standardised,
     time_matches,
 )
-from sagewai.core._records import Fact, FactType, Provenance, SearchResult
+from sagewai.core._records import Fact, FactType, Provenance, ScoreParts, SearchResult
 from tests.helpers import memory_engine
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -106,6 +106,39 @@ def test_fuse_drops_ids_without_a_fact_and_breaks_ties_by_id() -> None:
     facts = {"b": fact("b"), "a": fact("a")}
     ranked = fuse(facts, [("b", 0.5), ("a", 0.5), ("gone", 0.9)], [], config=PLAIN, now=NOW)
     assert order(ranked) == ["a", "b"]
+
+
+def test_fuse_gives_each_candidate_the_parts_of_its_score() -> None:
+    facts = {"a": fact("a"), "b": fact("b"), "c": fact("c")}
+    config = PLAIN.model_copy(update={"graph_weight": 0.5})
+    ranked = fuse(
+        facts,
+        [("a", 0.9), ("b", 0.5)],
+        [("b", 4.0), ("c", 1.0)],
+        config=config,
+        now=NOW,
+        bonus={"c": 0.2},
+    )
+    parts = {candidate.fact.id: candidate.parts for candidate in ranked}
+    # dense min-max over the pool (0.9 -> 1, 0.5 -> 0), keyword over the best (4 -> 1);
+    # fusion 0.4 * dense + 0.6 * keyword.
+    assert [parts[i].fusion for i in "abc"] == pytest.approx([0.4, 0.6, 0.15])
+    assert parts["a"] == ScoreParts(
+        dense=0.9, dense_rank=0, fusion=parts["a"].fusion, recency=1.0, strength=1.0
+    )
+    assert parts["b"] == ScoreParts(
+        dense=0.5,
+        keyword=4.0,
+        dense_rank=1,
+        keyword_rank=0,
+        fusion=parts["b"].fusion,
+        recency=1.0,
+        strength=1.0,
+    )
+    assert parts["c"].keyword_rank == 1
+    assert parts["c"].graph == pytest.approx(0.1)
+    assert parts["c"].dense is None
+    assert RankedCandidate(facts["a"], 0.5).parts == ScoreParts()  # nothing scored it
 
 
 def test_scores_stay_within_zero_and_one() -> None:

@@ -38,8 +38,8 @@ async def _joined(
     store: SqliteMetadataStore, query: FactQuery, match: str, top_k: int
 ) -> list[tuple[str, float]]:
     """FTS5's own ranking of ``match`` (one joined query), as ``(id, score)``."""
-    hits = await store._database.run(store._keyword_joined_sync, query, match, top_k)
-    return [(fact_id, score) for _, fact_id, score in hits]
+    hits = await store._database.run(store._keyword_joined_sync, query, match, top_k, "f.id")
+    return [(fact_id, score) for score, fact_id in hits]
 
 
 def filters() -> list[FactQuery]:

@@ -38,8 +38,10 @@ from sagewai.core._text import keyword_terms
 
 __all__ = [
     "CONTEXT_MARK",
+    "NO_PARTS",
     "REPLY_MARK",
     "NeighbourKey",
+    "PartValues",
     "RankedCandidate",
     "SearchConfig",
     "SourceGroup",
@@ -174,18 +176,35 @@ class SearchConfig(BaseModel):
     """Record reads in ``last_accessed_at`` (reads keep a fact from decaying)."""
 
 
+PartValues = tuple[float | None, float | None, int | None, int | None, float, float, float, float]
+"""The values of a :class:`~sagewai.core._records.ScoreParts`, in its fields' order."""
+
+NO_PARTS: PartValues = (None, None, None, None, 0.0, 0.0, 0.0, 0.0)
+"""The values of ``ScoreParts()``: a candidate no retriever scored."""
+
+_PART_FIELDS = tuple(ScoreParts.model_fields)
+
+
 class RankedCandidate(NamedTuple):
-    """A fact with its final score, the parts of it, and the relevance before neighbours.
+    """A fact with its final score, the values of its parts, and the relevance before
+    neighbours.
 
     A named tuple, not a frozen dataclass: a search makes about a hundred of them, and a frozen
-    dataclass pays an ``object.__setattr__`` per field to be made.
+    dataclass pays an ``object.__setattr__`` per field to be made. For the same reason the
+    parts are kept as plain values and made into a :class:`ScoreParts` only when asked for
+    (:attr:`parts`): a search shows ten of its hundred candidates.
     """
 
     fact: Fact
     score: float
-    parts: ScoreParts
+    part_values: PartValues = NO_PARTS
     relevance: float = 0.0
     """Fusion plus speaker, time and graph bonuses (what neighbours lend each other)."""
+
+    @property
+    def parts(self) -> ScoreParts:
+        """How :attr:`score` was made."""
+        return assembled(ScoreParts, dict(zip(_PART_FIELDS, self.part_values, strict=True)))
 
 
 def is_context_record(fact: Fact) -> bool:
@@ -499,22 +518,18 @@ def fuse(
             score *= context_weight
         if reply_weight != 1.0 and is_reply_record(fact):
             score *= reply_weight
-        # Every value below has its field's type already: the record is assembled, not
-        # validated again (a hundred candidates a search).
-        parts = assembled(
-            ScoreParts,
-            {
-                "dense": dense_score.get(fact_id),
-                "keyword": keyword_score.get(fact_id),
-                "dense_rank": dense_rank.get(fact_id),
-                "keyword_rank": keyword_rank.get(fact_id),
-                "fusion": fused.get(fact_id, 0.0),
-                "recency": recency,
-                "strength": strength,
-                "graph": bonus.get(fact_id, 0.0),
-            },
+        # ScoreParts' values, in its fields' order; the record is made for the results only.
+        values: PartValues = (
+            dense_score.get(fact_id),
+            keyword_score.get(fact_id),
+            dense_rank.get(fact_id),
+            keyword_rank.get(fact_id),
+            fused.get(fact_id, 0.0),
+            recency,
+            strength,
+            bonus.get(fact_id, 0.0),
         )
-        ranked.append(RankedCandidate(fact, score, parts, relevance[fact_id]))
+        ranked.append(RankedCandidate(fact, score, values, relevance[fact_id]))
     ranked.sort(key=lambda candidate: (-candidate.score, candidate.fact.id))
     return ranked
 
@@ -590,8 +605,7 @@ def group_by_source(
         >>> from sagewai.core._records import Provenance
         >>> def c(i: str, m: str | None, score: float) -> RankedCandidate:
         ...     src = (Provenance(session_id="s", message_id=m),) if m else ()
-        ...     return RankedCandidate(Fact(id=i, project_id="p", content=i, sources=src),
-        ...                            score, ScoreParts())
+        ...     return RankedCandidate(Fact(id=i, project_id="p", content=i, sources=src), score)
         >>> groups = group_by_source([c("a", "m1", 0.9), c("b", None, 0.8), c("c", "m1", 0.7)])
         >>> [(g.best.fact.id, [o.fact.id for o in g.others]) for g in groups]
         [('a', ['c']), ('b', [])]

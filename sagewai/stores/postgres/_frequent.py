@@ -54,6 +54,7 @@ from sagewai.stores.base._word_bitmaps import (
     grown,
     holding_all,
     holding_any,
+    keep_within,
 )
 
 __all__ = ["PostgresFrequentWords"]
@@ -90,7 +91,6 @@ class PostgresFrequentWords:
         self._size = 0.0
         """The table's size when the copy was started."""
         self._lengths = np.zeros(0, dtype=np.uint16)
-        self._bytes = 0
         self._lock = asyncio.Lock()
 
     def __len__(self) -> int:
@@ -135,7 +135,6 @@ class PostgresFrequentWords:
         self._snapshot = None
         self._size = size
         self._lengths = np.zeros(0, dtype=np.uint16)
-        self._bytes = 0
 
     async def _word(self, pool: Any, word: str) -> WordBits:
         entry = self._words.get(word)
@@ -144,10 +143,7 @@ class PostgresFrequentWords:
             return entry
         entry = await self._load_word(pool, word) or await self._read_word(pool, word)
         self._words[word] = entry
-        self._bytes += entry.bits.nbytes
-        while self._bytes > self._max_bytes and len(self._words) > 1:
-            _, dropped = self._words.popitem(last=False)
-            self._bytes -= dropped.bits.nbytes
+        keep_within(self._words, self._max_bytes)
         return entry
 
     async def _read_word(self, pool: Any, word: str) -> WordBits:
@@ -191,7 +187,7 @@ class PostgresFrequentWords:
             count=row["facts"],
             repeats=dict(zip(row["repeated"], row["counts"], strict=True)),
         )
-        seqs = holding_any([entry])
+        seqs = entry.seqs
         lengths = np.frombuffer(row["lengths"], dtype="<u2")
         if len(seqs) != entry.count or len(lengths) != len(seqs):
             return None  # not what this code saves: read the word afresh
@@ -214,7 +210,7 @@ class PostgresFrequentWords:
             return
         import asyncpg
 
-        seqs = holding_any([entry])
+        seqs = entry.seqs
         try:
             await pool.execute(
                 f"INSERT INTO {self._saved}"

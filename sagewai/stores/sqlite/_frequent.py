@@ -62,6 +62,7 @@ from sagewai.stores.base._word_bitmaps import (
     grown,
     holding_all,
     holding_any,
+    keep_within,
 )
 
 __all__ = ["FrequentWords", "index_forms", "index_totals"]
@@ -104,7 +105,6 @@ class FrequentWords:
         self._epoch: int | None = None
         self._lengths = np.zeros(0, dtype=np.uint16)
         self._known = np.zeros(0, dtype=bool)
-        self._bytes = 0
         self._lengths_loaded = False
         """Whether the saved token counts were looked for since the epoch was last read."""
 
@@ -142,7 +142,6 @@ class FrequentWords:
         (epoch,) = db.execute("SELECT epoch FROM keyword_epoch").fetchone()
         if epoch != self._epoch:
             self._words.clear()
-            self._bytes = 0
             self._lengths = np.zeros(0, dtype=np.uint16)
             self._known = np.zeros(0, dtype=bool)
             self._lengths_loaded = False
@@ -156,10 +155,7 @@ class FrequentWords:
                 entry = self._read_word(db, word, last)
                 self._save_word(db, word, entry)
             self._words[word] = entry
-            self._bytes += entry.bits.nbytes
-            while self._bytes > self._max_bytes and len(self._words) > 1:
-                _, dropped = self._words.popitem(last=False)
-                self._bytes -= dropped.bits.nbytes
+            keep_within(self._words, self._max_bytes)
         else:
             self._words.move_to_end(word)
             if last > entry.upto:

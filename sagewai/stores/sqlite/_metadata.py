@@ -497,14 +497,14 @@ class SqliteMetadataStore(MetadataStore):
         terms = keyword_terms(text)
         if not terms or top_k <= 0:
             return []
-        hits = await self._run(self._keyword_sync, query, terms, top_k)
-        return [(fact_id, score) for _, fact_id, score in hits]
+        rows = await self._run(self._keyword_sync, query, terms, top_k, "f.id")
+        return [(fact_id, score) for score, fact_id in rows]
 
     async def keyword_facts(
         self, query: FactQuery, text: str, top_k: int
     ) -> list[tuple[Fact, float]]:
-        """:meth:`keyword_search`'s hits with their records, read in the same step on the
-        store's thread by sequence number (not looked up again by id afterwards)."""
+        """:meth:`keyword_search`'s hits with their records, read by the statement that
+        ranks them or checks them against the filter (not looked up again afterwards)."""
         terms = keyword_terms(text)
         if not terms or top_k <= 0:
             return []
@@ -513,34 +513,26 @@ class SqliteMetadataStore(MetadataStore):
     def _keyword_facts_sync(
         self, query: FactQuery, terms: list[str], top_k: int
     ) -> list[tuple[Fact, float]]:
-        hits = self._keyword_sync(query, terms, top_k)
-        if not hits:
-            return []
-        read = self._facts_sync(
-            f"SELECT {_FACT_SELECT} FROM facts AS f"
-            " WHERE f.seq IN (SELECT value FROM json_each(?1))",
-            (json.dumps([seq for seq, _, _ in hits]),),
-        )
-        found = {fact.id: fact for fact in read}
-        # A fact deleted or rewritten since it was ranked is left out or shown as it is now;
-        # the search checks every record against its filter again.
-        return [(found[fact_id], score) for _, fact_id, score in hits if fact_id in found]
+        rows = self._keyword_sync(query, terms, top_k, _FACT_SELECT)
+        return [(fact_from_row(row[1:], from_micros), row[0]) for row in rows]
 
     def _keyword_sync(
-        self, query: FactQuery, terms: list[str], top_k: int
-    ) -> list[tuple[int, str, float]]:
-        """The best ``top_k`` matches as ``(seq, id, score)``, ranked as FTS5's ``bm25()``
-        ranks them (the score is bm25 negated: higher is better).
+        self, query: FactQuery, terms: list[str], top_k: int, columns: str
+    ) -> list[tuple[Any, ...]]:
+        """The best ``top_k`` matches as rows of ``(score, *columns)`` (``columns`` of the
+        facts table ``f``), ranked as FTS5's ``bm25()`` ranks them (the score is bm25 negated:
+        higher is better).
 
         Few matches (a small store, rare words: at most 1,000 in all) are answered by one
-        joined query (``ORDER BY rank, id LIMIT top_k``): there the lookups of the facts for
-        the filter cost less than a second statement. More matches are ranked from the
+        joined query (``ORDER BY rank, id LIMIT top_k``). More matches are ranked from the
         in-memory copy of the words' facts (:class:`~sagewai.stores.sqlite._frequent.
         FrequentWords`), with the same scores and equal scores newest first, and only the
         best are looked up for the filter: the first ``top_k + max(top_k, 32)``, then growing
         batches until ``top_k`` have passed. Ranking every match inside FTS5 walked every
         word's whole posting list and sorted every match per query, and checking the filter
-        of each one cost about as much again, for rows the limit throws away.
+        of each one cost about as much again, for rows the limit throws away. Either way the
+        statement that ranks or checks a row also reads its ``columns``, only for the rows
+        returned.
         """
         # The index's own forms of the words: its vocabulary is read by word below.
         significant, frequent, most = self._significant_terms(index_forms(terms))
@@ -548,53 +540,54 @@ class SqliteMetadataStore(MetadataStore):
             return []
         match = fts5_match(significant, all_terms=frequent)
         if most is None or most <= _JOINED_MAX_MATCHES:
-            return self._keyword_joined_sync(query, match, top_k)
+            return self._keyword_joined_sync(query, match, top_k, columns)
         # Many matches: the in-memory copy of the words' facts ranks them as FTS5's bm25()
         # would, without walking every word's posting list and sorting every match (FTS5 took
         # 15 to 25 ms for the 8,000 to 10,000 matches of a query of rare words at 100,000
         # facts); every word frequent, a fact must hold them all.
         ranked = self._frequent.ranked(self._db(), significant, every=frequent)
-        return self._first_passing(query, ranked, top_k)
+        return self._first_passing(query, ranked, top_k, columns)
 
     def _first_passing(
-        self, query: FactQuery, ranked: Iterator[tuple[int, float]], top_k: int
-    ) -> list[tuple[int, str, float]]:
+        self,
+        query: FactQuery,
+        ranked: Iterator[tuple[int, float]],
+        top_k: int,
+        columns: str,
+    ) -> list[tuple[Any, ...]]:
         """The first ``top_k`` of the totally ordered ``(seq, rank)`` rows whose facts pass
-        ``query``, as ``(seq, id, -rank)``, checked in growing batches."""
-        hits: list[tuple[int, str, float]] = []
+        ``query``, as ``(-rank, *columns)``, checked in growing batches: one statement a batch
+        checks the rows in rank order and reads ``columns`` of the first that pass."""
+        hits: list[tuple[Any, ...]] = []
         for rows in head_batches(ranked, top_k):
-            passed = self._passing_ids(query, [seq for seq, _ in rows])
-            hits.extend((seq, passed[seq], -rank) for seq, rank in rows if seq in passed)
+            binder = _SqliteBinder(tag_driven=False)  # the index drives; tags are probed per row
+            listed = binder.bind(json.dumps([seq for seq, _ in rows]))
+            where = " AND ".join(fact_conditions(query, binder, paginate=False))
+            passed = self._db().execute(
+                f"SELECT j.key, {columns} FROM json_each({listed}) AS j"
+                f" CROSS JOIN facts AS f ON f.seq = j.value WHERE {where}"
+                f" ORDER BY j.key LIMIT {binder.bind(top_k - len(hits))}",
+                binder.values,
+            )
+            hits.extend((-rows[row[0]][1], *row[1:]) for row in passed)
             if len(hits) >= top_k:
                 break
-        return hits[:top_k]
-
-    def _passing_ids(self, query: FactQuery, seqs: Sequence[int]) -> dict[int, str]:
-        """``seq -> fact id`` of these rows whose facts match ``query``."""
-        if not seqs:
-            return {}
-        binder = _SqliteBinder(tag_driven=False)  # the index drives; tags are probed per row
-        read = f"f.seq IN (SELECT value FROM json_each({binder.bind(json.dumps(list(seqs)))}))"
-        where = " AND ".join([read, *fact_conditions(query, binder, paginate=False)])
-        passed = self._db().execute(
-            f"SELECT f.seq, f.id FROM facts AS f WHERE {where}", binder.values
-        )
-        return dict(passed)
+        return hits
 
     def _keyword_joined_sync(
-        self, query: FactQuery, match_text: str, top_k: int
-    ) -> list[tuple[int, str, float]]:
+        self, query: FactQuery, match_text: str, top_k: int, columns: str
+    ) -> list[tuple[Any, ...]]:
         """Every match checked against the filter in one joined query (few matches)."""
         binder = _SqliteBinder(tag_driven=False)
         match = binder.bind(match_text)
         where = " AND ".join(fact_conditions(query, binder, paginate=False))
         sql = (
-            "SELECT f.seq, f.id, bm25(facts_fts) AS rank FROM facts_fts"
+            f"SELECT -bm25(facts_fts) AS score, {columns} FROM facts_fts"
             " JOIN facts AS f ON f.seq = facts_fts.rowid"
             f" WHERE facts_fts MATCH {match} AND {where}"
-            f" ORDER BY rank, f.id LIMIT {binder.bind(top_k)}"
+            f" ORDER BY score DESC, f.id LIMIT {binder.bind(top_k)}"
         )
-        return [(row[0], row[1], -float(row[2])) for row in self._db().execute(sql, binder.values)]
+        return self._db().execute(sql, binder.values).fetchall()
 
     def _significant_terms(self, terms: list[str]) -> tuple[list[str], bool, int | None]:
         """The terms worth matching, whether they are all frequent (a fact must then hold every
