@@ -426,6 +426,22 @@ class PostgresMetadataStore(MetadataStore):
         up for the filter: scoring every match in SQL read each one's row, 80 to 150 ms for a
         word in 34,000 facts.
         """
+        rows = await self._keyword_rows(query, text, top_k, "f.id")
+        return [(str(row[1]), float(row[0])) for row in rows]
+
+    async def keyword_facts(
+        self, query: FactQuery, text: str, top_k: int
+    ) -> list[tuple[Fact, float]]:
+        """:meth:`keyword_search`'s hits with their records, read by the statement that ranks
+        them or checks them against the filter (not looked up again afterwards)."""
+        rows = await self._keyword_rows(query, text, top_k, self._fact_select)
+        return [(fact_from_row(row[1:], _decode_time), float(row[0])) for row in rows]
+
+    async def _keyword_rows(
+        self, query: FactQuery, text: str, top_k: int, columns: str
+    ) -> list[Any]:
+        """The best ``top_k`` matches as rows of ``(score, *columns)`` (``columns`` of the
+        facts table ``f``), best first (see :meth:`keyword_search`)."""
         terms = query_terms(text)
         if not terms or top_k <= 0:
             return []
@@ -443,7 +459,7 @@ class PostgresMetadataStore(MetadataStore):
             counts = [known[term] for term in terms]
             if (min(counts) if all_terms else sum(counts)) > _STATEMENT_MAX_MATCHES:
                 return await self._keyword_from_copy(
-                    pool, query, terms, all_terms, (size, average), top_k
+                    pool, query, terms, all_terms, (size, average), top_k, columns
                 )
         else:
             all_terms = False
@@ -488,12 +504,11 @@ class PostgresMetadataStore(MetadataStore):
             f"WITH t AS MATERIALIZED ({totals}),"
             f" d AS MATERIALIZED (SELECT {hit_columns}),"
             f" s AS MATERIALIZED (SELECT t.avg, {weight_columns} FROM t, d)"
-            f" SELECT f.id, {' + '.join(parts)} AS score FROM {self._facts} AS f, s"
+            f" SELECT {' + '.join(parts)} AS score, {columns} FROM {self._facts} AS f, s"
             f" WHERE f.search @@ {match}::tsquery AND {where}"
             f" ORDER BY score DESC, f.id LIMIT {binder.bind(top_k)}"
         )
-        rows = await self._fetch(sql, binder.values)
-        return [(row[0], float(row[1])) for row in rows]
+        return await self._fetch(sql, binder.values)
 
     async def prepare_keyword_search(self) -> int:
         """Ready the keyword index after a bulk load, for every process that searches it next.
@@ -555,42 +570,40 @@ class PostgresMetadataStore(MetadataStore):
         every: bool,
         totals: tuple[float, float],
         top_k: int,
-    ) -> list[tuple[str, float]]:
+        columns: str,
+    ) -> list[Any]:
         """Many matches, ranked from the in-memory copy of the words' facts
         (:class:`~sagewai.stores.postgres._frequent.PostgresFrequentWords`, the same BM25),
         and only the best looked up for the filter: the first ``top_k + max(top_k, 32)``, then
-        growing batches until ``top_k`` have passed."""
+        growing batches until ``top_k`` have passed. One statement a batch checks its facts in
+        rank order and reads ``columns`` of the first that pass, as ``(score, *columns)``."""
         size, average = totals
         async with self._errors():
             ranked = await self._frequent_words.ranked(
                 pool, terms, every=every, rows=size, average=max(average, 1.0)
             )
         match = (" & " if every else " | ").join(quote_lexeme(term) for term in terms)
-        hits: list[tuple[str, float]] = []
+        hits: list[Any] = []
         for rows in head_batches(ranked, top_k):
-            passed = await self._passing_ids(query, [seq for seq, _ in rows], match)
-            hits.extend((passed[seq], -rank) for seq, rank in rows if seq in passed)
+            binder = _PostgresBinder()
+            conditions = [
+                f"f.search @@ {binder.bind(match)}::tsquery",
+                *fact_conditions(query, binder, paginate=False),
+            ]
+            # The facts in rank order (their place in the batch), the first that pass only.
+            passed = await self._fetch(
+                f"SELECT b.score, {columns} FROM unnest("
+                f"{binder.bind([seq for seq, _ in rows])}::bigint[],"
+                f" {binder.bind([-rank for _, rank in rows])}::float8[])"
+                " WITH ORDINALITY AS b(seq, score, place)"
+                f" JOIN {self._facts} AS f ON f.seq = b.seq WHERE {' AND '.join(conditions)}"
+                f" ORDER BY b.place LIMIT {binder.bind(top_k - len(hits))}",
+                binder.values,
+            )
+            hits.extend(passed)
             if len(hits) >= top_k:
                 break
-        return hits[:top_k]
-
-    async def _passing_ids(
-        self, query: FactQuery, seqs: Sequence[int], match: str
-    ) -> dict[int, str]:
-        """``seq -> fact id`` of these facts that match ``query`` and still hold the words."""
-        if not seqs:
-            return {}
-        binder = _PostgresBinder()
-        conditions = [
-            f"f.seq = ANY({binder.bind(list(seqs))}::bigint[])",
-            f"f.search @@ {binder.bind(match)}::tsquery",
-            *fact_conditions(query, binder, paginate=False),
-        ]
-        rows = await self._fetch(
-            f"SELECT f.seq, f.id FROM {self._facts} AS f WHERE {' AND '.join(conditions)}",
-            binder.values,
-        )
-        return {int(row[0]): str(row[1]) for row in rows}
+        return hits
 
     async def _table_size(self, pool: Any) -> tuple[float, float]:
         """The planner's row count of the facts table and, when large, its average tokens.
