@@ -9,9 +9,9 @@ Usage:
 
 Opens the embedded default (SQLite + Qdrant edge) in that folder, asks the ``scale_bench``
 questions with their precomputed vectors (query embedding excluded), and times the stages by
-wrapping them: the keyword search with its hits' records, the reading of records (the keyword
-hits' inside the keyword stage, then the dense hits not read yet; the SQLite worker thread),
-rebuilding the ``Fact`` records, the Qdrant batch query, fusion and grouping (the event loop).
+wrapping them: the keyword search with its hits' records (read by the ranking statement), the
+reading of the dense hits' records not read yet (both on the SQLite worker thread), rebuilding
+the ``Fact`` records (in both), the Qdrant batch query, fusion and grouping (the event loop).
 CPU is per thread (``time.thread_time``) except the total, which is the whole process's
 (``time.process_time``: it includes Qdrant's own threads, which the per-stage figures miss); on
 Linux the total is also split into Python's threads and Qdrant's search threads (read from
@@ -109,7 +109,7 @@ async def measure(folder: Path, queries: Path, warm: Path | None) -> None:
     timed(
         SqliteMetadataStore,
         "_facts_sync",
-        "reading records (SQLite; some in the keyword stage)",
+        "reading the dense hits' records (SQLite)",
         totals,
     )
     timed(sqlite_metadata, "fact_from_row", "rebuilding Fact records (in reading records)", totals)
