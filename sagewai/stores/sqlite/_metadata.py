@@ -524,8 +524,8 @@ class SqliteMetadataStore(MetadataStore):
         higher is better).
 
         Few matches (a small store, rare words: at most 1,000 in all) are answered by one
-        joined query (``ORDER BY rank, id LIMIT top_k``). More matches are ranked from the
-        in-memory copy of the words' facts (:class:`~sagewai.stores.sqlite._frequent.
+        joined query (best bm25 first, then by id; ``LIMIT top_k``). More matches are ranked
+        from the in-memory copy of the words' facts (:class:`~sagewai.stores.sqlite._frequent.
         FrequentWords`), with the same scores and equal scores newest first, and only the
         best are looked up for the filter: the first ``top_k + max(top_k, 32)``, then growing
         batches until ``top_k`` have passed. Ranking every match inside FTS5 walked every
