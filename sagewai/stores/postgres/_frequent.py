@@ -122,13 +122,13 @@ class PostgresFrequentWords:
         <sagewai.stores.postgres.PostgresMetadataStore.prepare_keyword_search>`): the words
         are not kept in this process, which may never search.
         """
-        async with self._lock:
-            if 10 * abs(rows - self._size) >= self._size:
-                self._clear(rows)
-            for word in words:
+        for word in words:  # the lock is let go between words: searches go on meanwhile
+            async with self._lock:
+                if 10 * abs(rows - self._size) >= self._size:
+                    self._clear(rows)
                 await self._read_word(pool, word)
-            if not self._words:
-                self._snapshot = None  # the snapshot of the words this process holds: none
+                if not self._words:
+                    self._snapshot = None  # the snapshot of the words this process holds: none
 
     def _clear(self, size: float) -> None:
         self._words.clear()

@@ -585,6 +585,8 @@ class PostgresMetadataStore(MetadataStore):
         match = (" & " if every else " | ").join(quote_lexeme(term) for term in terms)
         hits: list[Any] = []
         for rows in head_batches(ranked, top_k):
+            if not rows:
+                break
             binder = _PostgresBinder()
             conditions = [
                 f"f.search @@ {binder.bind(match)}::tsquery",

@@ -33,7 +33,8 @@ the facts added since; a copy of another epoch is never used, and deleting a fac
 its text empties both tables. A save that would wait for another writer is skipped (the next
 process reads the word again).
 
-Memory: a bitmap is an eighth of a byte per fact (125 KB a word at a million facts) and the
+Memory: a bitmap is an eighth of a byte per fact (125 KB a word at a million facts), the list
+of a word's facts four bytes a fact holding it (made when a query first needs it), and the
 token lengths two bytes a fact; words are kept up to
 :data:`~sagewai.stores.base._word_bitmaps.MAX_BYTES` in all, the least recently used dropped
 first.

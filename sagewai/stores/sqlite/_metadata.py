@@ -560,6 +560,8 @@ class SqliteMetadataStore(MetadataStore):
         checks the rows in rank order and reads ``columns`` of the first that pass."""
         hits: list[tuple[Any, ...]] = []
         for rows in head_batches(ranked, top_k):
+            if not rows:
+                break
             binder = _SqliteBinder(tag_driven=False)  # the index drives; tags are probed per row
             listed = binder.bind(json.dumps([seq for seq, _ in rows]))
             where = " AND ".join(fact_conditions(query, binder, paginate=False))
