@@ -382,13 +382,21 @@ async def _alice_saved(postgres: PostgresMetadataStore, dsn: str, schema: str) -
     return facts
 
 
+def _forbid_heap_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """From now on a word read from the heap (not loaded from its saved copy) fails the test."""
+    from sagewai.stores.postgres._frequent import PostgresFrequentWords
+
+    async def no_heap_read(self: PostgresFrequentWords, pool: object, word: str) -> None:
+        raise AssertionError(f"{word!r} was read from the heap, not loaded")
+
+    monkeypatch.setattr(PostgresFrequentWords, "_read_word", no_heap_read)
+
+
 async def test_a_later_process_loads_the_saved_copy_and_catches_it_up(
     postgres_dsn: str, postgres_schema: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The first process reads the words from the heap and saves them; a later one (a fresh
     # store) loads them without reading the heap, with every fact written in between.
-    from sagewai.stores.postgres._frequent import PostgresFrequentWords
-
     first = PostgresMetadataStore(postgres_dsn, schema=postgres_schema)
     await first.migrate()
     later = PostgresMetadataStore(postgres_dsn, schema=postgres_schema)
@@ -401,10 +409,7 @@ async def test_a_later_process_loads_the_saved_copy_and_catches_it_up(
         twice = Fact(project_id=P, content="alice likes likes tea")
         await first.apply(WriteBatch(P, upserts=[short, twice]))
 
-        async def no_heap_read(self: PostgresFrequentWords, pool: object, word: str) -> None:
-            raise AssertionError(f"{word!r} was read from the heap, not loaded")
-
-        monkeypatch.setattr(PostgresFrequentWords, "_read_word", no_heap_read)
+        _forbid_heap_reads(monkeypatch)
         hits = await later.keyword_search(query, "alice likes", 7)
         assert {i for i, _ in hits[:2]} == {twice.id, short.id}  # the shortest, and a repeat
         assert [i for i, _ in hits[2:]] == [i for i, _ in before]
@@ -431,8 +436,6 @@ async def test_a_bulk_load_saves_the_frequent_words_for_the_next_process(
 ) -> None:
     # At the end of a bulk load every word in more than 1,000 facts is saved: the next process
     # reads none of them from the heap, and ranks as a process that did.
-    from sagewai.stores.postgres._frequent import PostgresFrequentWords
-
     loader = PostgresMetadataStore(postgres_dsn, schema=postgres_schema)
     await loader.migrate()
     later = PostgresMetadataStore(postgres_dsn, schema=postgres_schema)
@@ -451,10 +454,7 @@ async def test_a_bulk_load_saves_the_frequent_words_for_the_next_process(
             for text in ("alice likes", "visited", "alice item7")
         }
 
-        async def no_heap_read(self: PostgresFrequentWords, pool: object, word: str) -> None:
-            raise AssertionError(f"{word!r} was read from the heap, not loaded")
-
-        monkeypatch.setattr(PostgresFrequentWords, "_read_word", no_heap_read)
+        _forbid_heap_reads(monkeypatch)
         for text, hits in expected.items():
             found = await later.keyword_search(query, text, 7)
             assert [i for i, _ in found] == [i for i, _ in hits], text

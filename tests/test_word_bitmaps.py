@@ -1,4 +1,4 @@
-"""The bitmaps behind the SQL stores' in-memory copies of frequent words (both stores share them)."""
+"""The bitmaps behind the SQL stores' in-memory copies of frequent words (shared by both)."""
 
 from __future__ import annotations
 
