@@ -76,7 +76,9 @@ class WordBits:
     """Set bits: the word's document count."""
     repeats: dict[int, int] = field(default_factory=dict)
     """Facts holding the word more than once: seq -> occurrences."""
-    _listed: np.ndarray[Any, Any] | None = field(default=None, init=False, repr=False)
+    _listed: np.ndarray[Any, Any] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
     """The set bits' positions, made on first use (:attr:`seqs`), dropped by :meth:`add`."""
 
     @property
