@@ -7,6 +7,9 @@ Usage:
     # fill once and keep the stores, then measure search (again) in fresh processes:
     python benchmarks/scale_bench.py --sizes 1000000 --keep-dir /work/cache/scale/1m --fill-only
     python benchmarks/scale_bench.py --sizes 1000000 --keep-dir /work/cache/scale/1m --search-only
+    # the same against one PostgreSQL server that stays up (see pg_server.py):
+    python benchmarks/scale_bench.py --sizes 1000000 --keep-dir /work/cache/scale/1m --search-only \
+        --dsn "$(cat /work/cache/scale/1m/server.dsn)"
 
 Deployments (one ``ContextEngine`` each, filled through ``add_many``):
 
