@@ -34,11 +34,15 @@ def test_and_and_or_of_words_are_the_intersection_and_union(words: list[set[int]
     assert holding_any(entries).tolist() == sorted(set.union(*words))
 
 
-@given(facts, facts)
-def test_a_words_list_follows_what_is_added_to_it(first: set[int], later: set[int]) -> None:
+@given(facts, facts, st.booleans())
+def test_a_words_list_follows_what_is_added_to_it(
+    first: set[int], later: set[int], above: bool
+) -> None:
+    if above:  # a catch-up: every new fact comes after the listed ones
+        later = {seq + 5_001 for seq in later}
     entry = word(first)
     assert entry.seqs.tolist() == sorted(first)  # listed, and kept
-    entry.add(np.asarray(sorted(later - first), dtype=np.int64))
+    entry.add(np.asarray(sorted(later - first, reverse=True), dtype=np.int64))
     assert entry.seqs.tolist() == sorted(first | later)
     assert entry.count == len(first | later)
 

@@ -79,7 +79,8 @@ class WordBits:
     _listed: np.ndarray[Any, Any] | None = field(
         default=None, init=False, repr=False, compare=False
     )
-    """The set bits' positions, made on first use (:attr:`seqs`), dropped by :meth:`add`."""
+    """The set bits' positions, made on first use (:attr:`seqs`); :meth:`add` extends it with
+    facts above every listed one and drops it otherwise."""
 
     @property
     def seqs(self) -> Seqs:
@@ -97,7 +98,8 @@ class WordBits:
 
     @property
     def nbytes(self) -> int:
-        """Memory held: the bitmap, and the list of its facts once made."""
+        """Memory the word may hold: its bitmap and the list of its facts (counted before the
+        list is made, so a budget checked when the word is added holds once it is)."""
         return self.bits.nbytes + 4 * self.count
 
     def add(self, seqs: Seqs) -> None:
@@ -109,7 +111,15 @@ class WordBits:
             self.bits = grown(self.bits, capacity(top))
         np.bitwise_or.at(self.bits, seqs >> 3, (0x80 >> (seqs & 7)).astype(np.uint8))
         self.count += len(seqs)
-        self._listed = None
+        listed = self._listed
+        if (
+            listed is not None
+            and (not len(listed) or int(seqs.min()) > int(listed[-1]))
+            and top <= np.iinfo(listed.dtype).max
+        ):  # facts added after every listed one (a catch-up): the list grows at its end
+            self._listed = np.concatenate([listed, np.sort(seqs).astype(listed.dtype)])
+        else:
+            self._listed = None
 
     def holds(self, seqs: Seqs) -> np.ndarray[Any, np.dtype[np.bool_]]:
         """Whether each fact holds the word."""
