@@ -41,7 +41,7 @@ Per deployment and size, in a fresh store:
   store's ``bulk_load()`` block;
 * ``index_build_s``: the end of that block, where the vector index is built once: Qdrant edge's
   ``optimize()`` (HNSW graphs and segment merges), pgvector's ``CREATE INDEX`` of its HNSW index
-  (``maintenance_work_mem`` 3 GB); the vectors' table is then vacuumed and analysed (as
+  (``maintenance_work_mem`` 3 GB); pgvector's table is then vacuumed and analysed (as
   autovacuum would after a bulk load);
 * ``keyword_prepare_s`` (PostgreSQL): ``PostgresMetadataStore.prepare_keyword_search()``, what
   its ``bulk_load()`` does at the end: ``VACUUM ANALYZE`` of the facts, then the copies of the
