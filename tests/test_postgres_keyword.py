@@ -466,26 +466,24 @@ async def test_a_bulk_load_saves_the_frequent_words_for_the_next_process(
         await fresh.close()
 
 
-async def test_a_bulk_load_that_fails_saves_nothing_and_says_why(
-    postgres_dsn: str, postgres_schema: str
+async def test_a_bulk_load_that_fails_saves_nothing_and_raises(
+    stores: tuple[SqliteMetadataStore, PostgresMetadataStore],
+    postgres_dsn: str,
+    postgres_schema: str,
 ) -> None:
-    store = PostgresMetadataStore(postgres_dsn, schema=postgres_schema)
-    await store.migrate()
-    try:
+    _, store = stores
 
-        async def load_then_break() -> None:
-            async with store.bulk_load():
-                await fill(store, alice_corpus())
-                raise RuntimeError("the source broke")
+    async def load_then_break() -> None:
+        async with store.bulk_load():
+            await fill(store, alice_corpus())
+            raise RuntimeError("the source broke")
 
-        with pytest.raises(RuntimeError, match="the source broke"):
-            await load_then_break()
-        assert await store.count(FactQuery(project_id=P)) == 10_000  # what was written stays
-        assert await _saved_words(postgres_dsn, postgres_schema) == set()
-        assert await store.prepare_keyword_search() == 3  # called by hand once the load is done
-        assert await _saved_words(postgres_dsn, postgres_schema) == {"alice", "likes", "visited"}
-    finally:
-        await store.close()
+    with pytest.raises(RuntimeError, match="the source broke"):
+        await load_then_break()
+    assert await store.count(FactQuery(project_id=P)) == 10_000  # what was written stays
+    assert await _saved_words(postgres_dsn, postgres_schema) == set()
+    assert await store.prepare_keyword_search() == 3  # called by hand once the load is done
+    assert await _saved_words(postgres_dsn, postgres_schema) == {"alice", "likes", "visited"}
 
 
 async def test_deleting_facts_empties_the_saved_copies(
