@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, NamedTuple
 
@@ -582,8 +581,7 @@ def source_key(fact: Fact) -> SourceKey | None:
     return (fact.sources[0].session_id, fact.sources[0].message_id)
 
 
-@dataclass(frozen=True, slots=True)
-class SourceGroup:
+class SourceGroup(NamedTuple):
     """The records of one source as one result: the best record, the others, the group's score."""
 
     score: float
@@ -619,9 +617,12 @@ def group_by_source(
         members.setdefault(key, []).append(candidate)
     groups: list[SourceGroup] = []
     for candidates in members.values():
-        top, *rest = candidates
+        top = candidates[0]
         missing = 1.0 - top.score
-        for other in rest:
+        if len(candidates) == 1:  # most sources: one record, nothing to choose
+            groups.append(SourceGroup(1.0 - missing, top, ()))
+            continue
+        for other in candidates[1:]:
             missing *= 1.0 - related_weight * max(0.0, other.score)
         # The record shown is the message or a fact, not the context record that found them.
         best = next((c for c in candidates if not is_context_record(c.fact)), top)

@@ -9,6 +9,7 @@ records which facts were shown. How each step is tuned is in :class:`SearchConfi
 from __future__ import annotations
 
 import asyncio
+import operator
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -44,6 +45,9 @@ AS_OF_STATUSES = (FactStatus.ACTIVE, FactStatus.FLAGGED, FactStatus.SUPERSEDED)
 """The statuses a search ``as_of`` a past time reads: what was believed then."""
 
 
+_score = operator.attrgetter("score")
+
+
 def _record_hits(hits: Sequence[VectorHit], piece_weight: float) -> list[VectorHit]:
     """Vector hits (records and pieces of long records) as one hit per record, best first.
 
@@ -55,7 +59,7 @@ def _record_hits(hits: Sequence[VectorHit], piece_weight: float) -> list[VectorH
         first: dict[str, VectorHit] = {}
         for hit in hits:
             first.setdefault(hit.id, hit)
-        return sorted(first.values(), key=lambda hit: -hit.score)
+        return sorted(first.values(), key=_score, reverse=True)  # equal scores keep their order
     own: dict[str, float] = {}
     piece: dict[str, float] = {}
     for hit in hits:
@@ -68,7 +72,7 @@ def _record_hits(hits: Sequence[VectorHit], piece_weight: float) -> list[VectorH
         base = own.get(owner, floor)
         best = piece.get(owner, base)
         merged.append(VectorHit(owner, base + piece_weight * max(0.0, best - base)))
-    merged.sort(key=lambda hit: -hit.score)
+    merged.sort(key=_score, reverse=True)
     return merged
 
 

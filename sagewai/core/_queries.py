@@ -12,6 +12,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import NamedTuple
 
 from sagewai.core._embedder import Vector
 from sagewai.core._records import Fact, FactChange, FactKind, FactStatus, FactType
@@ -182,9 +183,12 @@ class VectorRecord:
     payload: VectorPayload
 
 
-@dataclass(frozen=True, slots=True)
-class VectorHit:
-    """A nearest-neighbour hit: the fact id and its cosine similarity to the query."""
+class VectorHit(NamedTuple):
+    """A nearest-neighbour hit: the fact id and its cosine similarity to the query.
+
+    A named tuple (immutable, compared by value): a search makes a few hundred of them, and a
+    frozen dataclass pays an ``object.__setattr__`` per field to be made.
+    """
 
     id: str
     score: float

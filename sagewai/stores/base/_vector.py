@@ -153,7 +153,13 @@ class ProjectVectorStore(VectorStore):
         return fact_id if separator else point_id
 
     def _hits(self, hits: Sequence[VectorHit]) -> list[VectorHit]:
-        return [VectorHit(self._fact_id(hit.id), hit.score) for hit in hits]
+        # This project's points (nearly every hit) lose their known prefix without a search
+        # for the separator.
+        prefix, cut = self._prefix, len(self._prefix)
+        return [
+            VectorHit(point[cut:] if point.startswith(prefix) else self._fact_id(point), score)
+            for point, score in hits
+        ]
 
     def _where(self, where: VectorFilter) -> VectorFilter:
         if where.ids is None:

@@ -11,6 +11,7 @@ classes. Everything in this module is pure, so it is tested without a backend.
 from __future__ import annotations
 
 import math
+import operator
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -227,10 +228,13 @@ def split_by_scope(plan: FilterPlan) -> list[FilterPlan]:
     return [replace(plan, any_of=(("scope_key", (scope,)), *rest)) for scope in scopes]
 
 
+_score = operator.attrgetter("score")
+
+
 def merge_hits(results: Iterable[Sequence[VectorHit]], top_k: int) -> list[VectorHit]:
     """The ``top_k`` best of several disjoint hit lists, highest score first (stable on ties)."""
     merged = [hit for hits in results for hit in hits]
-    merged.sort(key=lambda hit: -hit.score)
+    merged.sort(key=_score, reverse=True)  # reverse keeps equal scores in their order
     return merged[:top_k]
 
 
