@@ -43,9 +43,10 @@ Per deployment and size, in a fresh store:
   ``optimize()`` (HNSW graphs and segment merges), pgvector's ``CREATE INDEX`` of its HNSW index
   (``maintenance_work_mem`` 3 GB); pgvector's table is then vacuumed and analysed (as
   autovacuum would after a bulk load);
-* ``keyword_prepare_s`` (PostgreSQL): ``PostgresMetadataStore.prepare_keyword_search()``, what
-  its ``bulk_load()`` does at the end: ``VACUUM ANALYZE`` of the facts, then the copies of the
-  frequent words saved for the search processes (``keyword_words_saved`` of them);
+* ``keyword_prepare_s``: the metadata store's ``prepare_keyword_search()``, what its
+  ``bulk_load()`` does at the end: ``ANALYZE`` of the facts (PostgreSQL: ``VACUUM ANALYZE``),
+  then the copies of the frequent words saved for the search processes
+  (``keyword_words_saved`` of them);
 * ``disk_mb``: the folder plus the PostgreSQL schema's tables and indexes;
 * then a fresh process (``--child search``) opens the store, searches 20 warm-up questions (not
   measured) and measures ``ctx.search(question, top_k=10)``: p50/p95/p99 with the query vector
@@ -426,6 +427,7 @@ async def fill_and_index(
     texts, vectors = pool
     from sagewai.stores.postgres import PostgresMetadataStore
     from sagewai.stores.postgres._pgvector import PgVectorStore
+    from sagewai.stores.sqlite import SqliteMetadataStore
 
     lookup: dict[str, Vector] = {}
     embedder = TableEmbedder(lookup)
@@ -458,9 +460,9 @@ async def fill_and_index(
             started = time.perf_counter()
         result["index_build_s"] = round(time.perf_counter() - started, 1)
         result["load_index"] = load()
-        if isinstance(ctx.metadata_store, PostgresMetadataStore):
-            # What the metadata store's bulk_load() does at its end: VACUUM ANALYZE (statistics,
-            # the GIN index's pending list merged), then the frequent words' copies saved.
+        if isinstance(ctx.metadata_store, PostgresMetadataStore | SqliteMetadataStore):
+            # What the metadata store's bulk_load() does at its end: (VACUUM) ANALYZE, then the
+            # frequent words' copies saved for the search processes.
             started = time.perf_counter()
             result["keyword_words_saved"] = await ctx.metadata_store.prepare_keyword_search()
             result["keyword_prepare_s"] = round(time.perf_counter() - started, 1)

@@ -267,6 +267,7 @@ async def test_embedder_and_store_dimension_must_agree() -> None:
 async def test_bulk_load_enters_the_stores_blocks_and_loads_the_same_facts(tmp_path: Path) -> None:
     from sagewai import ContextEngine
     from sagewai.stores.qdrant import QdrantEdgeVectorStore
+    from sagewai.stores.sqlite import SqliteMetadataStore
     from sagewai.testing import FakeEmbedder
 
     texts = [f"note {i} about the Lisbon trip" for i in range(40)]
@@ -285,10 +286,22 @@ async def test_bulk_load_enters_the_stores_blocks_and_loads_the_same_facts(tmp_p
             return optimized[-1]
 
         edge.optimize = counted  # type: ignore[method-assign]
+        metadata = ctx.metadata_store
+        assert isinstance(metadata, SqliteMetadataStore)
+        prepare = metadata.prepare_keyword_search
+        steps: list[str] = []
+
+        async def prepared() -> int:
+            steps.append(f"words after {len(optimized)} optimization(s)")
+            return await prepare()
+
+        metadata.prepare_keyword_search = prepared  # type: ignore[method-assign]
         async with ctx.bulk_load():
             assert edge._bulk_loads == 1  # writes inside never run the optimizer
             added = await ctx.add_many(texts)
             assert (await ctx.search(texts[9], top_k=1))[0].fact.id == added[9].id
+            assert steps == []
         assert edge._bulk_loads == 0
         assert len(optimized) == 1  # once, at the end
+        assert steps == ["words after 1 optimization(s)"]  # the index first, then the words
         assert (await ctx.search(texts[33], top_k=1))[0].fact.id == added[33].id

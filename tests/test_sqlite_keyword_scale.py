@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from sagewai.core._queries import FactQuery, WriteBatch
 from sagewai.core._records import Fact
 from sagewai.stores.sqlite import SqliteMetadataStore
@@ -319,4 +321,103 @@ async def test_a_copy_is_not_saved_while_another_writer_holds_the_lock(tmp_path:
         writer.execute("ROLLBACK")
         writer.close()
     assert _saved(path)[0] == set()
+    await store.close()
+
+
+def _bulk_corpus(start: int, stop: int) -> list[Fact]:
+    """"coffee" in every fact, "latte" in every other one, "mocha" in one in ten (1,500 of
+    15,000: saved), "rare" in one in a thousand (15: never saved)."""
+    return [
+        Fact(
+            project_id=P,
+            content=(
+                f"coffee {'latte ' * (i % 2)}{'mocha mocha ' * (i % 10 == 0)}"
+                f"{'rare ' * (i % 1000 == 0)}item{i}"
+            ),
+        )
+        for i in range(start, stop)
+    ]
+
+
+async def test_a_bulk_load_saves_the_frequent_words_for_the_next_process(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """At the end of a bulk load every word in more than 1,000 facts is saved with every
+    fact's token count: the next process reads none of them from the index, and ranks exactly
+    as the index does."""
+    from sagewai.stores.sqlite._frequent import FrequentWords
+
+    path = str(tmp_path / "metadata.sqlite3")
+    loader = SqliteMetadataStore(path)
+    await loader.apply(WriteBatch(P, upserts=_bulk_corpus(0, 100)))
+    assert await loader.prepare_keyword_search() == 0  # small: one statement ranks all
+    async with loader.bulk_load():
+        for start in range(100, 15_000, 5_000):
+            await loader.apply(WriteBatch(P, upserts=_bulk_corpus(start, start + 5_000)))
+        assert _saved(path) == (set(), 0)  # nothing before the block ends
+    words, lengths = _saved(path)
+    assert words == {"coffee", "latte", "mocha"}
+    assert lengths >= 15_000
+    assert len(loader._frequent) == 0  # saved, not kept by the loading process
+    assert await loader.prepare_keyword_search() == 0  # current already: nothing to redo
+    await loader.close()
+
+    monkeypatch.setattr(FrequentWords, "_read_word", _no_index_read)
+    monkeypatch.setattr(FrequentWords, "_save_lengths", _no_index_read)
+    later = SqliteMetadataStore(path)
+    query = FactQuery(project_id=P)
+    for text, match in (
+        ("coffee", '"coffee"'),
+        ("coffee latte", '"coffee" AND "latte"'),
+        ("mocha", '"mocha"'),
+    ):
+        every = dict(await _joined(later, query, match, 100_000))
+        for top_k in (1, 10, 60):
+            fast = await later.keyword_search(query, text, top_k)
+            joined = await _joined(later, query, match, top_k)
+            assert_same_ranking(fast, joined, every)
+    assert set(later._frequent._words) == {"coffee", "latte", "mocha"}
+    await later.close()
+
+
+def _no_index_read(*args: Any, **kwargs: Any) -> None:
+    raise AssertionError("read from the index, not loaded")
+
+
+async def test_a_bulk_load_that_fails_saves_nothing_and_raises(tmp_path: Path) -> None:
+    path = str(tmp_path / "metadata.sqlite3")
+    store = SqliteMetadataStore(path)
+
+    async def load_then_break() -> None:
+        async with store.bulk_load():
+            await store.apply(WriteBatch(P, upserts=_bulk_corpus(0, 15_000)))
+            raise RuntimeError("the source broke")
+
+    with pytest.raises(RuntimeError, match="the source broke"):
+        await load_then_break()
+    assert await store.count(FactQuery(project_id=P)) == 15_000  # what was written stays
+    assert _saved(path) == (set(), 0)
+    assert await store.prepare_keyword_search() == 3  # called by hand once the load is done
+    assert _saved(path)[0] == {"coffee", "latte", "mocha"}
+    await store.close()
+
+
+async def test_preparing_waits_for_another_writer_instead_of_skipping(tmp_path: Path) -> None:
+    """A search skips a save the lock would delay; preparing after a load waits for it."""
+    import sqlite3
+    import threading
+
+    path = str(tmp_path / "metadata.sqlite3")
+    store = SqliteMetadataStore(path)
+    await store.apply(WriteBatch(P, upserts=_bulk_corpus(0, 15_000)))
+    writer = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    writer.execute("BEGIN IMMEDIATE")
+    release = threading.Timer(0.5, lambda: writer.execute("ROLLBACK"))
+    release.start()
+    try:
+        assert await store.prepare_keyword_search() == 3
+    finally:
+        release.join()
+        writer.close()
+    assert _saved(path)[0] == {"coffee", "latte", "mocha"}
     await store.close()

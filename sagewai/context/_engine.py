@@ -630,10 +630,11 @@ class ContextEngine(Resource, StoreReads, SavedRecords):
 
         A store that builds an index or statistics for search does it once, when the block
         ends, instead of at every batch: ``QdrantEdgeVectorStore`` optimizes its shard,
-        ``PgVectorStore`` builds its HNSW index, and ``PostgresMetadataStore`` analyses the
-        facts table and saves its frequent words (the vector index first, then the words).
-        Stores without such a step (SQLite, in-memory) load as usual. Searches stay correct
-        inside the block, only slower. See ``docs/backends.md``.
+        ``PgVectorStore`` builds its HNSW index, and ``SqliteMetadataStore`` and
+        ``PostgresMetadataStore`` analyse the facts table and save its frequent words for the
+        next process (the vector index first, then the words). Stores without such a step
+        (in-memory) load as usual. Searches stay correct inside the block, only slower. See
+        ``docs/backends.md``.
 
         Example:
             >>> async def load(ctx: ContextEngine, texts: list[str]) -> None:

@@ -137,6 +137,38 @@ class FrequentWords:
             seqs, bm25_ranks(entries, seqs, lengths, rows, tokens / rows, every=every)
         )
 
+    def prepare(self, db: sqlite3.Connection, words: Sequence[str]) -> int:
+        """Save a current copy of each of ``words``, and every fact's token count, for the
+        processes to come; return how many words were saved.
+
+        What a search saves as it meets a word, done ahead for every frequent word after a
+        bulk load, so the first process after it loads each word in one row instead of reading
+        its facts from the index. A word whose saved copy is current is left as it is. Each
+        word is saved in a transaction of its own, so writers wait at most one word.
+        """
+        self._check_epoch(db)
+        last = int(
+            db.execute("SELECT coalesce(max(rowid), 0) FROM facts_fts_docsize").fetchone()[0]
+        )
+        if not last:
+            return 0
+        saved = 0
+        for word in words:
+            row = db.execute(
+                "SELECT upto FROM keyword_copies WHERE word = ?1 AND epoch = ?2",
+                (word, self._epoch),
+            ).fetchone()
+            if row is not None and row[0] >= last:
+                continue
+            entry = self._read_word(db, word, last)
+            saved += self._save_word(db, word, entry, wait=True)
+        row = db.execute(
+            "SELECT upto FROM keyword_lengths WHERE id = 0 AND epoch = ?1", (self._epoch,)
+        ).fetchone()
+        if row is None or row[0] < last:
+            self._save_lengths(db, last, wait=True)
+        return saved
+
     # -- keeping the copy exact ----------------------------------------------------------
 
     def _check_epoch(self, db: sqlite3.Connection) -> None:
@@ -181,10 +213,12 @@ class FrequentWords:
             self._catch_up(db, word, entry, last)
         return entry
 
-    def _save_word(self, db: sqlite3.Connection, word: str, entry: _Word) -> None:
+    def _save_word(
+        self, db: sqlite3.Connection, word: str, entry: _Word, *, wait: bool = False
+    ) -> bool:
         repeated = np.fromiter(entry.repeats, dtype="<i8", count=len(entry.repeats))
         counts = np.fromiter(entry.repeats.values(), dtype="<i4", count=len(entry.repeats))
-        _save(
+        return _save(
             db,
             self._epoch,
             "INSERT OR REPLACE INTO keyword_copies"
@@ -199,6 +233,7 @@ class FrequentWords:
                 repeated.tobytes(),
                 counts.tobytes(),
             ),
+            wait=wait,
         )
 
     def _read_word(self, db: sqlite3.Connection, word: str, last: int) -> _Word:
@@ -265,59 +300,81 @@ class FrequentWords:
         top = int(seqs[-1])
         if not self._lengths_loaded:
             self._load_lengths(db)
-        if top >= len(self._lengths):
-            self._lengths = grown(self._lengths, capacity(top) * 8)
-            self._known = grown(self._known, len(self._lengths))
+        self._make_room(top)
         unknown = seqs[~self._known[seqs]]
-        if len(unknown):
-            bound: int | str
-            if len(unknown) > _ALL_LENGTHS_FROM:
-                sql, bound = "id <= ?1", top
-            else:
-                sql = "id IN (SELECT value FROM json_each(?1))"
-                bound = "[" + ",".join(map(str, unknown.tolist())) + "]"
-            # One column: its size is the blob's first varint, one byte below 128 tokens.
-            read = [
-                (seq, size[0] if size[0] < 0x80 else _varint(size)[0])
-                for seq, size in db.execute(
-                    f"SELECT id, sz FROM facts_fts_docsize WHERE {sql}", (bound,)
-                )
-                if size
-            ]
-            at = np.asarray([seq for seq, _ in read], dtype=np.int64)
-            lengths = np.asarray([length for _, length in read], dtype=np.int64)
-            self._lengths[at] = np.minimum(lengths, _LENGTH_CAP)
-            self._known[at] = True
-            if sql.startswith("id <="):  # every length up to top is known: save them
-                _save(
-                    db,
-                    self._epoch,
-                    "INSERT OR REPLACE INTO keyword_lengths (id, epoch, upto, lengths)"
-                    " VALUES (0, ?1, ?2, ?3)",
-                    (self._epoch, top, self._lengths[: top + 1].astype("<u2").tobytes()),
-                )
+        if len(unknown) > _ALL_LENGTHS_FROM:
+            self._save_lengths(db, top)
+        elif len(unknown):
+            listed = "[" + ",".join(map(str, unknown.tolist())) + "]"
+            self._read_lengths(db, "id IN (SELECT value FROM json_each(?1))", listed)
         found: np.ndarray[Any, np.dtype[np.float64]] = self._lengths[seqs].astype(np.float64)
         return found
 
+    def _make_room(self, top: int) -> None:
+        if top >= len(self._lengths):
+            self._lengths = grown(self._lengths, capacity(top) * 8)
+            self._known = grown(self._known, len(self._lengths))
 
-def _save(db: sqlite3.Connection, epoch: int | None, sql: str, values: tuple[Any, ...]) -> None:
-    """Write a saved copy read in keyword ``epoch`` if the write lock is free at once, and leave
-    it otherwise: a search never waits for another writer to save one, nor fails because it
-    cannot (a read-only file); the next process reads the word again. A copy whose epoch has
-    passed (a fact was deleted or rewritten since it was read) is not saved."""
+    def _read_lengths(self, db: sqlite3.Connection, where: str, bound: int | str) -> None:
+        # One column: its size is the blob's first varint, one byte below 128 tokens.
+        read = [
+            (seq, size[0] if size[0] < 0x80 else _varint(size)[0])
+            for seq, size in db.execute(
+                f"SELECT id, sz FROM facts_fts_docsize WHERE {where}", (bound,)
+            )
+            if size
+        ]
+        at = np.asarray([seq for seq, _ in read], dtype=np.int64)
+        lengths = np.asarray([length for _, length in read], dtype=np.int64)
+        self._lengths[at] = np.minimum(lengths, _LENGTH_CAP)
+        self._known[at] = True
+
+    def _save_lengths(self, db: sqlite3.Connection, top: int, *, wait: bool = False) -> bool:
+        """Read every fact's token count up to ``top`` (one table scan) and save them."""
+        self._make_room(top)
+        self._read_lengths(db, "id <= ?1", top)
+        return _save(
+            db,
+            self._epoch,
+            "INSERT OR REPLACE INTO keyword_lengths (id, epoch, upto, lengths)"
+            " VALUES (0, ?1, ?2, ?3)",
+            (self._epoch, top, self._lengths[: top + 1].astype("<u2").tobytes()),
+            wait=wait,
+        )
+
+
+def _save(
+    db: sqlite3.Connection,
+    epoch: int | None,
+    sql: str,
+    values: tuple[Any, ...],
+    *,
+    wait: bool = False,
+) -> bool:
+    """Write a saved copy read in keyword ``epoch``; return whether it was written.
+
+    A search saves only if the write lock is free at once, and leaves it otherwise: it never
+    waits for another writer to save one, nor fails because it cannot (a read-only file); the
+    next process reads the word again. ``wait`` (preparing the index after a load) waits for
+    the lock as any write does. A copy whose epoch has passed (a fact was deleted or rewritten
+    since it was read) is not saved."""
     (timeout,) = db.execute("PRAGMA busy_timeout").fetchone()
-    db.execute("PRAGMA busy_timeout = 0")
+    if not wait:
+        db.execute("PRAGMA busy_timeout = 0")
+    written = False
     try:
         db.execute("BEGIN IMMEDIATE")
         if db.execute("SELECT epoch FROM keyword_epoch").fetchone()[0] == epoch:
             db.execute(sql, values)
+            written = True
         db.execute("COMMIT")
     except sqlite3.OperationalError:  # locked by another writer, or read-only
-        pass
+        written = False
     finally:
         if db.in_transaction:
             db.execute("ROLLBACK")
         db.execute(f"PRAGMA busy_timeout = {int(timeout)}")
+    return written
 
 
 def index_totals(db: sqlite3.Connection) -> tuple[int, int]:
