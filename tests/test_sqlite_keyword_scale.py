@@ -325,8 +325,8 @@ async def test_a_copy_is_not_saved_while_another_writer_holds_the_lock(tmp_path:
 
 
 def _bulk_corpus(start: int, stop: int) -> list[Fact]:
-    """"coffee" in every fact, "latte" in every other one, "mocha" in one in ten (1,500 of
-    15,000: saved), "rare" in one in a thousand (15: never saved)."""
+    """Facts holding "coffee" (every one), "latte" (every other one), "mocha" twice (one in
+    ten: 1,500 of 15,000, saved) and "rare" (one in a thousand: 15, never saved)."""
     return [
         Fact(
             project_id=P,
