@@ -124,9 +124,7 @@ class FrequentWords:
         to look every one of them up). The order is computed as it is read.
         """
         self._check_epoch(db)
-        last = int(
-            db.execute("SELECT coalesce(max(rowid), 0) FROM facts_fts_docsize").fetchone()[0]
-        )
+        last = _last_seq(db)
         entries = [self._word(db, word, last) for word in words]
         rows, tokens = self._totals(db)
         seqs = holding_all(entries) if every else holding_any(entries)
@@ -147,9 +145,7 @@ class FrequentWords:
         word is saved in a transaction of its own, so writers wait at most one word.
         """
         self._check_epoch(db)
-        last = int(
-            db.execute("SELECT coalesce(max(rowid), 0) FROM facts_fts_docsize").fetchone()[0]
-        )
+        last = _last_seq(db)
         if not last:
             return 0
         saved = 0
@@ -375,6 +371,11 @@ def _save(
             db.execute("ROLLBACK")
         db.execute(f"PRAGMA busy_timeout = {int(timeout)}")
     return written
+
+
+def _last_seq(db: sqlite3.Connection) -> int:
+    """The highest sequence number in the keyword index (0 when it is empty)."""
+    return int(db.execute("SELECT coalesce(max(rowid), 0) FROM facts_fts_docsize").fetchone()[0])
 
 
 def index_totals(db: sqlite3.Connection) -> tuple[int, int]:
