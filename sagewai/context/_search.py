@@ -160,11 +160,13 @@ async def search(
         hits = await engine.nearest(vector, 2 * pool, vector_filter)
         return vector, _record_hits(hits, config.piece_weight)[:pool]
 
-    # The dense path (embed, then search) and the keyword index run side by side; the keyword
-    # side reads its hits' records as it goes, while the dense index is still searching.
-    (query_vector, dense), keyword_found = await asyncio.gather(
-        dense_search(),
+    # The keyword index and the dense path (embed, then search) run side by side; the keyword
+    # side reads its hits' records as it goes. It starts first: its store reads in a thread of
+    # its own, while a dense index may search in this one (Qdrant edge does: see
+    # ``QdrantEdgeVectorStore._call``), and would otherwise finish before the keyword side began.
+    keyword_found, (query_vector, dense) = await asyncio.gather(
         engine.keyword_facts(fact_query, analysis.keyword_text, pool),
+        dense_search(),
     )
     keyword = [(fact.id, score) for fact, score in keyword_found]
     bonus: dict[str, float] = {}

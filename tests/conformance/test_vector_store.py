@@ -419,6 +419,50 @@ async def test_edge_search_threads_leave_the_results_unchanged(tmp_path: Path) -
             QdrantEdgeVectorStore(tmp_path, DIM, search_threads=bad)
 
 
+async def test_edge_search_runs_in_the_callers_thread_unless_the_shard_is_busy(
+    tmp_path: Path,
+) -> None:
+    # A search's few requests run in the event loop's thread (no thread hand-over); a batch of
+    # many queries, or a search while a write holds the shard, goes to a worker thread, and the
+    # event loop keeps running meanwhile. Every way gives the exact hits.
+    import threading
+
+    vectors, records, reference = await _random_records(6, 200)
+    async with QdrantEdgeVectorStore(tmp_path, DIM) as store:
+        await store.upsert(records)
+        threads: list[int] = []
+        work = store._work  # observed, not replaced
+
+        def observed(action: str, job: Callable[[Any, Any], Any]) -> Any:
+            threads.append(threading.get_ident())
+            return work(action, job)
+
+        store._work = observed  # type: ignore[method-assign]
+        await _assert_exact(store, reference, vectors[:3])
+        assert threads == [threading.get_ident()] * 3
+        threads.clear()
+        batch = await store.search_many(list(vectors[:9]), 5, where())
+        assert threads
+        assert threading.get_ident() not in threads
+        for query, hits in zip(vectors[:9], batch, strict=True):
+            expected = await reference.search(query, 5, where())
+            assert [hit.id for hit in hits] == [hit.id for hit in expected]
+        threads.clear()
+        store._lock.acquire()  # a write in progress
+        try:
+            search = asyncio.ensure_future(store.search(vectors[0], 5, where()))
+            for _ in range(20):  # the event loop is not held up by the waiting search
+                await asyncio.sleep(0.005)
+            assert not search.done()
+        finally:
+            store._lock.release()
+        hits = await search
+        assert threads
+        assert threading.get_ident() not in threads
+        expected = await reference.search(vectors[0], 5, where())
+        assert [hit.id for hit in hits] == [hit.id for hit in expected]
+
+
 async def test_edge_bulk_load_optimizes_once_at_the_end(tmp_path: Path) -> None:
     rng = np.random.default_rng(4)
     vectors = normalize_rows(rng.standard_normal((300, DIM)))
