@@ -380,6 +380,45 @@ async def test_a_bulk_load_saves_the_frequent_words_for_the_next_process(
     await later.close()
 
 
+async def test_the_next_process_counts_saved_words_from_their_copies(tmp_path: Path) -> None:
+    """Which words a query keeps depends on how many facts hold each; for a word with a saved
+    copy that count comes from the copy (the index's own count walks the word's whole posting
+    list, milliseconds a word at a million facts), equal to the index's. A copy missing more
+    than a tenth of the facts written since is not trusted: the index counts again."""
+    path = str(tmp_path / "metadata.sqlite3")
+    loader = SqliteMetadataStore(path)
+    async with loader.bulk_load():
+        await loader.apply(WriteBatch(P, upserts=_bulk_corpus(0, 15_000)))
+    await loader.close()
+
+    later = SqliteMetadataStore(path)
+    statements: list[str] = []
+    await later.open()
+    await later._run(lambda: later._db().set_trace_callback(statements.append))
+
+    def counts(words: list[str]) -> dict[str, int]:
+        later._frequencies.clear()
+        return {word: later._document_frequency(word, later._fact_total()) for word in words}
+
+    words = ["coffee", "latte", "mocha", "rare", "absent"]
+    expected = {"coffee": 15_000, "latte": 7_500, "mocha": 1_500, "rare": 15, "absent": 0}
+    assert await later._run(counts, words) == expected
+    counted = [s for s in statements if "facts_vocab" in s]
+    assert len(counted) == 2  # "rare" and "absent" have no copy; the saved words were not
+    hits = await later.keyword_search(FactQuery(project_id=P), "coffee mocha", 5)
+    assert len(hits) == 5
+    await later.apply(WriteBatch(P, upserts=_bulk_corpus(15_000, 16_000)))
+    statements.clear()
+    assert (await later._run(counts, ["coffee"]))["coffee"] == 15_000  # a fifteenth: trusted
+    assert not [s for s in statements if "facts_vocab" in s]
+    await later.apply(WriteBatch(P, upserts=_bulk_corpus(16_000, 18_000)))
+    later._frequent._words.clear()  # as in a process that has not used the word yet
+    statements.clear()
+    assert (await later._run(counts, ["coffee"]))["coffee"] == 18_000  # a sixth: the index
+    assert [s for s in statements if "facts_vocab" in s]
+    await later.close()
+
+
 def _no_index_read(*args: Any, **kwargs: Any) -> None:
     raise AssertionError("read from the index, not loaded")
 

@@ -686,12 +686,16 @@ class SqliteMetadataStore(MetadataStore):
 
     def _document_frequency(self, term: str, total: int) -> int:
         # Counting a term's documents walks its posting list, so frequent terms are cached
-        # until the store has grown or shrunk by a tenth.
+        # until the store has grown or shrunk by a tenth, and a term with a copy of its facts
+        # (every frequent term after prepare_keyword_search) is counted from the copy.
         cached = self._frequencies.get(term)
         if cached is not None and 10 * abs(cached[1] - total) < cached[1]:
             return cached[0]
-        row = self._db().execute("SELECT doc FROM facts_vocab WHERE term = ?", (term,)).fetchone()
-        frequency = 0 if row is None else int(row[0])
+        db = self._db()
+        frequency = self._frequent.saved_count(db, term)
+        if frequency is None:
+            row = db.execute("SELECT doc FROM facts_vocab WHERE term = ?", (term,)).fetchone()
+            frequency = 0 if row is None else int(row[0])
         if frequency >= _CACHED_FREQUENCY_MIN:
             self._frequencies[term] = (frequency, total)
         return frequency
