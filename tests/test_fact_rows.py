@@ -99,3 +99,29 @@ def test_assembled_records_behave_as_constructed_ones() -> None:
     assert partial.model_fields_set == {"fact_id", "project_id", "action"}
     assert partial.reason == ""
     assert partial.id
+
+
+def test_rows_decode_through_one_generated_function_per_dialect(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The decoder is generated once per time decoding, and refuses to be made when the
+    columns stopped naming exactly the fields of a fact (the records skip that check)."""
+    from sagewai.core._records import complete_fields
+    from sagewai.stores.base import _sql
+
+    assert _sql._row_decoder(from_micros) is _sql._row_decoder(from_micros)
+    row = validated_fact_from_row_row()
+    assert list(_sql._row_decoder(from_micros)(row)) == list(Fact.model_fields)
+    names = [name for name in FACT_COLUMNS if name != "scope_key"]
+    assert complete_fields(Fact, names)
+    assert not complete_fields(Fact, names[:-1])
+    assert not complete_fields(Fact, [*names, names[0]])
+    monkeypatch.setattr(_sql, "complete_fields", lambda model, names: False)
+    _sql._row_decoder.cache_clear()
+    try:
+        with pytest.raises(TypeError, match="no longer match"):
+            fact_from_row(row, from_micros)
+    finally:
+        monkeypatch.undo()
+        _sql._row_decoder.cache_clear()
+    assert fact_from_row(row, from_micros) == validated_fact_from_row(row, from_micros)
