@@ -398,7 +398,7 @@ async def test_the_next_process_counts_saved_words_from_their_copies(tmp_path: P
 
     def counts(words: list[str]) -> dict[str, int]:
         later._frequencies.clear()
-        return {word: later._document_frequency(word, later._fact_total()) for word in words}
+        return later._document_frequencies(words, later._fact_total())
 
     words = ["coffee", "latte", "mocha", "rare", "absent"]
     expected = {"coffee": 15_000, "latte": 7_500, "mocha": 1_500, "rare": 15, "absent": 0}

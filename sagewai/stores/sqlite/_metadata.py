@@ -669,7 +669,7 @@ class SqliteMetadataStore(MetadataStore):
         if total < _COMMON_TERM_MIN_FACTS:
             return terms, False, None
         bound = min(_FREQUENT_SHARE * total, _FREQUENT_FACTS)
-        frequency = {term: self._document_frequency(term, total) for term in terms}
+        frequency = self._document_frequencies(terms, total)
         known = [term for term in terms if frequency[term] > 0]
         rare = [term for term in known if frequency[term] <= bound]
         if rare:
@@ -684,21 +684,33 @@ class SqliteMetadataStore(MetadataStore):
         million facts, paid by a search every 30 s when it was cached)."""
         return index_totals(self._db())[0]
 
-    def _document_frequency(self, term: str, total: int) -> int:
-        # Counting a term's documents walks its posting list, so frequent terms are cached
-        # until the store has grown or shrunk by a tenth, and a term with a copy of its facts
-        # (every frequent term after prepare_keyword_search) is counted from the copy.
-        cached = self._frequencies.get(term)
-        if cached is not None and 10 * abs(cached[1] - total) < cached[1]:
-            return cached[0]
+    def _document_frequencies(self, terms: Sequence[str], total: int) -> dict[str, int]:
+        """How many facts hold each term.
+
+        Counting a term's documents in the index walks its posting list, so frequent terms are
+        cached until the store has grown or shrunk by a tenth, and a term with a copy of its
+        facts (every frequent term after :meth:`prepare_keyword_search`) is counted from the
+        copy.
+        """
+        found: dict[str, int] = {}
+        for term in terms:
+            cached = self._frequencies.get(term)
+            if cached is not None and 10 * abs(cached[1] - total) < cached[1]:
+                found[term] = cached[0]
+        missing = [term for term in terms if term not in found]
+        if not missing:
+            return found
         db = self._db()
-        frequency = self._frequent.saved_count(db, term)
-        if frequency is None:
-            row = db.execute("SELECT doc FROM facts_vocab WHERE term = ?", (term,)).fetchone()
-            frequency = 0 if row is None else int(row[0])
-        if frequency >= _CACHED_FREQUENCY_MIN:
-            self._frequencies[term] = (frequency, total)
-        return frequency
+        copied = self._frequent.saved_counts(db, missing)
+        for term in missing:
+            frequency = copied.get(term)
+            if frequency is None:
+                row = db.execute("SELECT doc FROM facts_vocab WHERE term = ?", (term,)).fetchone()
+                frequency = 0 if row is None else int(row[0])
+            if frequency >= _CACHED_FREQUENCY_MIN:
+                self._frequencies[term] = (frequency, total)
+            found[term] = frequency
+        return found
 
     def _changes_sync(self, sql: str, params: Sequence[Any]) -> list[FactChange]:
         rows = self._db().execute(sql, params).fetchall()
