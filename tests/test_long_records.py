@@ -137,3 +137,43 @@ async def test_content_above_the_limit_is_refused_with_a_typed_error() -> None:
         with pytest.raises(InvalidInputError):
             await ctx.add("x" * (MAX_CONTENT_CHARS + 1))
         assert await ctx.count() == 0
+
+
+async def test_the_dense_index_is_asked_for_twice_the_pool_once_a_piece_is_seen() -> None:
+    """A store that has shown no piece is asked for the pool's worth of hits, and answers as
+    asking for twice as many would; the first search meeting a piece asks again for twice the
+    pool, and every later one asks for twice the pool at once."""
+    config = SearchConfig(candidates=4, group_by_source=False, neighbour_weight=0.0)
+    queries = ["sprint board tickets", "caching rules pipeline", "note 7 about lunch"]
+    texts = [f"note {i} about {FILLER.split(',')[i % 2]}" for i in range(40)]
+    async with ContextEngine.in_memory(project_id="long", embedder=FakeEmbedder()) as ctx:
+        asked: list[int] = []
+        nearest = ctx.nearest
+
+        async def counted(vector: object, top_k: int, where: VectorFilter) -> object:
+            asked.append(top_k)
+            return await nearest(vector, top_k, where)  # type: ignore[arg-type]
+
+        ctx.nearest = counted  # type: ignore[method-assign, assignment]
+
+        async def ids(query: str, *, seen: bool) -> list[str]:
+            ctx._dense_pieces_seen = seen
+            return [r.fact.id for r in await ctx.search(query, 3, search_config=config)]
+
+        await ctx.add_many(texts)
+        for query in queries:
+            asked.clear()
+            assert await ids(query, seen=False) == await ids(query, seen=True)
+            assert asked == [4, 8]  # the pool's worth, then twice it (the way before)
+        ctx._dense_pieces_seen = False
+        await ctx.add(long_message(), kind=FactKind.MESSAGE)
+        asked.clear()
+        query = "grandmother garden heirloom tomatoes fig tree lavender"
+        found = [r.fact.id for r in await ctx.search(query, 3, search_config=config)]
+        assert asked == [4, 8]  # a piece among the first four: asked again
+        assert ctx._dense_pieces_seen
+        assert found == await ids(query, seen=True)
+        asked.clear()
+        for query in queries:
+            await ctx.search(query, 3, search_config=config)
+        assert asked == [8] * len(queries)

@@ -208,6 +208,9 @@ class ContextEngine(Resource, StoreReads, SavedRecords):
         self.search_config = search_config or SearchConfig()
         self._access = AccessLog(stores.metadata, self.project_id)
         """The reads of searches, written off the search path (see sagewai.context._access_log)."""
+        self._dense_pieces_seen = False
+        """Whether a search has met a long record's piece among its dense hits: from then on
+        every search asks the dense index for twice its pool (see sagewai.context._search)."""
         self._opened = False
         self._open_lock = asyncio.Lock()
 

