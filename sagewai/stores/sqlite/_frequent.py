@@ -176,7 +176,7 @@ class FrequentWords:
         each such word in a process. The copies of :meth:`prepare` hold the count already; their
         counts are read once per keyword epoch, in one statement. Facts added since a copy are
         not counted: a count may be short by the tenth a cached count may be stale by
-        (``SqliteMetadataStore._document_frequency``).
+        (``SqliteMetadataStore._document_frequencies``).
         """
         self._check_epoch(db)
         if self._saved is None:
