@@ -416,6 +416,11 @@ async def test_the_next_process_counts_saved_words_from_their_copies(tmp_path: P
     statements.clear()
     assert (await later._run(counts, ["coffee"]))["coffee"] == 18_000  # a sixth: the index
     assert [s for s in statements if "facts_vocab" in s]
+    assert await later.prepare_keyword_search() > 0  # saved again, up to date
+    later._frequent._words.clear()
+    statements.clear()
+    assert (await later._run(counts, ["coffee"]))["coffee"] == 18_000  # the new copy counts
+    assert not [s for s in statements if "facts_vocab" in s]
     await later.close()
 
 

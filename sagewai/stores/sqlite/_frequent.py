@@ -66,7 +66,7 @@ from sagewai.stores.base._word_bitmaps import (
     keep_within,
 )
 
-__all__ = ["FrequentWords", "index_forms", "index_totals"]
+__all__ = ["FrequentWords", "index_forms", "index_totals", "within_a_tenth"]
 
 _CATCH_UP_MAX = 20_000
 """A saved copy more facts behind than this is read afresh from the index instead."""
@@ -176,7 +176,7 @@ class FrequentWords:
         each such word in a process. The copies of :meth:`prepare` hold the count already; their
         counts are read once per keyword epoch, in one statement. Facts added since a copy are
         not counted: a count may be short by the tenth a cached count may be stale by
-        (``SqliteMetadataStore._document_frequencies``).
+        (:func:`within_a_tenth`).
         """
         self._check_epoch(db)
         if self._saved is None:
@@ -192,7 +192,7 @@ class FrequentWords:
         for word in words:
             entry = self._words.get(word)
             upto, count = (entry.upto, entry.count) if entry else self._saved.get(word, (0, 0))
-            if upto and 10 * (last - upto) <= upto:
+            if upto and within_a_tenth(last, upto):
                 counts[word] = count
         return counts
 
@@ -246,7 +246,7 @@ class FrequentWords:
     ) -> bool:
         repeated = np.fromiter(entry.repeats, dtype="<i8", count=len(entry.repeats))
         counts = np.fromiter(entry.repeats.values(), dtype="<i4", count=len(entry.repeats))
-        return _save(
+        saved = _save(
             db,
             self._epoch,
             "INSERT OR REPLACE INTO keyword_copies"
@@ -263,6 +263,9 @@ class FrequentWords:
             ),
             wait=wait,
         )
+        if saved and self._saved is not None:  # the counts read for saved_counts stay current
+            self._saved[word] = (entry.upto, entry.count)
+        return saved
 
     def _read_word(self, db: sqlite3.Connection, word: str, last: int) -> _Word:
         """The word's facts up to ``last`` from one pass over its occurrences (FTS5's
@@ -403,6 +406,17 @@ def _save(
             db.execute("ROLLBACK")
         db.execute(f"PRAGMA busy_timeout = {int(timeout)}")
     return written
+
+
+def within_a_tenth(now: int, then: int) -> bool:
+    """Whether a count taken when the store held ``then`` (facts, or its last sequence number)
+    is still trusted with ``now``: the store has grown or shrunk by less than a tenth.
+
+    Example:
+        >>> within_a_tenth(16_000, 15_000), within_a_tenth(18_000, 15_000)
+        (True, False)
+    """
+    return 10 * abs(now - then) < then
 
 
 def _last_seq(db: sqlite3.Connection) -> int:

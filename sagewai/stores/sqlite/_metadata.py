@@ -62,7 +62,12 @@ from sagewai.stores.sqlite._database import (
     micros,
     write_transaction,
 )
-from sagewai.stores.sqlite._frequent import FrequentWords, index_forms, index_totals
+from sagewai.stores.sqlite._frequent import (
+    FrequentWords,
+    index_forms,
+    index_totals,
+    within_a_tenth,
+)
 
 __all__ = ["EncodedBatch", "SqliteMetadataStore"]
 
@@ -695,7 +700,7 @@ class SqliteMetadataStore(MetadataStore):
         found: dict[str, int] = {}
         for term in terms:
             cached = self._frequencies.get(term)
-            if cached is not None and 10 * abs(cached[1] - total) < cached[1]:
+            if cached is not None and within_a_tenth(total, cached[1]):
                 found[term] = cached[0]
         missing = [term for term in terms if term not in found]
         if not missing:
