@@ -234,12 +234,11 @@ def _column_decoder(name: str) -> Callable[[Any], Any] | None:
 _SCOPE_KEY = FACT_COLUMNS.index("scope_key")
 
 
-@functools.cache
 def _row_plan(
     decode_time: Callable[[Any], datetime | None],
 ) -> tuple[tuple[str, int, Callable[[Any], Any] | None], ...]:
     """``(field, column index, decoder or None)`` for every field of a fact row, the times
-    decoded by ``decode_time`` (one plan per dialect, made once)."""
+    decoded by ``decode_time`` (what :func:`_row_decoder` is generated from, once a dialect)."""
 
     def decode_utc(value: Any) -> datetime | None:
         when = decode_time(value)
