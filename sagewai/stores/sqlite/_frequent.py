@@ -187,14 +187,15 @@ class FrequentWords:
                     (self._epoch,),
                 )
             }
+        copies = {
+            word: (entry.upto, entry.count) if entry else self._saved.get(word, (0, 0))
+            for word in words
+            if (entry := self._words.get(word)) or word in self._saved
+        }
+        if not copies:  # rare words: no copy, nothing more to read
+            return {}
         last = _last_seq(db)
-        counts: dict[str, int] = {}
-        for word in words:
-            entry = self._words.get(word)
-            upto, count = (entry.upto, entry.count) if entry else self._saved.get(word, (0, 0))
-            if upto and within_a_tenth(last, upto):
-                counts[word] = count
-        return counts
+        return {word: count for word, (upto, count) in copies.items() if within_a_tenth(last, upto)}
 
     # -- keeping the copy exact ----------------------------------------------------------
 
