@@ -160,6 +160,8 @@ class PostgresPool:
         connect_timeout: Seconds to wait for a connection.
         close_timeout: Seconds :meth:`close` waits for connections in use before terminating.
         server_settings: Session settings of every connection (pgvector's search knobs).
+        init: Called with each new connection of a pool created here (never for a given
+            pool's connections), before its first use.
         extra: The ``sagewai[...]`` extra that installs asyncpg for this store.
         feature: The store's name, for the missing-driver message.
         unmigrated: What is not migrated when a table is missing (``'schema "sagewai"'``).
@@ -181,6 +183,7 @@ class PostgresPool:
         connect_timeout: float = 10.0,
         close_timeout: float = 10.0,
         server_settings: Mapping[str, str] | None = None,
+        init: Callable[[Any], Awaitable[None]] | None = None,
         extra: str = "postgres",
         feature: str,
         unmigrated: str,
@@ -197,6 +200,7 @@ class PostgresPool:
         self._connect_timeout = connect_timeout
         self._close_timeout = close_timeout
         self._server_settings = dict(server_settings or {})
+        self._init = init
         self._extra = extra
         self._feature = feature
         self._unmigrated = unmigrated
@@ -260,6 +264,8 @@ class PostgresPool:
         options: dict[str, Any] = {}
         if self._server_settings:
             options["server_settings"] = self._server_settings
+        if self._init is not None:
+            options["init"] = self._init
         try:
             pool = await asyncpg.create_pool(
                 self.dsn,
@@ -279,6 +285,11 @@ class PostgresPool:
         if not self._adopt(pool):  # another task opened a pool meanwhile
             await pool.close()
         return self.pool
+
+    @property
+    def owns_pool(self) -> bool:
+        """Whether the pool is created here (so ``init`` runs on its connections)."""
+        return self._owns_pool
 
     def _adopt(self, pool: Any) -> bool:
         if self.pool is not None:
