@@ -58,6 +58,13 @@ Per deployment and size, in a fresh store:
   and 16 concurrent searchers (asyncio tasks on one engine, query embedding excluded), and its
   peak RSS.
 
+Then, per size, once every deployment is measured (``--no-side-by-side`` skips it): one process
+opens all of them and asks each measured question of each deployment in turn, the one asked
+first rotating (``side_by_side``: a cold pass, then the warm pass after the warm-up questions;
+p50/p95/p99 per deployment and each PostgreSQL deployment's over the embedded default's). The
+search processes above run minutes apart on a machine whose speed moves by a fifth to a third
+within minutes; side by side, a slow minute slows every deployment alike.
+
 ``--multiprocess``: two writer processes each push ``--turns`` chat turns through a
 ``MemoryBridge`` (rule-based extraction) into one PostgreSQL (facts and pgvector) while a third
 process runs ``sagewai consolidate`` in a loop; afterwards every fact the writers were told was
@@ -561,6 +568,105 @@ async def search_child(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+async def side_by_side_child(args: argparse.Namespace) -> dict[str, Any]:
+    """Every deployment of one size in one process, each question asked of each in turn.
+
+    The per-deployment processes above run one after another, minutes apart, and this shared
+    machine's speed moves by a fifth to a third within minutes: their ratio measures the host
+    as much as the code. Here the deployments answer the same question back to back (the one
+    asked first rotates with each question), so a slow minute slows all of them: the ratios
+    against the embedded default are measured under the same conditions. A cold pass over the
+    measured questions, then the warm pass of the search processes (after the warm-up
+    questions), query embedding excluded, as there.
+    """
+    with np.load(args.queries_file, allow_pickle=False) as stored:
+        asked = [str(q) for q in stored["texts"]]
+        lookup = dict(zip(asked, np.asarray(stored["vectors"], dtype=np.float32), strict=True))
+    with np.load(args.warm_file, allow_pickle=False) as stored:
+        warm_up = [str(q) for q in stored["warmup_texts"]]
+        warm_asked = [str(q) for q in stored["warm_texts"]]
+        for name in ("warmup", "warm"):
+            lookup.update(
+                zip(
+                    (str(q) for q in stored[f"{name}_texts"]),
+                    np.asarray(stored[f"{name}_vectors"], dtype=np.float32),
+                    strict=True,
+                )
+            )
+    embedder = TableEmbedder(lookup)
+    places = json.loads(args.deployments)  # [[backend, folder, schema], ...]
+    names = [backend for backend, _, _ in places]
+    engines = [
+        make_engine(backend, Path(folder), args.dsn, schema, embedder)
+        for backend, folder, schema in places
+    ]
+    out: dict[str, Any] = {"deployments": names, "load": load()}
+    try:
+        for engine in engines:
+            await engine.open()
+            await migrate_stores(engine)
+            for question in warm_up[:20]:
+                await engine.search(question, top_k=10)
+
+        async def one_pass(questions: Sequence[str]) -> dict[str, list[float]]:
+            samples: dict[str, list[float]] = {name: [] for name in names}
+            for n, question in enumerate(questions):
+                for k in range(len(engines)):
+                    turn = (n + k) % len(engines)
+                    started = time.perf_counter()
+                    await engines[turn].search(question, top_k=10)
+                    samples[names[turn]].append((time.perf_counter() - started) * 1000)
+            return samples
+
+        for label, questions in (("cold", asked), ("warm", warm_asked)):
+            if label == "warm":
+                for question in warm_up[20:]:
+                    for engine in engines:
+                        await engine.search(question, top_k=10)
+            samples = await one_pass(questions)
+            figures = {name: percentiles(samples[name]) for name in names}
+            out[label] = figures
+            if "local" in figures:
+                base = figures["local"]
+                out[f"{label}_ratio"] = {
+                    name: {
+                        q: round(figures[name][f"{q}_ms"] / base[f"{q}_ms"], 3)
+                        for q in ("p50", "p95", "p99")
+                    }
+                    for name in names
+                    if name != "local"
+                }
+        out["load_after"] = load()
+    finally:
+        for engine in engines:
+            await engine.close()
+    return out
+
+
+def run_side_by_side(
+    places: Sequence[tuple[str, Path, str]], dsn: str, queries_file: Path
+) -> dict[str, Any]:
+    command = [
+        sys.executable,
+        __file__,
+        "--child",
+        "side-by-side",
+        "--deployments",
+        json.dumps([[backend, str(folder), schema] for backend, folder, schema in places]),
+        "--dsn",
+        dsn,
+        "--queries-file",
+        str(queries_file),
+        "--warm-file",
+        str(queries_file.parent / "warm.npz"),
+    ]
+    finished = subprocess.run(command, capture_output=True, text=True, check=False)
+    if finished.returncode != 0:
+        raise RuntimeError(f"side-by-side process failed: {finished.stderr[-2000:]}")
+    result: dict[str, Any] = json.loads(finished.stdout.strip().splitlines()[-1])
+    return result
+
+
 def peak_rss_mb() -> float:
     """This process's peak resident set, from ``VmHWM``.
 
@@ -574,7 +680,7 @@ def peak_rss_mb() -> float:
 
 
 def run_search_process(
-    backend: str, folder: Path, dsn: str, schema: str, queries_file: Path, args: Any
+    backend: str, folder: Path, schema: str, *, dsn: str, queries_file: Path, args: Any
 ) -> dict[str, Any]:
     command = [
         sys.executable,
@@ -921,11 +1027,31 @@ async def run(args: argparse.Namespace) -> None:
                 await warm_file_for(tmp, queries_file)
             pool = None if args.search_only else await load_pool(args.pool, args.cache)
         for size in sizes:
-            for backend in backends:
-                result = await one_deployment(args, backend, size, tmp, dsn, queries_file, pool)
-                print(json.dumps(result))
-                report["results"].append(result)
-                write_json(args.out, report)
+            places: list[tuple[str, Path, str]] = []
+            try:
+                for backend in backends:
+                    result, place = await one_deployment(
+                        args, backend, size, tmp, dsn, queries_file, pool
+                    )
+                    print(json.dumps(result))
+                    report["results"].append(result)
+                    write_json(args.out, report)
+                    if place is not None:
+                        places.append(place)
+                if len(places) > 1 and not args.fill_only and not args.no_side_by_side:
+                    print(f"side by side at {size} facts ...")
+                    try:
+                        side = run_side_by_side(places, dsn, queries_file)
+                    except Exception as exc:
+                        side = {"error": repr(exc)[:2000]}
+                    side["size"] = size
+                    print(json.dumps(side))
+                    report.setdefault("side_by_side", []).append(side)
+                    write_json(args.out, report)
+            finally:
+                if keep is None:
+                    for backend, folder, schema in places:
+                        await drop_kept(backend, folder, dsn, schema)
         if args.multiprocess:
             print("multi-process run ...")
             report["multiprocess"] = await multiprocess_run(dsn, args.turns)
@@ -947,28 +1073,32 @@ async def one_deployment(
     dsn: str,
     queries_file: Path,
     pool: Any,
-) -> dict[str, Any]:
-    """Fill (unless ``--search-only``) and search one deployment at one size."""
+) -> tuple[dict[str, Any], tuple[str, Path, str] | None]:
+    """Fill (unless ``--search-only``) and search one deployment at one size.
+
+    Returns the figures and where the deployment is (backend, folder, schema), ``None`` when
+    it failed; without ``--keep-dir`` the caller drops it once every deployment of the size
+    has been measured (the side-by-side pass opens them all).
+    """
     keep: Path | None = args.keep_dir
     if args.search_only:
         assert keep is not None
         kept = read_manifest(keep).get(entry_key(backend, size))
         if kept is None:
-            return {"backend": backend, "size": size, "error": f"not kept in {keep}"}
+            return {"backend": backend, "size": size, "error": f"not kept in {keep}"}, None
         result = dict(kept["fill"])
+        place = (backend, Path(kept["folder"]), kept["schema"])
         try:
             if backend != "local":  # a deploy step: the kept schema may predate a migration
-                await migrate_kept(backend, Path(kept["folder"]), dsn, kept["schema"])
-            result.update(
-                run_search_process(
-                    backend, Path(kept["folder"]), dsn, kept["schema"], queries_file, args
-                )
-            )
+                await migrate_kept(place[0], place[1], dsn, place[2])
+            result.update(run_search_process(*place, dsn=dsn, queries_file=queries_file, args=args))
         except Exception as exc:
             result["error"] = repr(exc)[:2000]
-        return result
+            return result, None
+        return result, place
     folder = tmp / f"{backend}-{size}"
     schema = kept_schema(backend, size) if keep else f"scale_{uuid.uuid4().hex[:8]}"
+    place = (backend, folder, schema)
     print(f"{backend} at {size} facts ...")
     if keep is not None:  # refill from scratch
         await drop_kept(backend, folder, dsn, schema)
@@ -977,13 +1107,12 @@ async def one_deployment(
         if keep is not None:
             record_kept(keep, result, folder, schema)
         if not args.fill_only:
-            result.update(run_search_process(backend, folder, dsn, schema, queries_file, args))
+            result.update(run_search_process(*place, dsn=dsn, queries_file=queries_file, args=args))
     except Exception as exc:
-        result = {"backend": backend, "size": size, "error": repr(exc)[:2000]}
-    finally:
         if keep is None:
             await drop_kept(backend, folder, dsn, schema)
-    return result
+        return {"backend": backend, "size": size, "error": repr(exc)[:2000]}, None
+    return result, place
 
 
 def print_table(report: dict[str, Any]) -> None:
@@ -1026,6 +1155,11 @@ def main() -> None:
     parser.add_argument("--included", type=int, default=100, help="searches with embedding")
     parser.add_argument("--seconds", type=float, default=5.0, help="per throughput level")
     parser.add_argument("--multiprocess", action="store_true")
+    parser.add_argument(
+        "--no-side-by-side",
+        action="store_true",
+        help="skip the pass asking every deployment of a size each question in turn",
+    )
     parser.add_argument("--turns", type=int, default=300, help="turns per writer process")
     parser.add_argument("--tmp", default=None, help="parent folder of the data")
     parser.add_argument(
@@ -1048,7 +1182,8 @@ def main() -> None:
         "--shared-buffers", default="2GB", help="PostgreSQL shared_buffers ('' for the default)"
     )
     parser.add_argument("--out", type=Path, default=RESULTS / "scale_bench.json")
-    parser.add_argument("--child", choices=("search", "writer"), default=None)
+    parser.add_argument("--child", choices=("search", "writer", "side-by-side"), default=None)
+    parser.add_argument("--deployments", default="[]", help="(side-by-side child) JSON list")
     parser.add_argument("--backend", default="local")
     parser.add_argument("--folder", default="")
     parser.add_argument("--schema", default="")
@@ -1060,6 +1195,8 @@ def main() -> None:
         print(json.dumps(asyncio.run(search_child(args))))
     elif args.child == "writer":
         print(json.dumps(asyncio.run(writer_child(args))))
+    elif args.child == "side-by-side":
+        print(json.dumps(asyncio.run(side_by_side_child(args))))
     else:
         asyncio.run(run(args))
 
