@@ -71,7 +71,9 @@ process runs ``sagewai consolidate`` in a loop; afterwards every fact the writer
 stored is looked up: lost (missing), duplicated (more than one row), deadlocks (PostgreSQL's
 counter), and the exit codes of the consolidation runs.
 
-Every figure is written with the load average at the time (the machine is shared). Writes JSON
+Every figure is written with the load average at the time (the machine is shared), and the
+run, each search process and the side-by-side pass with ``host_loop_ms``, the host's speed at
+that moment (a fixed million-step Python loop, best of three). Writes JSON
 (``--out``); ``benchmarks/plots.py`` draws it.
 """
 
@@ -378,6 +380,22 @@ def load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
+def host_loop_ms() -> float:
+    """This host's speed right now: the best of three runs of a fixed million-step Python loop.
+
+    Written beside every measurement, so figures of two processes, runs or machines can be set
+    against the host's own drift (session 17's machine and session 18's differed threefold).
+    """
+    best = float("inf")
+    for _ in range(3):
+        started = time.perf_counter()
+        total = 0
+        for step in range(1_000_000):
+            total += step
+        best = min(best, time.perf_counter() - started)
+    return round(1000 * best, 1)
+
+
 def folder_mb(folder: Path) -> float:
     total = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
     return round(total / 2**20, 1)
@@ -530,6 +548,7 @@ async def search_child(args: argparse.Namespace) -> dict[str, Any]:
         for question in warm_up[:20]:
             await ctx.search(question, top_k=10)
         out["load_search"] = load()
+        out["host_loop_ms"] = host_loop_ms()
         out["search_excluded"] = await timed_pass(asked)  # cold: first pass over the questions
         # A long-running service is warm: search every warm-up question (none of them measured),
         # then measure questions asked for the first time (neither measured above nor warm-up).
@@ -600,7 +619,7 @@ async def side_by_side_child(args: argparse.Namespace) -> dict[str, Any]:
         make_engine(backend, Path(folder), args.dsn, schema, embedder)
         for backend, folder, schema in places
     ]
-    out: dict[str, Any] = {"deployments": names, "load": load()}
+    out: dict[str, Any] = {"deployments": names, "load": load(), "host_loop_ms": host_loop_ms()}
     try:
         for engine in engines:
             await engine.open()
@@ -1006,6 +1025,7 @@ async def run(args: argparse.Namespace) -> None:
         "queries": args.queries,
         "cpus": os.cpu_count(),
         "search_only": bool(args.search_only),
+        "host_loop_ms": host_loop_ms(),
         "results": [],
     }
     try:
