@@ -560,3 +560,31 @@ async def test_a_delete_never_waits_for_a_saved_copy_another_transaction_holds(
     finally:
         await holder.close()
     assert await _saved_words(postgres_dsn, postgres_schema) == {"alice"}  # the held row stays
+
+
+async def test_read_marks_stay_on_their_page_and_the_pending_list_is_bounded(
+    stores: tuple[SqliteMetadataStore, PostgresMetadataStore], postgres_schema: str
+) -> None:
+    """A search's read mark (``touch``) must not add entries to every index: with room left on
+    each page (migration 0006) the new row version stays on its page (a HOT update), so the
+    keyword index's pending list, which every keyword query scans, does not grow with reads."""
+    _, postgres = stores
+    facts = corpus(7, 2_000)
+    await fill(postgres, facts)
+    pool = postgres._pool
+    table, index = f'"{postgres_schema}".facts', f'"{postgres_schema}".facts_search'
+
+    async def pages(ids: list[str]) -> dict[str, str]:
+        rows = await pool.fetch(
+            f"SELECT id, (ctid::text::point)[0]::text FROM {table} WHERE id = ANY($1::text[])", ids
+        )
+        return {row[0]: row[1] for row in rows}
+
+    marked = [fact.id for fact in facts[::20]]  # one fact in twenty, across every page
+    before = await pages(marked)
+    await postgres.touch(P, marked, facts[0].created_at)
+    after = await pages(marked)
+    moved = sum(before[i] != after[i] for i in marked)
+    assert moved <= len(marked) // 10, f"{moved} of {len(marked)} marks left their page"
+    options = await pool.fetchval("SELECT reloptions FROM pg_class WHERE oid = $1::regclass", index)
+    assert "gin_pending_list_limit=512" in options

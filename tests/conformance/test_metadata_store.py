@@ -421,7 +421,7 @@ async def test_postgres_migrations_are_versioned_idempotent_and_concurrent(
     stores = [PostgresMetadataStore(postgres_dsn, schema=postgres_schema) for _ in range(3)]
     try:
         results = await asyncio.gather(*(s.migrate() for s in stores))
-        assert sorted(results) == [[], [], ["0001", "0002", "0003", "0004", "0005"]]
+        assert sorted(results) == [[], [], ["0001", "0002", "0003", "0004", "0005", "0006"]]
         assert await stores[0].migrate() == []
     finally:
         for s in stores:
@@ -439,6 +439,7 @@ async def test_postgres_migrations_are_versioned_idempotent_and_concurrent(
         ("0003", "keyword_length"),
         ("0004", "keyword_copy"),
         ("0005", "keyword_copies"),
+        ("0006", "facts_room_for_reads"),
     ]
     assert rows[0]["applied_at"].tzinfo is not None
 
