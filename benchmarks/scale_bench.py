@@ -510,12 +510,14 @@ async def migrate_kept(backend: str, folder: Path, dsn: str, schema: str) -> Non
         await migrate_stores(ctx)
 
 
-async def search_child(args: argparse.Namespace) -> dict[str, Any]:
-    with np.load(args.queries_file, allow_pickle=False) as stored:
+def load_questions(
+    queries_file: Path, warm_file: Path
+) -> tuple[list[str], list[str], list[str], dict[str, Vector]]:
+    """The measured, warm-up and warm questions, and every question's precomputed vector."""
+    with np.load(queries_file, allow_pickle=False) as stored:
         asked = [str(q) for q in stored["texts"]]
         lookup = dict(zip(asked, np.asarray(stored["vectors"], dtype=np.float32), strict=True))
-    embedder = TableEmbedder(lookup)
-    with np.load(args.warm_file, allow_pickle=False) as stored:
+    with np.load(warm_file, allow_pickle=False) as stored:
         warm_up = [str(q) for q in stored["warmup_texts"]]
         warm_asked = [str(q) for q in stored["warm_texts"]]
         for name in ("warmup", "warm"):
@@ -527,7 +529,13 @@ async def search_child(args: argparse.Namespace) -> dict[str, Any]:
                 )
             )
     if set(warm_up) & set(asked) or set(warm_asked) & (set(asked) | set(warm_up)):
-        raise SystemExit(f"{args.warm_file}: the warm-up and warm questions must be new ones")
+        raise SystemExit(f"{warm_file}: the warm-up and warm questions must be new ones")
+    return asked, warm_up, warm_asked, lookup
+
+
+async def search_child(args: argparse.Namespace) -> dict[str, Any]:
+    asked, warm_up, warm_asked, lookup = load_questions(args.queries_file, args.warm_file)
+    embedder = TableEmbedder(lookup)
     engine = make_engine(args.backend, Path(args.folder), args.dsn, args.schema, embedder)
     out: dict[str, Any] = {}
 
@@ -598,20 +606,7 @@ async def side_by_side_child(args: argparse.Namespace) -> dict[str, Any]:
     measured questions, then the warm pass of the search processes (after the warm-up
     questions), query embedding excluded, as there.
     """
-    with np.load(args.queries_file, allow_pickle=False) as stored:
-        asked = [str(q) for q in stored["texts"]]
-        lookup = dict(zip(asked, np.asarray(stored["vectors"], dtype=np.float32), strict=True))
-    with np.load(args.warm_file, allow_pickle=False) as stored:
-        warm_up = [str(q) for q in stored["warmup_texts"]]
-        warm_asked = [str(q) for q in stored["warm_texts"]]
-        for name in ("warmup", "warm"):
-            lookup.update(
-                zip(
-                    (str(q) for q in stored[f"{name}_texts"]),
-                    np.asarray(stored[f"{name}_vectors"], dtype=np.float32),
-                    strict=True,
-                )
-            )
+    asked, warm_up, warm_asked, lookup = load_questions(args.queries_file, args.warm_file)
     embedder = TableEmbedder(lookup)
     places = json.loads(args.deployments)  # [[backend, folder, schema], ...]
     names = [backend for backend, _, _ in places]
