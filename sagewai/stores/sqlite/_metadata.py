@@ -34,6 +34,7 @@ from sagewai.core._records import Fact, FactChange, utcnow
 from sagewai.core._text import keyword_terms
 from sagewai.errors import (
     BackendUnavailableError,
+    ConfigurationError,
     FactConflictError,
     LockedError,
 )
@@ -69,7 +70,10 @@ from sagewai.stores.sqlite._frequent import (
     within_a_tenth,
 )
 
-__all__ = ["EncodedBatch", "SqliteMetadataStore"]
+__all__ = ["DEFAULT_MMAP_SIZE", "EncodedBatch", "SqliteMetadataStore"]
+
+DEFAULT_MMAP_SIZE = 2 * 1024**3
+"""What :class:`SqliteMetadataStore` maps of its file by default: as much as SQLite allows."""
 
 _T = TypeVar("_T")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -196,6 +200,13 @@ class SqliteMetadataStore(MetadataStore):
             in-memory database that lives as long as the store is open.
         busy_timeout: Seconds a write waits for another process's write lock before failing
             with :class:`~sagewai.errors.BackendUnavailableError`.
+        mmap_size: Bytes of the file each connection reads through a memory map instead of
+            ``read()`` calls into its own page cache (SQLite's ``PRAGMA mmap_size``, capped by
+            SQLite at its build's limit, 2 GB in CPython's); ``0`` reads every page with
+            ``read()``. A search reads a few hundred pages of a large store: at a million
+            facts the map took 5 to 10 % of its CPU off (``docs/benchmarks.md``, session
+            19). The mapped pages are the operating system's file cache, shared with every
+            process reading the file, and count in a process's RSS once touched.
 
     Example:
         >>> import asyncio, tempfile
@@ -212,16 +223,25 @@ class SqliteMetadataStore(MetadataStore):
         ['Alice prefers tea']
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 5.0) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        busy_timeout: float = 5.0,
+        mmap_size: int = DEFAULT_MMAP_SIZE,
+    ) -> None:
         super().__init__()
+        if isinstance(mmap_size, bool) or not isinstance(mmap_size, int) or mmap_size < 0:
+            raise ConfigurationError(f"mmap_size must be a number of bytes, got {mmap_size!r}")
         self._path = MEMORY if str(path) == MEMORY else str(Path(path))
         self._busy_timeout = busy_timeout
+        self._mmap_size = mmap_size
         self._database = SqliteDatabase(
             self._path,
             migrations="sqlite",
             table="schema_migrations",
             busy_timeout=busy_timeout,
-            pragmas=("PRAGMA cache_size = -32000",),
+            pragmas=("PRAGMA cache_size = -32000", f"PRAGMA mmap_size = {mmap_size}"),
             after_open=self._prepare_statistics,
         )
         self._applied_on_open: list[str] = []
@@ -239,6 +259,11 @@ class SqliteMetadataStore(MetadataStore):
     def busy_timeout(self) -> float:
         """Seconds a write waits for another process's write lock."""
         return self._busy_timeout
+
+    @property
+    def mmap_size(self) -> int:
+        """Bytes of the file each connection may read through a memory map (as asked)."""
+        return self._mmap_size
 
     def __repr__(self) -> str:
         return f"SqliteMetadataStore({self._path!r})"
