@@ -9,7 +9,7 @@ Usage:
     python benchmarks/scale_bench.py --sizes 1000000 --keep-dir /work/cache/scale/1m --search-only
     # the same against one PostgreSQL server that stays up (see pg_server.py):
     python benchmarks/scale_bench.py --sizes 1000000 --keep-dir /work/cache/scale/1m --search-only \
-        --dsn "$(cat /work/cache/scale/1m/server.dsn)"
+        --dsn "$(cat /work/cache/scale/1m/server.dsn)" --preread
 
 Deployments (one ``ContextEngine`` each, filled through ``add_many``):
 
@@ -48,15 +48,16 @@ Per deployment and size, in a fresh store:
   then the copies of the frequent words saved for the search processes
   (``keyword_words_saved`` of them);
 * ``disk_mb``: the folder plus the PostgreSQL schema's tables and indexes;
-* then a fresh process (``--child search``) opens the store, searches 20 warm-up questions (not
-  measured) and measures ``ctx.search(question, top_k=10)``: p50/p95/p99 with the query vector
-  precomputed, a cold first pass over the questions (``search_excluded``); then, warm like a
-  long-running service, after 600 more warm-up searches, over as many other questions asked for
-  the first time (``search_excluded_warm``; the warm-up, warm and measured sets are disjoint,
-  ``warm.npz``); each pass also gives its process CPU per search. Then with MiniLM embedding the
-  question (``search_included``, the first 100 measured questions again), throughput with 1, 4
-  and 16 concurrent searchers (asyncio tasks on one engine, query embedding excluded), and its
-  peak RSS.
+* then (with ``--preread``, after reading the deployment's folder into the OS file cache:
+  ``preread_mb``, ``preread_s``) a fresh process (``--child search``) opens the store, searches
+  20 warm-up questions (not measured) and measures ``ctx.search(question, top_k=10)``:
+  p50/p95/p99 with the query vector precomputed, a cold first pass over the questions
+  (``search_excluded``); then, warm like a long-running service, after 600 more warm-up
+  searches, over as many other questions asked for the first time (``search_excluded_warm``;
+  the warm-up, warm and measured sets are disjoint, ``warm.npz``); each pass also gives its
+  process CPU per search. Then with MiniLM embedding the question (``search_included``, the
+  first 100 measured questions again), throughput with 1, 4 and 16 concurrent searchers
+  (asyncio tasks on one engine, query embedding excluded), and its peak RSS.
 
 Then, per size, once every deployment is measured (``--no-side-by-side`` skips it): one process
 opens all of them and asks each measured question of each deployment in turn, the one asked
@@ -396,6 +397,28 @@ def host_loop_ms() -> float:
     return round(1000 * best, 1)
 
 
+def preread(folders: Sequence[Path]) -> dict[str, float]:
+    """Read every file under ``folders`` once, so the OS holds them in its file cache.
+
+    A service's store is in the cache because the service keeps reading it; a benchmark opening
+    a kept store minutes after it was written may find part of it paged out (this machine
+    pages out file pages left alone for a minute), and would measure the disk. PostgreSQL's
+    own buffers are ``pg_server.py``'s business (``pg_prewarm``).
+    """
+    started, total = time.perf_counter(), 0
+    for folder in folders:
+        for path in sorted(folder.rglob("*")) if folder.is_dir() else ():
+            if not path.is_file():
+                continue
+            with path.open("rb") as handle:
+                while chunk := handle.read(1 << 20):
+                    total += len(chunk)
+    return {
+        "preread_mb": round(total / 2**20, 1),
+        "preread_s": round(time.perf_counter() - started, 1),
+    }
+
+
 def folder_mb(folder: Path) -> float:
     total = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
     return round(total / 2**20, 1)
@@ -658,8 +681,9 @@ async def side_by_side_child(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run_side_by_side(
-    places: Sequence[tuple[str, Path, str]], dsn: str, queries_file: Path
+    places: Sequence[tuple[str, Path, str]], dsn: str, queries_file: Path, *, warm_files: bool
 ) -> dict[str, Any]:
+    read = preread([folder for _, folder, _ in places]) if warm_files else {}
     command = [
         sys.executable,
         __file__,
@@ -678,7 +702,7 @@ def run_side_by_side(
     if finished.returncode != 0:
         raise RuntimeError(f"side-by-side process failed: {finished.stderr[-2000:]}")
     result: dict[str, Any] = json.loads(finished.stdout.strip().splitlines()[-1])
-    return result
+    return {**result, **read}
 
 
 def peak_rss_mb() -> float:
@@ -696,6 +720,7 @@ def peak_rss_mb() -> float:
 def run_search_process(
     backend: str, folder: Path, schema: str, *, dsn: str, queries_file: Path, args: Any
 ) -> dict[str, Any]:
+    read = preread([folder]) if args.preread else {}
     command = [
         sys.executable,
         __file__,
@@ -722,7 +747,7 @@ def run_search_process(
     if finished.returncode != 0:
         raise RuntimeError(f"search process failed: {finished.stderr[-2000:]}")
     result: dict[str, Any] = json.loads(finished.stdout.strip().splitlines()[-1])
-    return result
+    return {**result, **read}
 
 
 # -- the multi-process run ---------------------------------------------------------------------
@@ -1056,7 +1081,7 @@ async def run(args: argparse.Namespace) -> None:
                 if len(places) > 1 and not args.fill_only and not args.no_side_by_side:
                     print(f"side by side at {size} facts ...")
                     try:
-                        side = run_side_by_side(places, dsn, queries_file)
+                        side = run_side_by_side(places, dsn, queries_file, warm_files=args.preread)
                     except Exception as exc:
                         side = {"error": repr(exc)[:2000]}
                     side["size"] = size
@@ -1174,6 +1199,12 @@ def main() -> None:
         "--no-side-by-side",
         action="store_true",
         help="skip the pass asking every deployment of a size each question in turn",
+    )
+    parser.add_argument(
+        "--preread",
+        action="store_true",
+        help="read each deployment's folder into the OS file cache before its search process"
+        " and the side-by-side pass (as a running service keeps it)",
     )
     parser.add_argument("--turns", type=int, default=300, help="turns per writer process")
     parser.add_argument("--tmp", default=None, help="parent folder of the data")
