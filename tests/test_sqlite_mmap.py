@@ -99,8 +99,11 @@ async def test_rows_written_by_another_connection_after_the_map_are_read(tmp_pat
             await _fill(writer, later)
         # Rows another connection committed, some in WAL frames, some checkpointed into pages
         # past the end of the file as it was when the reader mapped it.
-        with sqlite3.connect(path) as checkpoint:
+        checkpoint = sqlite3.connect(path)
+        try:
             checkpoint.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            checkpoint.close()
         assert path.stat().st_size > size_before
         found = await reader.get(P, [f.id for f in later])
         assert sorted(f.content for f in found) == sorted(f.content for f in later)
