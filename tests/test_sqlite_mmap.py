@@ -17,7 +17,7 @@ import pytest
 
 from sagewai.core._queries import FactQuery, WriteBatch
 from sagewai.core._records import Fact
-from sagewai.errors import ConfigurationError
+from sagewai.errors import InvalidInputError
 from sagewai.stores.sqlite import SqliteMetadataStore
 from sagewai.stores.sqlite._metadata import DEFAULT_MMAP_SIZE
 
@@ -68,7 +68,7 @@ async def test_zero_reads_without_a_map(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("bad", [-1, True, 1.5, "1073741824", None])
 def test_a_bad_size_is_refused_before_anything_opens(tmp_path: Path, bad: Any) -> None:
-    with pytest.raises(ConfigurationError, match="mmap_size"):
+    with pytest.raises(InvalidInputError, match="mmap_size"):
         SqliteMetadataStore(tmp_path / "m.db", mmap_size=bad)
     assert not (tmp_path / "m.db").exists()
 

@@ -29,12 +29,12 @@ from typing import Any, TypeVar, cast
 import filelock
 from pydantic import JsonValue
 
+from sagewai.core._arguments import check_int
 from sagewai.core._queries import ChangeQuery, FactQuery, WriteBatch
 from sagewai.core._records import Fact, FactChange, utcnow
 from sagewai.core._text import keyword_terms
 from sagewai.errors import (
     BackendUnavailableError,
-    ConfigurationError,
     FactConflictError,
     LockedError,
 )
@@ -231,8 +231,7 @@ class SqliteMetadataStore(MetadataStore):
         mmap_size: int = DEFAULT_MMAP_SIZE,
     ) -> None:
         super().__init__()
-        if isinstance(mmap_size, bool) or not isinstance(mmap_size, int) or mmap_size < 0:
-            raise ConfigurationError(f"mmap_size must be a number of bytes, got {mmap_size!r}")
+        check_int(mmap_size, "mmap_size", low=0, high=2**63 - 1)  # SQLite's integers are int64
         self._path = MEMORY if str(path) == MEMORY else str(Path(path))
         self._busy_timeout = busy_timeout
         self._mmap_size = mmap_size
