@@ -406,22 +406,23 @@ def preread(folders: Sequence[Path]) -> dict[str, float]:
     own buffers are ``pg_server.py``'s business (``pg_prewarm``).
     """
     started, total = time.perf_counter(), 0
-    for folder in folders:
-        for path in sorted(folder.rglob("*")) if folder.is_dir() else ():
-            if not path.is_file():
-                continue
-            with path.open("rb") as handle:
-                while chunk := handle.read(1 << 20):
-                    total += len(chunk)
+    for path in (path for folder in folders for path in files(folder)):
+        with path.open("rb") as handle:
+            while chunk := handle.read(1 << 20):
+                total += len(chunk)
     return {
         "preread_mb": round(total / 2**20, 1),
         "preread_s": round(time.perf_counter() - started, 1),
     }
 
 
+def files(folder: Path) -> list[Path]:
+    """Every file under ``folder`` (none if it does not exist: pgvector keeps no folder)."""
+    return sorted(path for path in folder.rglob("*") if path.is_file())
+
+
 def folder_mb(folder: Path) -> float:
-    total = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
-    return round(total / 2**20, 1)
+    return round(sum(path.stat().st_size for path in files(folder)) / 2**20, 1)
 
 
 async def schema_mb(dsn: str, schema: str) -> float:
@@ -681,9 +682,9 @@ async def side_by_side_child(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run_side_by_side(
-    places: Sequence[tuple[str, Path, str]], dsn: str, queries_file: Path, *, warm_files: bool
+    places: Sequence[tuple[str, Path, str]], dsn: str, queries_file: Path, *, read_first: bool
 ) -> dict[str, Any]:
-    read = preread([folder for _, folder, _ in places]) if warm_files else {}
+    read = preread([folder for _, folder, _ in places]) if read_first else {}
     command = [
         sys.executable,
         __file__,
@@ -1081,7 +1082,7 @@ async def run(args: argparse.Namespace) -> None:
                 if len(places) > 1 and not args.fill_only and not args.no_side_by_side:
                     print(f"side by side at {size} facts ...")
                     try:
-                        side = run_side_by_side(places, dsn, queries_file, warm_files=args.preread)
+                        side = run_side_by_side(places, dsn, queries_file, read_first=args.preread)
                     except Exception as exc:
                         side = {"error": repr(exc)[:2000]}
                     side["size"] = size
