@@ -54,7 +54,7 @@ from sagewai.context._engine import ContextEngine
 from sagewai.context.episodes import SqliteEpisodeStore
 from sagewai.core._conversation import Conversation
 from sagewai.core._embedder import Embedder
-from sagewai.intelligence.extraction._rules import RuleBasedFactExtractor
+from sagewai.extraction._rules import RuleBasedFactExtractor
 
 DEFAULT_LOCOMO = (
     Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo_dev.json"

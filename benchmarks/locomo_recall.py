@@ -495,8 +495,8 @@ def make_extractor(name: str) -> Any:
     class_name = {"rules": "RuleBasedFactExtractor", "hybrid": "HybridFactExtractor"}[name]
     places = (
         "sagewai.intelligence",
-        "sagewai.intelligence.extraction",
-        f"sagewai.intelligence.extraction.{'rules' if name == 'rules' else 'hybrid'}",
+        "sagewai.extraction",
+        f"sagewai.extraction.{'rules' if name == 'rules' else 'hybrid'}",
     )
     for place in places:
         try:

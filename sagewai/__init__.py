@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from sagewai.agent import UniversalAgent
     from sagewai.context._engine import ContextEngine
     from sagewai.context._ranking import SearchConfig
-    from sagewai.context._stores import ProjectStores
     from sagewai.core._records import (
         ChangeAction,
         Fact,
@@ -33,6 +32,7 @@ if TYPE_CHECKING:
         ScoreParts,
         SearchResult,
     )
+    from sagewai.stores._project import ProjectStores
 
 __all__ = [
     "ChangeAction",
@@ -56,7 +56,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "ContextEngine": "sagewai.context._engine",
     "SearchConfig": "sagewai.context._ranking",
-    "ProjectStores": "sagewai.context._stores",
+    "ProjectStores": "sagewai.stores._project",
     "ChangeAction": "sagewai.core._records",
     "Fact": "sagewai.core._records",
     "FactChange": "sagewai.core._records",

@@ -21,8 +21,8 @@ from sagewai.context._ranking import is_context_record
 from sagewai.context.episodes import EpisodeStore
 from sagewai.core._records import FactStatus
 from sagewai.errors import ConfigurationError, InvalidInputError, ScopeError
+from sagewai.extraction import RuleBasedFactExtractor
 from sagewai.intelligence._graph_builder import ConversationGraphBuilder
-from sagewai.intelligence.extraction import RuleBasedFactExtractor
 from sagewai.llm import (
     LLMResponse,
     ModelNotConfiguredError,

@@ -14,11 +14,11 @@ from sagewai.core._conversation import ChatMessage, Conversation
 from sagewai.core._records import FactStatus, FactType
 from sagewai.core._scope import ContextScope
 from sagewai.errors import ExtractionError, InvalidInputError
-from sagewai.intelligence.extraction._base import ExtractedFact, ExtractionContext
-from sagewai.intelligence.extraction._exact_values import find_exact_values
-from sagewai.intelligence.extraction._hybrid import HybridFactExtractor
-from sagewai.intelligence.extraction._llm import LLMFactExtractor
-from sagewai.intelligence.extraction._rules import RuleBasedFactExtractor
+from sagewai.extraction._base import ExtractedFact, ExtractionContext
+from sagewai.extraction._exact_values import find_exact_values
+from sagewai.extraction._hybrid import HybridFactExtractor
+from sagewai.extraction._llm import LLMFactExtractor
+from sagewai.extraction._rules import RuleBasedFactExtractor
 from sagewai.llm import allow_model_requests
 from sagewai.testing import FakeEmbedder
 from tests.helpers import memory_engine

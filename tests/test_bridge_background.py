@@ -24,8 +24,8 @@ from sagewai.context._journal import WriteAheadJournal
 from sagewai.core._queries import WriteBatch
 from sagewai.core._records import Fact, FactStatus, FactType
 from sagewai.errors import BackendError, ConfigurationError, SagewaiTimeoutError
-from sagewai.intelligence.extraction._base import ExtractedFact, ExtractionContext
-from sagewai.intelligence.extraction._exact_values import find_exact_values
+from sagewai.extraction._base import ExtractedFact, ExtractionContext
+from sagewai.extraction._exact_values import find_exact_values
 from sagewai.stores.memory._metadata import InMemoryMetadataStore
 from sagewai.testing import FakeEmbedder
 from tests.helpers import memory_engine

@@ -20,8 +20,8 @@ from sagewai.context._reconcile import (
     negation_pair,
 )
 from sagewai.core._records import ChangeAction, Fact, FactStatus, FactType, Provenance
-from sagewai.intelligence.extraction._base import ExtractedFact, ExtractionContext
-from sagewai.intelligence.extraction._rules import RuleBasedFactExtractor
+from sagewai.extraction._base import ExtractedFact, ExtractionContext
+from sagewai.extraction._rules import RuleBasedFactExtractor
 from sagewai.llm._errors import ModelUnreachableError
 from sagewai.testing._llm import ScriptedLLM
 from tests.helpers import memory_engine

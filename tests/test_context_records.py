@@ -17,7 +17,7 @@ from sagewai.context._ranking import (
 from sagewai.core._conversation import Conversation
 from sagewai.core._records import Fact, FactKind, Provenance
 from sagewai.errors import ConfigurationError
-from sagewai.intelligence.extraction._rules import RuleBasedFactExtractor
+from sagewai.extraction._rules import RuleBasedFactExtractor
 from tests.helpers import memory_engine
 
 QUESTION = "Did you finally visit the pottery studio in Lisbon?"

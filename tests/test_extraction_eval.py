@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from sagewai.cli._main import main
-from sagewai.intelligence.extraction import ExtractedFact
-from sagewai.intelligence.extraction._evaluation import (
+from sagewai.extraction import ExtractedFact
+from sagewai.extraction._evaluation import (
     LabelledUtterance,
     load_labelled,
     locomo_turns,

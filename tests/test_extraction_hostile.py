@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sagewai.errors import InvalidInputError
-from sagewai.intelligence.extraction import ExtractionContext, RuleBasedFactExtractor
+from sagewai.extraction import ExtractionContext, RuleBasedFactExtractor
 
 CONTEXT = ExtractionContext(speaker="Alice")
 _rng = random.Random(7)

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from sagewai.core._records import FactType
-from sagewai.intelligence.extraction import (
+from sagewai.extraction import (
     ExtractedFact,
     ExtractionContext,
     FactExtractor,
@@ -17,8 +17,8 @@ from sagewai.intelligence.extraction import (
     LLMFactExtractor,
     RuleBasedFactExtractor,
 )
-from sagewai.intelligence.extraction._hybrid import merge_facts, needs_llm
-from sagewai.intelligence.extraction._rules import RuleAnalysis
+from sagewai.extraction._hybrid import merge_facts, needs_llm
+from sagewai.extraction._rules import RuleAnalysis
 from sagewai.llm import allow_model_requests
 from sagewai.testing._llm import ScriptedLLM
 
@@ -95,7 +95,7 @@ async def test_threshold_sends_weak_rule_facts_to_the_model_and_merges() -> None
 
 async def test_default_construction_works_offline(caplog: pytest.LogCaptureFixture) -> None:
     extractor = HybridFactExtractor()
-    with caplog.at_level(logging.WARNING, logger="sagewai.intelligence.extraction"):
+    with caplog.at_level(logging.WARNING, logger="sagewai.extraction"):
         facts = await extractor.extract("Grandma taught me knitting when I was small.", CONTEXT)
         more = await extractor.extract("Knitting with grandma every winter.", CONTEXT)
         confident = await extractor.extract("I live in Berlin.", CONTEXT)

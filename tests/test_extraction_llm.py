@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from sagewai.errors import InvalidInputError
-from sagewai.intelligence.extraction import (
+from sagewai.extraction import (
     ExtractionContext,
     FactExtractor,
     LLMFactExtractor,
@@ -36,7 +36,7 @@ CONTEXT = ExtractionContext(
     timestamp=datetime(2024, 3, 13, 15, tzinfo=UTC),
     previous_turns=(Turn(role="assistant", content="How was your week?"),),
 )
-LOGGER = "sagewai.intelligence.extraction"
+LOGGER = "sagewai.extraction"
 
 
 @pytest.fixture(autouse=True)

@@ -13,11 +13,11 @@ from sagewai.core._predicates import (
     is_single_valued,
     normalize_predicate,
 )
-from sagewai.intelligence.extraction._dates import find_time_mentions, is_past_tense
-from sagewai.intelligence.extraction._exact_values import find_exact_value_spans, find_exact_values
-from sagewai.intelligence.extraction._gates import Gate, gate_sentence, is_question, is_small_talk
-from sagewai.intelligence.extraction._perspective import resolve_perspective, third_person
-from sagewai.intelligence.extraction._text import clean_text, looks_binary, split_sentences
+from sagewai.extraction._dates import find_time_mentions, is_past_tense
+from sagewai.extraction._exact_values import find_exact_value_spans, find_exact_values
+from sagewai.extraction._gates import Gate, gate_sentence, is_question, is_small_talk
+from sagewai.extraction._perspective import resolve_perspective, third_person
+from sagewai.extraction._text import clean_text, looks_binary, split_sentences
 
 WED = date(2024, 3, 13)
 

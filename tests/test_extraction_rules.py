@@ -8,7 +8,7 @@ import pytest
 
 from sagewai.core._records import FactType
 from sagewai.errors import InvalidInputError
-from sagewai.intelligence.extraction import (
+from sagewai.extraction import (
     ExtractedFact,
     ExtractionContext,
     FactExtractor,

@@ -10,7 +10,7 @@ Read from the bottom up (a module may import its own layer and any layer listed 
    others). They need nothing but the core, and the episode stores use both (an episode's
    summary is embedded by the store, and may be written by an LLM), so they sit below storage.
 3. ``stores``: ``sagewai.stores``, the backends, their contracts and the episode summarisers.
-4. ``extraction``: ``sagewai.intelligence.extraction`` reads text into facts with rules or an LLM
+4. ``extraction``: ``sagewai.extraction`` reads text into facts with rules or an LLM
    and stores nothing, so the memory bridge of the context layer reads through it.
 5. ``context``: the engine, the bridge, episodes, archives, and ``sagewai.graph`` (the graph's
    export and page; its backends are in ``stores``).
@@ -39,7 +39,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("core", frozenset({"sagewai.core", "sagewai.errors", "sagewai._lazy", "sagewai._optional"})),
     ("embeddings/llm", frozenset({"sagewai.embeddings", "sagewai.llm"})),
     ("stores", frozenset({"sagewai.stores"})),
-    ("extraction", frozenset({"sagewai.intelligence.extraction"})),
+    ("extraction", frozenset({"sagewai.extraction"})),
     ("context", frozenset({"sagewai.context", "sagewai.graph"})),
     ("intelligence", frozenset({"sagewai.intelligence"})),
     ("agent", frozenset({"sagewai.agent"})),
@@ -200,6 +200,6 @@ def test_the_checks_catch_what_they_look_for() -> None:
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None
     assert layer_of("sagewai.core._records") < layer_of("sagewai.stores.sqlite")
-    assert layer_of("sagewai.intelligence.extraction._rules") < layer_of("sagewai.context._bridge")
+    assert layer_of("sagewai.extraction._rules") < layer_of("sagewai.context._bridge")
     assert layer_of("sagewai.context._bridge") < layer_of("sagewai.intelligence.consolidation")
     assert "sagewai.core._records" in set(imports_of("sagewai.context._engine"))

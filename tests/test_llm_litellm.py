@@ -29,8 +29,8 @@ MESSAGES = [{"role": "user", "content": "hello"}]
 
 def test_importing_sagewai_does_not_import_litellm() -> None:
     code = (
-        "import sys, sagewai, sagewai.llm, sagewai.intelligence.extraction, sagewai.testing._llm\n"
-        "from sagewai.intelligence.extraction import HybridFactExtractor\n"
+        "import sys, sagewai, sagewai.llm, sagewai.extraction, sagewai.testing._llm\n"
+        "from sagewai.extraction import HybridFactExtractor\n"
         "HybridFactExtractor()\n"
         "assert 'litellm' not in sys.modules, 'litellm imported'\n"
     )

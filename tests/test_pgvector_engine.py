@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from sagewai import ContextEngine
-from sagewai.cli._consolidate import open_engine
+from sagewai.cli._stores import open_engine
 from sagewai.errors import ConfigurationError, InvalidInputError
 from sagewai.stores.postgres import PostgresMetadataStore
 from sagewai.stores.postgres._pgvector import PgVectorStore

@@ -16,8 +16,8 @@ from sagewai.context._ranking import (
 )
 from sagewai.core._conversation import Conversation
 from sagewai.core._records import Fact, FactKind, Provenance
-from sagewai.intelligence.extraction._base import ExtractedFact, ExtractionContext
-from sagewai.intelligence.extraction._rules import RuleBasedFactExtractor
+from sagewai.extraction._base import ExtractedFact, ExtractionContext
+from sagewai.extraction._rules import RuleBasedFactExtractor
 from tests.helpers import memory_engine
 
 USER_SAYS = "My budget tracker keeps its expenses in PostgreSQL 15."

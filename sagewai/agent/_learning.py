@@ -140,7 +140,7 @@ def default_bridge(
     client (no retries of its own: the extractor retries, then falls back to the rules).
     """
     from sagewai.context._bridge import MemoryBridge
-    from sagewai.intelligence.extraction import (
+    from sagewai.extraction import (
         HybridFactExtractor,
         LLMFactExtractor,
         RuleBasedFactExtractor,

@@ -21,29 +21,23 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
+from sagewai.cli._stores import DEFAULT_STORE, open_engine
 from sagewai.core._scope import ContextScope
 from sagewai.errors import ConfigurationError, LockedError, SagewaiError
 
 if TYPE_CHECKING:
-    from sagewai.context._engine import ContextEngine
-    from sagewai.core._embedder import Embedder
     from sagewai.intelligence.consolidation import ConsolidationProgress, ConsolidationReport
 
 __all__ = [
-    "DEFAULT_STORE",
     "EXIT_LOCKED",
     "ProgressBar",
-    "open_engine",
     "register",
     "render_report",
     "run_consolidate",
 ]
 
-DEFAULT_STORE = "./sagewai-data"
-"""The embedded store folder used when neither ``--store`` nor ``SAGEWAI_STORE`` is given."""
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_USAGE = 2
@@ -126,66 +120,6 @@ def _handle(args: argparse.Namespace) -> int:
     except SagewaiError as exc:
         print(f"sagewai: consolidation failed: {exc}", file=sys.stderr)
         return EXIT_ERROR
-
-
-def open_engine(
-    store: str,
-    project_id: str,
-    *,
-    vectors: str | None = None,
-    embedder: Embedder | None = None,
-) -> ContextEngine:
-    """The engine on ``store``: an embedded folder, or PostgreSQL plus a vector store.
-
-    The embedder is the default (MiniLM) unless one is given; consolidation only loads it for a
-    fact whose vector is missing from the index, and the embedded folder's manifest makes sure
-    it matches.
-
-    Raises:
-        ConfigurationError: ``store`` is neither a folder path nor a PostgreSQL URL.
-    """
-    from sagewai.context._engine import ContextEngine
-
-    if "://" not in store:
-        path = Path(store)
-        if path.exists() and not path.is_dir():
-            raise ConfigurationError(f"--store {store} is a file; give the store's folder")
-        if not path.exists():
-            raise ConfigurationError(
-                f"no embedded store at {store}; give --store the folder an engine wrote"
-            )
-        return ContextEngine.local(path, project_id=project_id, embedder=embedder)
-    if not store.startswith(("postgresql://", "postgres://")):
-        raise ConfigurationError(
-            f"unsupported --store {store.split('://', 1)[0]}://...; use a folder or postgresql://"
-        )
-    from sagewai.embeddings._minilm import MiniLMEmbedder
-    from sagewai.stores.postgres._metadata import PostgresMetadataStore
-
-    embedder = embedder or MiniLMEmbedder()
-    target = vectors or os.environ.get("SAGEWAI_VECTORS") or "./sagewai-vectors"
-    vector_store: Any
-    if target.startswith(("http://", "https://")):
-        from sagewai.stores.qdrant._server import QdrantVectorStore
-
-        vector_store = QdrantVectorStore(url=target, dimension=embedder.dimension)
-    elif target == "pgvector" or target.startswith("pgvector:"):
-        from sagewai.stores.postgres._pgvector import PgVectorStore
-
-        # "pgvector" alone: the vectors live in the same PostgreSQL database as the facts.
-        vector_store = PgVectorStore(
-            target.partition(":")[2] or store, dimension=embedder.dimension
-        )
-    else:
-        from sagewai.stores.qdrant._edge import QdrantEdgeVectorStore
-
-        vector_store = QdrantEdgeVectorStore(target, dimension=embedder.dimension)
-    return ContextEngine(
-        metadata_store=PostgresMetadataStore(store),
-        vector_store=vector_store,
-        project_id=project_id,
-        embedder=embedder,
-    )
 
 
 class ProgressBar:

@@ -79,7 +79,7 @@ def _handle_extraction(args: argparse.Namespace) -> int:
 
 
 def _extractor(args: argparse.Namespace) -> Any:
-    from sagewai.intelligence.extraction import (
+    from sagewai.extraction import (
         HybridFactExtractor,
         LLMFactExtractor,
         RuleBasedFactExtractor,
@@ -136,8 +136,8 @@ def _throughput(extractor: Any, corpora: dict[str, list[Any]], seconds: float) -
 
 def run_extraction_eval(args: argparse.Namespace) -> dict[str, Any]:
     """Run the whole evaluation described by ``args`` and return the figures."""
-    from sagewai.intelligence.extraction._base import ExtractionContext
-    from sagewai.intelligence.extraction._evaluation import (
+    from sagewai.extraction._base import ExtractionContext
+    from sagewai.extraction._evaluation import (
         context_for,
         load_labelled,
         locomo_coverage,

@@ -15,13 +15,14 @@ import asyncio
 import sys
 from pathlib import Path
 
+from sagewai.cli._stores import DEFAULT_STORE
 from sagewai.errors import ConfigurationError
 from sagewai.graph._export import EXPORT_FORMATS, export_graph
 from sagewai.stores.sqlite._graph import GRAPH_FILENAME, SqliteGraphStore, graph_file
 
-__all__ = ["DEFAULT_STORE", "register", "run_export"]
+__all__ = ["register", "run_export"]
 
-DEFAULT_STORE = "./sagewai-data"
+
 """The embedded store folder read when ``--store`` is not given."""
 
 

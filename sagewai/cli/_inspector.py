@@ -30,7 +30,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from sagewai.cli._consolidate import DEFAULT_STORE, open_engine
+from sagewai.cli._stores import DEFAULT_STORE, open_engine
 from sagewai.core._records import FactChange, FactStatus, FactType
 from sagewai.core._scope import ContextScope
 from sagewai.errors import InvalidInputError

@@ -18,7 +18,7 @@ import os
 import sys
 from pathlib import Path
 
-from sagewai.cli._consolidate import DEFAULT_STORE, open_engine
+from sagewai.cli._stores import DEFAULT_STORE, open_engine
 from sagewai.core._scope import validate_identifier
 from sagewai.errors import ConfigurationError
 

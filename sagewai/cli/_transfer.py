@@ -212,7 +212,7 @@ def open_store(
     A PostgreSQL store also gets its episode store (same database) and, with ``graph``, a SQLite
     knowledge graph file. With ``create`` a missing embedded folder is created (an import target).
     """
-    from sagewai.cli._consolidate import DEFAULT_STORE, open_engine
+    from sagewai.cli._stores import DEFAULT_STORE, open_engine
     from sagewai.embeddings._resolve import resolve_embedder
 
     store = store or os.environ.get("SAGEWAI_STORE") or DEFAULT_STORE

@@ -11,8 +11,8 @@ from sagewai._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from sagewai.context._bridge import MemoryBridge
-    from sagewai.context._stores import ProjectStores
     from sagewai.core._conversation import ChatMessage, Conversation
+    from sagewai.stores._project import ProjectStores
 
 __all__ = ["ChatMessage", "Conversation", "MemoryBridge", "ProjectStores"]
 
@@ -20,7 +20,7 @@ _LAZY = {
     "ChatMessage": "sagewai.core._conversation",
     "Conversation": "sagewai.core._conversation",
     "MemoryBridge": "sagewai.context._bridge",
-    "ProjectStores": "sagewai.context._stores",
+    "ProjectStores": "sagewai.stores._project",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

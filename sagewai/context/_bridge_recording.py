@@ -55,12 +55,12 @@ from sagewai.errors import (
 
 if TYPE_CHECKING:
     from sagewai.context._engine import ContextEngine
-    from sagewai.intelligence.extraction._base import (
+    from sagewai.extraction._base import (
         ExtractedFact,
         ExtractionContext,
         FactExtractor,
     )
-    from sagewai.intelligence.extraction._hybrid import HybridFactExtractor
+    from sagewai.extraction._hybrid import HybridFactExtractor
 
 logger = logging.getLogger("sagewai.context._bridge")
 _warned_no_folder = False
@@ -68,7 +68,7 @@ _warned_no_folder = False
 
 def _default_extractor(model: str) -> FactExtractor:
     """Rules everywhere, ``model`` where they are unsure, the rules again when it is offline."""
-    from sagewai.intelligence.extraction import (
+    from sagewai.extraction import (
         HybridFactExtractor,
         LLMFactExtractor,
         RuleBasedFactExtractor,
@@ -250,7 +250,7 @@ class RecordingBridge:
     def _context(
         self, turn: BridgeTurn, previous: Sequence[tuple[str, str, str | None]]
     ) -> ExtractionContext:
-        from sagewai.intelligence.extraction._base import ExtractionContext, Turn
+        from sagewai.extraction._base import ExtractionContext, Turn
 
         role = ROLE_FOR_EXTRACTION.get(turn.message.role, turn.message.role)
         if role not in EXTRACTION_ROLES:
@@ -334,7 +334,7 @@ class RecordingBridge:
         *,
         first_index: int = 0,
     ) -> list[Candidate]:
-        from sagewai.intelligence.extraction._dates import ground_dates
+        from sagewai.extraction._dates import ground_dates
 
         engine = self.engine
         now = utcnow()
@@ -620,8 +620,8 @@ def _stages(extractor: FactExtractor) -> tuple[HybridFactExtractor | None, bool]
     ``RuleBasedFactExtractor`` runs at once entirely; any other extractor (an LLM, your own)
     runs in batches of ``extract_every_n_turns``.
     """
-    from sagewai.intelligence.extraction._hybrid import HybridFactExtractor
-    from sagewai.intelligence.extraction._rules import RuleBasedFactExtractor
+    from sagewai.extraction._hybrid import HybridFactExtractor
+    from sagewai.extraction._rules import RuleBasedFactExtractor
 
     if isinstance(extractor, HybridFactExtractor):
         return extractor, False

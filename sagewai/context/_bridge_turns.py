@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sagewai.core._conversation import ChatMessage
 
 if TYPE_CHECKING:
-    from sagewai.intelligence.extraction._base import (
+    from sagewai.extraction._base import (
         ExtractedFact,
         ExtractionContext,
     )

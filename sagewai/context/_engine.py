@@ -30,7 +30,6 @@ from sagewai.context._indexing import vector_records
 from sagewai.context._ranking import SearchConfig
 from sagewai.context._saved import SavedRecords
 from sagewai.context._search import MAX_QUERY_CHARS, MAX_TOP_K, SEARCHABLE
-from sagewai.context._stores import ProjectStores
 from sagewai.core import _lifecycle as lifecycle
 from sagewai.core._arguments import (
     check_flag,
@@ -65,6 +64,7 @@ from sagewai.errors import (
     FactNotFoundError,
     InvalidInputError,
 )
+from sagewai.stores._project import ProjectStores
 from sagewai.stores.base._metadata import MetadataStore
 from sagewai.stores.base._vector import ProjectVectorStore, VectorStore
 from sagewai.stores.sqlite._database import MEMORY

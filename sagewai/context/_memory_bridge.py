@@ -19,7 +19,7 @@ from sagewai.errors import (
 )
 
 if TYPE_CHECKING:
-    from sagewai.intelligence.extraction._base import (
+    from sagewai.extraction._base import (
         ExtractedFact,
     )
 
@@ -77,7 +77,7 @@ class MemoryBridge(BackgroundBridge):
     Example:
         >>> import asyncio
         >>> from sagewai.context._engine import ContextEngine
-        >>> from sagewai.intelligence.extraction._rules import RuleBasedFactExtractor
+        >>> from sagewai.extraction._rules import RuleBasedFactExtractor
         >>> from sagewai.testing import FakeEmbedder
         >>> async def demo() -> list[str]:
         ...     async with ContextEngine.in_memory(embedder=FakeEmbedder()) as ctx:

@@ -18,7 +18,7 @@ from sagewai.errors import FactNotFoundError, InvalidInputError
 if TYPE_CHECKING:
     from sagewai.context._bridge import MemoryBridge
     from sagewai.context._engine import ContextEngine
-    from sagewai.intelligence.extraction._base import FactExtractor
+    from sagewai.extraction._base import FactExtractor
 
 __all__ = ["LIST_LIMIT", "ScopeRefusedError", "ScopedMemory", "fact_view"]
 
@@ -140,7 +140,7 @@ class ScopedMemory:
         bridge = self._bridges.get(engine.project_id)
         if bridge is None:
             from sagewai.context._bridge import MemoryBridge
-            from sagewai.intelligence.extraction._rules import RuleBasedFactExtractor
+            from sagewai.extraction._rules import RuleBasedFactExtractor
 
             bridge = self._bridges[engine.project_id] = MemoryBridge(
                 context_engine=engine,

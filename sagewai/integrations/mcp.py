@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
     from sagewai.context._engine import ContextEngine
-    from sagewai.intelligence.extraction._base import FactExtractor
+    from sagewai.extraction._base import FactExtractor
 
 __all__ = ["SCOPE_REFUSED", "ScopeRefusedError", "ScopedMemory", "build_mcp_server", "fact_view"]
 

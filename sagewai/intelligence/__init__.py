@@ -22,6 +22,14 @@ from typing import TYPE_CHECKING
 from sagewai._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from sagewai.extraction import (
+        ExtractedFact,
+        ExtractionContext,
+        FactExtractor,
+        HybridFactExtractor,
+        LLMFactExtractor,
+        RuleBasedFactExtractor,
+    )
     from sagewai.intelligence._entities import (
         EntityExtractor,
         GLiNEREntityExtractor,
@@ -31,14 +39,6 @@ if TYPE_CHECKING:
     from sagewai.intelligence._graph_builder import ConversationGraphBuilder, GraphUpdateResult
     from sagewai.intelligence._relations import HeuristicRelationExtractor, RelationExtractor
     from sagewai.intelligence.consolidation import ConsolidationReport, MemoryConsolidator
-    from sagewai.intelligence.extraction import (
-        ExtractedFact,
-        ExtractionContext,
-        FactExtractor,
-        HybridFactExtractor,
-        LLMFactExtractor,
-        RuleBasedFactExtractor,
-    )
 
 __all__ = [
     "ConsolidationReport",
@@ -66,12 +66,12 @@ _LAZY = {
     "GLiNEREntityExtractor": "sagewai.intelligence._entities",
     "LLMEntityExtractor": "sagewai.intelligence._entities",
     "RuleBasedEntityExtractor": "sagewai.intelligence._entities",
-    "ExtractedFact": "sagewai.intelligence.extraction",
-    "ExtractionContext": "sagewai.intelligence.extraction",
-    "FactExtractor": "sagewai.intelligence.extraction",
-    "HybridFactExtractor": "sagewai.intelligence.extraction",
-    "LLMFactExtractor": "sagewai.intelligence.extraction",
-    "RuleBasedFactExtractor": "sagewai.intelligence.extraction",
+    "ExtractedFact": "sagewai.extraction",
+    "ExtractionContext": "sagewai.extraction",
+    "FactExtractor": "sagewai.extraction",
+    "HybridFactExtractor": "sagewai.extraction",
+    "LLMFactExtractor": "sagewai.extraction",
+    "RuleBasedFactExtractor": "sagewai.extraction",
     "ConversationGraphBuilder": "sagewai.intelligence._graph_builder",
     "GraphUpdateResult": "sagewai.intelligence._graph_builder",
     "HeuristicRelationExtractor": "sagewai.intelligence._relations",

@@ -42,6 +42,8 @@ from typing import TYPE_CHECKING
 from sagewai._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from sagewai.stores._project import ProjectStores
+    from sagewai.stores._resolve import resolve_stores
     from sagewai.stores.base import EpisodeStoreBase, GraphMemory, MetadataStore, VectorStore
     from sagewai.stores.memory import (
         InMemoryEpisodeStore,
@@ -66,12 +68,14 @@ __all__ = [
     "PgVectorStore",
     "PostgresEpisodeStore",
     "PostgresMetadataStore",
+    "ProjectStores",
     "QdrantEdgeVectorStore",
     "QdrantVectorStore",
     "SqliteEpisodeStore",
     "SqliteGraphStore",
     "SqliteMetadataStore",
     "VectorStore",
+    "resolve_stores",
 ]
 
 _LAZY = {
@@ -87,6 +91,8 @@ _LAZY = {
     "PgVectorStore": "sagewai.stores.postgres._pgvector",
     "PostgresEpisodeStore": "sagewai.stores.postgres._episodes",
     "PostgresMetadataStore": "sagewai.stores.postgres._metadata",
+    "ProjectStores": "sagewai.stores._project",
+    "resolve_stores": "sagewai.stores._resolve",
     "QdrantEdgeVectorStore": "sagewai.stores.qdrant._edge",
     "QdrantVectorStore": "sagewai.stores.qdrant._server",
     "SqliteEpisodeStore": "sagewai.stores.sqlite._episodes",

@@ -34,10 +34,10 @@ from pydantic import JsonValue
 from sagewai.core._predicates import canonical_polarity, normalize_predicate
 from sagewai.core._records import Fact
 from sagewai.errors import SagewaiError
-from sagewai.intelligence.extraction._base import ExtractionContext
-from sagewai.intelligence.extraction._dates import find_time_mentions
-from sagewai.intelligence.extraction._exact_values import find_exact_values
-from sagewai.intelligence.extraction._rules import RuleBasedFactExtractor
+from sagewai.extraction._base import ExtractionContext
+from sagewai.extraction._dates import find_time_mentions
+from sagewai.extraction._exact_values import find_exact_values
+from sagewai.extraction._rules import RuleBasedFactExtractor
 
 __all__ = [
     "FUNCTION_WORDS",

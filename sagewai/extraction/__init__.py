@@ -9,7 +9,7 @@ Three extractors share one protocol, :class:`FactExtractor`:
 
 Example:
     >>> import asyncio
-    >>> from sagewai.intelligence.extraction import ExtractionContext, RuleBasedFactExtractor
+    >>> from sagewai.extraction import ExtractionContext, RuleBasedFactExtractor
     >>> facts = asyncio.run(RuleBasedFactExtractor().extract(
     ...     "I prefer tea over coffee.", ExtractionContext(speaker="Priya")))
     >>> facts[0].content, facts[0].triple
@@ -19,15 +19,15 @@ Example:
 from __future__ import annotations
 
 from sagewai.core._predicates import is_single_valued, normalize_predicate
-from sagewai.intelligence.extraction._base import (
+from sagewai.extraction._base import (
     ExtractedFact,
     ExtractionContext,
     FactExtractor,
     Turn,
 )
-from sagewai.intelligence.extraction._hybrid import HybridFactExtractor, HybridStats
-from sagewai.intelligence.extraction._llm import LLMExtractorStats, LLMFactExtractor
-from sagewai.intelligence.extraction._rules import RuleAnalysis, RuleBasedFactExtractor, RuleStats
+from sagewai.extraction._hybrid import HybridFactExtractor, HybridStats
+from sagewai.extraction._llm import LLMExtractorStats, LLMFactExtractor
+from sagewai.extraction._rules import RuleAnalysis, RuleBasedFactExtractor, RuleStats
 
 __all__ = [
     "ExtractedFact",

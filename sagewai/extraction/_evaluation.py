@@ -25,7 +25,7 @@ from typing import Any
 from sagewai.core._predicates import canonical_polarity, normalize_predicate
 from sagewai.core._records import FactType
 from sagewai.errors import InvalidInputError
-from sagewai.intelligence.extraction._base import ExtractedFact, ExtractionContext, FactExtractor
+from sagewai.extraction._base import ExtractedFact, ExtractionContext, FactExtractor
 
 __all__ = [
     "LabelledUtterance",

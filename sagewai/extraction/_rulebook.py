@@ -6,9 +6,9 @@ Base confidences were calibrated on the development part of the labelled set (se
 
 from __future__ import annotations
 
-from sagewai.intelligence.extraction._patterns import Rule
-from sagewai.intelligence.extraction._rulebook_intent import INTENT_RULES
-from sagewai.intelligence.extraction._rulebook_world import WORLD_RULES
+from sagewai.extraction._patterns import Rule
+from sagewai.extraction._rulebook_intent import INTENT_RULES
+from sagewai.extraction._rulebook_world import WORLD_RULES
 
 __all__ = ["RULES"]
 

@@ -12,7 +12,7 @@ import re
 
 from sagewai.core._predicates import is_job_title
 from sagewai.core._records import FactType
-from sagewai.intelligence.extraction._patterns import (
+from sagewai.extraction._patterns import (
     PRONOUNS,
     Reading,
     Rule,

@@ -6,7 +6,7 @@ Part of the rule table of :class:`~.rules.RuleBasedFactExtractor` (see :mod:`.ru
 from __future__ import annotations
 
 from sagewai.core._records import FactType
-from sagewai.intelligence.extraction._patterns import (
+from sagewai.extraction._patterns import (
     ADV,
     END,
     END_LONG,
@@ -16,8 +16,8 @@ from sagewai.intelligence.extraction._patterns import (
     Anchor,
     Rule,
 )
-from sagewai.intelligence.extraction._patterns import compile_rule_pattern as _re
-from sagewai.intelligence.extraction._readers import (
+from sagewai.extraction._patterns import compile_rule_pattern as _re
+from sagewai.extraction._readers import (
     read_decided,
     read_favorite,
     read_need,

@@ -17,13 +17,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from sagewai.errors import InvalidInputError, SagewaiError
-from sagewai.intelligence.extraction._base import (
+from sagewai.extraction._base import (
     ExtractedFact,
     ExtractionContext,
     FactExtractor,
     sort_facts,
 )
-from sagewai.intelligence.extraction._llm_output import (
+from sagewai.extraction._llm_output import (
     build_messages,
     is_response_format_error,
     read_facts,
@@ -41,7 +41,7 @@ from sagewai.llm._retry import Sleep, call_with_retries
 
 __all__ = ["LLMExtractorStats", "LLMFactExtractor"]
 
-_log = logging.getLogger("sagewai.intelligence.extraction")
+_log = logging.getLogger("sagewai.extraction")
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,7 @@ class LLMFactExtractor:
         max_retries: Retries on transient errors (rate limit, timeout, 5xx), with exponential
             backoff and jitter.
         fallback: The extractor used when the model cannot answer; default a
-            :class:`~sagewai.intelligence.extraction._rules.RuleBasedFactExtractor`.
+            :class:`~sagewai.extraction._rules.RuleBasedFactExtractor`.
         api_base: Base URL for the default client (a local OpenAI-compatible server).
         api_key: API key for the default client.
         max_input_chars: Characters of a message shown to the model.
@@ -133,7 +133,7 @@ class LLMFactExtractor:
                 model, api_base=api_base, api_key=api_key, timeout=timeout, max_retries=0
             )
         if fallback is None:
-            from sagewai.intelligence.extraction._rules import RuleBasedFactExtractor
+            from sagewai.extraction._rules import RuleBasedFactExtractor
 
             fallback = RuleBasedFactExtractor()
         self.model = model

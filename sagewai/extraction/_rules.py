@@ -21,18 +21,18 @@ from dataclasses import dataclass, field
 
 from sagewai.core._records import FactType
 from sagewai.errors import InvalidInputError
-from sagewai.intelligence.extraction._base import ExtractedFact, ExtractionContext, sort_facts
-from sagewai.intelligence.extraction._dates import TimeMention, find_time_mentions
-from sagewai.intelligence.extraction._exact_values import ExactValue, find_exact_value_spans
-from sagewai.intelligence.extraction._gates import (
+from sagewai.extraction._base import ExtractedFact, ExtractionContext, sort_facts
+from sagewai.extraction._dates import TimeMention, find_time_mentions
+from sagewai.extraction._exact_values import ExactValue, find_exact_value_spans
+from sagewai.extraction._gates import (
     Gate,
     SentenceGate,
     gate_sentence,
     is_small_talk,
     lead_offset,
 )
-from sagewai.intelligence.extraction._patterns import Anchor, Reading, Rule, words_of
-from sagewai.intelligence.extraction._rendering import (
+from sagewai.extraction._patterns import Anchor, Reading, Rule, words_of
+from sagewai.extraction._rendering import (
     EMBEDDED_PENALTY,
     Candidate,
     complete_reading,
@@ -41,8 +41,8 @@ from sagewai.intelligence.extraction._rendering import (
     render_exact_value_fact,
     render_fact,
 )
-from sagewai.intelligence.extraction._rulebook import RULES
-from sagewai.intelligence.extraction._text import (
+from sagewai.extraction._rulebook import RULES
+from sagewai.extraction._text import (
     Span,
     clean_text,
     looks_binary,

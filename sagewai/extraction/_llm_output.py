@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from sagewai.core._predicates import VOCABULARY, normalize_predicate
 from sagewai.core._records import FactType
-from sagewai.intelligence.extraction._base import ExtractedFact, ExtractionContext
+from sagewai.extraction._base import ExtractedFact, ExtractionContext
 
 __all__ = [
     "FACTS_SCHEMA",

@@ -13,13 +13,13 @@ from dataclasses import dataclass
 
 from sagewai.core._predicates import describe
 from sagewai.core._records import FactType
-from sagewai.intelligence.extraction._base import ExtractedFact, ExtractionContext
-from sagewai.intelligence.extraction._dates import TimeMention, find_time_mentions
-from sagewai.intelligence.extraction._exact_values import ExactValue
-from sagewai.intelligence.extraction._gates import SentenceGate, lead_offset
-from sagewai.intelligence.extraction._patterns import Reading, Rule
-from sagewai.intelligence.extraction._perspective import default_subject, resolve_perspective
-from sagewai.intelligence.extraction._text import Span, clause_bounds
+from sagewai.extraction._base import ExtractedFact, ExtractionContext
+from sagewai.extraction._dates import TimeMention, find_time_mentions
+from sagewai.extraction._exact_values import ExactValue
+from sagewai.extraction._gates import SentenceGate, lead_offset
+from sagewai.extraction._patterns import Reading, Rule
+from sagewai.extraction._perspective import default_subject, resolve_perspective
+from sagewai.extraction._text import Span, clause_bounds
 
 __all__ = [
     "EMBEDDED_PENALTY",

@@ -21,13 +21,13 @@ from dataclasses import dataclass, replace
 
 from sagewai.core._predicates import canonical_polarity
 from sagewai.errors import InvalidInputError
-from sagewai.intelligence.extraction._base import (
+from sagewai.extraction._base import (
     ExtractedFact,
     ExtractionContext,
     FactExtractor,
     sort_facts,
 )
-from sagewai.intelligence.extraction._rules import RuleAnalysis, RuleBasedFactExtractor
+from sagewai.extraction._rules import RuleAnalysis, RuleBasedFactExtractor
 
 __all__ = ["HybridFactExtractor", "HybridStats", "merge_facts", "needs_llm"]
 
@@ -129,7 +129,7 @@ class HybridFactExtractor:
     Example:
         >>> import asyncio
         >>> from sagewai.testing._llm import ScriptedLLM
-        >>> from sagewai.intelligence.extraction._llm import LLMFactExtractor
+        >>> from sagewai.extraction._llm import LLMFactExtractor
         >>> llm = ScriptedLLM(['{"facts": []}'])
         >>> hybrid = HybridFactExtractor(llm_extractor=LLMFactExtractor(client=llm))
         >>> facts = asyncio.run(hybrid.extract("I moved to Berlin last month."))
@@ -147,7 +147,7 @@ class HybridFactExtractor:
             raise InvalidInputError("llm_threshold must be between 0 and 1")
         self.rule_extractor = rule_extractor or RuleBasedFactExtractor()
         if llm_extractor is None:
-            from sagewai.intelligence.extraction._llm import LLMFactExtractor
+            from sagewai.extraction._llm import LLMFactExtractor
 
             llm_extractor = LLMFactExtractor(fallback=self.rule_extractor)
         self.llm_extractor = llm_extractor

@@ -12,7 +12,7 @@
 ```
 
 Several projects can share one folder; every store scopes by project.
-:meth:`ProjectStores.local <sagewai.context._stores.ProjectStores.local>` builds the stores of a
+:meth:`ProjectStores.local <sagewai.stores._project.ProjectStores.local>` builds the stores of a
 folder; this module knows its paths, its manifest and the upgrade of an older folder.
 """
 

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 from sagewai.errors import InvalidInputError
 
 if TYPE_CHECKING:
-    from sagewai.context.episodes import EpisodeStoreBase
     from sagewai.core._embedder import Embedder
+    from sagewai.stores.base._episodes import EpisodeStoreBase
     from sagewai.stores.base._graph import GraphMemory
     from sagewai.stores.base._metadata import MetadataStore
     from sagewai.stores.base._vector import VectorStore
@@ -61,7 +61,7 @@ class ProjectStores:
     Example:
         >>> import asyncio
         >>> from sagewai import ContextEngine
-        >>> from sagewai.context import ProjectStores
+        >>> from sagewai.stores import ProjectStores
         >>> from sagewai.testing import FakeEmbedder
         >>> stores = ProjectStores.in_memory(embedder=FakeEmbedder())
         >>> async def demo() -> list[int]:
@@ -112,13 +112,13 @@ class ProjectStores:
 
         The folder holds ``metadata.sqlite3`` (facts and history), ``vectors/`` (Qdrant's
         embedded engine), ``graph.sqlite3`` (the knowledge graph) and ``episodes.sqlite3``
-        (whole sessions); see :mod:`sagewai.context._local`. Nothing is opened or created by
+        (whole sessions); see :mod:`sagewai.stores._local`. Nothing is opened or created by
         this call: the folder is made on first open, and reopening it finds everything again.
         """
-        from sagewai.context._local import LocalLayout
-        from sagewai.context.episodes import SqliteEpisodeStore
+        from sagewai.stores._local import LocalLayout
         from sagewai.stores.qdrant._edge import QdrantEdgeVectorStore
         from sagewai.stores.sqlite import SqliteMetadataStore
+        from sagewai.stores.sqlite._episodes import SqliteEpisodeStore
         from sagewai.stores.sqlite._graph import SqliteGraphStore
 
         layout = LocalLayout(Path(path))
@@ -141,7 +141,7 @@ class ProjectStores:
         Raises:
             ConfigurationError: the folder was written with another embedder or dimension.
         """
-        from sagewai.context._local import LocalLayout
+        from sagewai.stores._local import LocalLayout
 
         layout = None if self.folder is None else LocalLayout(self.folder)
         if layout is not None:
