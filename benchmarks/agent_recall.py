@@ -261,7 +261,7 @@ async def block_scores(
         budget=settings.memory_token_budget,
         count_tokens=estimate_tokens,
     )
-    shown = await engine.metadata_store.get(engine.project_id, list(block.fact_ids))
+    shown = await engine.stores.metadata.get(engine.project_id, list(block.fact_ids))
     by_id = {fact.id: fact for fact in shown}
     sources = [
         [s.message_id for s in by_id[i].sources if s.message_id is not None]
@@ -302,7 +302,7 @@ async def run_dialogue(
         started = time.perf_counter()
         learner = await play(engine, dialogue)
         stored["bridge_seconds"] = round(time.perf_counter() - started, 1)
-        messages_stored = await engine.metadata_store.count(
+        messages_stored = await engine.stores.metadata.count(
             _query(engine, kinds=(FactKind.MESSAGE,))
         )
         stored["bridge_records"] = await engine.count()

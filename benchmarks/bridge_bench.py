@@ -217,8 +217,8 @@ async def bench_locomo(folder: Path, embedder: Embedder, path: Path) -> dict[str
     """Time to bridge the three LoCoMo dev conversations (facts and episodes)."""
     sessions = locomo_sessions(path)
     async with ContextEngine.local(folder, embedder=embedder, project_id="locomo") as ctx:
-        if ctx.episode_store is None:  # ContextEngine.local keeps one in its folder
-            ctx.episode_store = SqliteEpisodeStore(folder / "episodes.sqlite3", embedder=embedder)
+        if ctx.episodes.store is None:  # ContextEngine.local keeps one in its folder
+            ctx.episodes.attach(SqliteEpisodeStore(folder / "episodes.sqlite3", embedder=embedder))
         bridge = MemoryBridge(context_engine=ctx, fact_extractor=RuleBasedFactExtractor())
         started = time.perf_counter()
         stored = 0

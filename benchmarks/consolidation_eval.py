@@ -122,7 +122,7 @@ async def judge(
             outcome = "supersede_newer"
         else:
             outcome = "none"
-        stored = await ctx.vector_store.get_vectors([a.id, b.id])  # the project's view
+        stored = await ctx.port.vectors.get_vectors([a.id, b.id])  # the project's view
         cosine = float(stored[a.id] @ stored[b.id])
         outcomes.append({**pair, "outcome": outcome, "cosine": round(cosine, 4)})
     return outcomes

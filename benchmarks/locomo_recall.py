@@ -615,7 +615,7 @@ async def reset_postgres_schema(engine: ContextEngine, dsn: str) -> None:
 
     from sagewai.stores.postgres import PostgresMetadataStore
 
-    store = engine.metadata_store
+    store = engine.stores.metadata
     assert isinstance(store, PostgresMetadataStore)
     connection = await asyncpg.connect(dsn)
     try:

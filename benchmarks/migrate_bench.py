@@ -68,13 +68,13 @@ async def compare_searches(source: ContextEngine, target: ContextEngine) -> dict
     """
     from sagewai.core._queries import VectorFilter
 
-    where = VectorFilter(scope_keys=(source.address().key,))
-    target_where = VectorFilter(scope_keys=(target.address().key,))
+    where = VectorFilter(scope_keys=(source.port.address().key,))
+    target_where = VectorFilter(scope_keys=(target.port.address().key,))
     dense_same = hybrid_same = 0
     for query in QUERIES:
-        vector = await source.embedder.embed_query(query)
-        a = [h.id for h in await source.vector_store.search(vector, 5, where)]
-        b = [h.id for h in await target.vector_store.search(vector, 5, target_where)]
+        vector = await source.port.embedder.embed_query(query)
+        a = [h.id for h in await source.port.vectors.search(vector, 5, where)]
+        b = [h.id for h in await target.port.vectors.search(vector, 5, target_where)]
         dense_same += a == b
         a = [r.fact.id for r in await source.search(query, top_k=5)]
         b = [r.fact.id for r in await target.search(query, top_k=5)]
@@ -107,7 +107,7 @@ async def run(n: int, dsn: str, keep: Path | None) -> dict[str, Any]:
             async with source:
                 fill_s = await fill(source, n)
                 print(f"filled {n} facts in {fill_s:.1f} s", flush=True)
-                await target.metadata_store.migrate()
+                await target.stores.metadata.migrate()
                 async with target:
                     last: dict[str, float] = {}
 

@@ -456,7 +456,7 @@ def raw_vectors(ctx: ContextEngine) -> Any:
     """The engine's vector store itself (the engine sees it through a per-project view)."""
     from sagewai.stores.base._vector import ProjectVectorStore
 
-    store = ctx.vector_store
+    store = ctx.port.vectors
     return store.store if isinstance(store, ProjectVectorStore) else store
 
 
@@ -464,8 +464,8 @@ async def migrate_stores(ctx: ContextEngine) -> None:
     from sagewai.stores.postgres import PostgresMetadataStore
     from sagewai.stores.postgres._pgvector import PgVectorStore
 
-    if isinstance(ctx.metadata_store, PostgresMetadataStore):
-        await ctx.metadata_store.migrate()
+    if isinstance(ctx.stores.metadata, PostgresMetadataStore):
+        await ctx.stores.metadata.migrate()
     if isinstance(raw_vectors(ctx), PgVectorStore):
         await raw_vectors(ctx).migrate()
 
@@ -509,11 +509,11 @@ async def fill_and_index(
             started = time.perf_counter()
         result["index_build_s"] = round(time.perf_counter() - started, 1)
         result["load_index"] = load()
-        if isinstance(ctx.metadata_store, PostgresMetadataStore | SqliteMetadataStore):
+        if isinstance(ctx.stores.metadata, PostgresMetadataStore | SqliteMetadataStore):
             # What the metadata store's bulk_load() does at its end: (VACUUM) ANALYZE, then the
             # frequent words' copies saved for the search processes.
             started = time.perf_counter()
-            result["keyword_words_saved"] = await ctx.metadata_store.prepare_keyword_search()
+            result["keyword_words_saved"] = await ctx.stores.metadata.prepare_keyword_search()
             result["keyword_prepare_s"] = round(time.perf_counter() - started, 1)
     if backend == "postgres+pgvector":
         # What autovacuum does after a bulk load: the vectors' statistics.

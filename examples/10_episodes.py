@@ -2,7 +2,7 @@
 
 Facts are what a conversation concluded; an episode is the conversation itself, with a summary
 to find it by ("what did we say about the launch?"). ``ContextEngine.local`` keeps them in one
-SQLite file of its folder (``ctx.episode_store``), and ``forget`` reaches them.
+SQLite file of its folder (``ctx.episodes.store``), and ``forget`` reaches them.
 
 Run: python examples/10_episodes.py
 """
@@ -30,7 +30,7 @@ SESSIONS = {
 async def main() -> None:
     with example_folder("10_episodes") as folder:
         async with ContextEngine.local(folder, project_id="team") as ctx:
-            store = ctx.episode_store  # episodes.sqlite3 in the engine's folder
+            store = ctx.episodes.store  # episodes.sqlite3 in the engine's folder
             assert store is not None
             for session_id, messages in SESSIONS.items():
                 episode_id = await store.save_episode(

@@ -26,9 +26,9 @@ CONVERSATION = [
 
 async def counts(ctx: ContextEngine) -> str:
     assert ctx.graph_store is not None
-    assert ctx.episode_store is not None
+    assert ctx.episodes.store is not None
     graph = await ctx.graph_store.counts()
-    episode = (await ctx.episode_store.list_episodes(project_id=ctx.project_id))[0]
+    episode = (await ctx.episodes.store.list_episodes(project_id=ctx.project_id))[0]
     return (
         f"{await ctx.count(kinds=['fact'])} facts, {graph.entities} entities, "
         f"{graph.relations} relations, "

@@ -29,8 +29,8 @@ async def open_stores(folder: Path) -> tuple[ContextEngine, EpisodeStoreBase]:
     if not dsn:
         print("SAGEWAI_POSTGRES_DSN is not set: running on the embedded default (SQLite) instead.")
         engine = ContextEngine.local(folder, project_id=PROJECT)
-        assert engine.episode_store is not None  # episodes.sqlite3 in the folder
-        return engine, engine.episode_store
+        assert engine.episodes.store is not None  # episodes.sqlite3 in the folder
+        return engine, engine.episodes.store
     from sagewai.stores import PostgresMetadataStore, QdrantEdgeVectorStore
 
     print(f"PostgreSQL: {dsn.split('@')[-1]} (schema {SCHEMA})")

@@ -35,8 +35,8 @@ async def fill(ctx: ContextEngine) -> None:
             project_id=ctx.project_id, subject_id=priya.id, predicate="leads", object_id=team.id
         )
     )
-    assert ctx.episode_store is not None
-    await ctx.episode_store.save_episode(
+    assert ctx.episodes.store is not None
+    await ctx.episodes.store.save_episode(
         "kickoff",
         [{"role": "user", "content": "Priya will lead payments from May."}],
         project_id=ctx.project_id,

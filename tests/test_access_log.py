@@ -108,7 +108,9 @@ async def test_consolidation_sees_the_reads_of_searches_just_made() -> None:
 
     store = CountingStore()
     async with memory_engine(metadata=store) as ctx:
-        ctx._access = AccessLog(store, ctx.project_id, delay=60.0)  # no background write in time
+        ctx.port._access = AccessLog(
+            store, ctx.project_id, delay=60.0
+        )  # no background write in time
         fact = await ctx.add("the printer is in room 12")
         await ctx.search("printer room")
         await MemoryConsolidator(ctx).consolidate(dry_run=True)

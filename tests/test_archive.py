@@ -92,9 +92,9 @@ async def make_engine(
                 episode_store=PersistentEpisodeStore(dsn, schema, embedder=embedder),
             )
         if backend == "postgres":
-            await engine.metadata_store.migrate()
-            assert engine.episode_store is not None
-            await engine.episode_store.migrate()
+            await engine.stores.metadata.migrate()
+            assert engine.episodes.store is not None
+            await engine.episodes.store.migrate()
         await engine.open()
         made.append(engine)
         return engine
@@ -156,8 +156,8 @@ async def fill(engine: ContextEngine) -> None:
             sources=(Provenance(session_id="s1", message_id="m2"),),
         )
     )
-    assert engine.episode_store is not None
-    await engine.episode_store.save_episode(
+    assert engine.episodes.store is not None
+    await engine.episodes.store.save_episode(
         "s1",
         [{"role": "user", "content": "I like green tea"}, {"role": "assistant", "content": "ok"}],
         {"topic": "drinks"},
@@ -174,11 +174,11 @@ async def snapshot(engine: ContextEngine) -> dict[str, Any]:
     async for page in _all_facts(engine):
         facts.extend(page)
     changes: list[FactChange] = await engine.changes()
-    vectors = await engine.vector_store.get_vectors([f.id for f in facts])
+    vectors = await engine.port.vectors.get_vectors([f.id for f in facts])
     graph = engine.graph_store
     assert graph is not None
-    assert engine.episode_store is not None
-    episodes = await engine.episode_store.list_episodes(project_id=engine.project_id)
+    assert engine.episodes.store is not None
+    episodes = await engine.episodes.store.list_episodes(project_id=engine.project_id)
 
     def plain(record: Any) -> dict[str, Any]:
         data: dict[str, Any] = record.model_dump(mode="json")
@@ -520,9 +520,9 @@ def test_migrate_command_to_postgres(
                 create=False,
             )
             async with engine:
-                await engine.metadata_store.delete_project(project)
-                assert engine.episode_store is not None
-                await engine.episode_store.delete_project(project)
+                await engine.stores.metadata.delete_project(project)
+                assert engine.episodes.store is not None
+                await engine.episodes.store.delete_project(project)
 
         asyncio.run(clean())
 

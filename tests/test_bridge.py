@@ -142,7 +142,7 @@ async def test_user_facts_are_recalled_in_later_sessions_of_that_user_only() -> 
 async def test_bridge_conversation_counts_and_is_idempotent() -> None:
     episodes = EpisodeStore(embedder=FakeEmbedder())
     async with memory_engine() as ctx:
-        ctx.episode_store = episodes
+        ctx.episodes.attach(episodes)
         bridge = MemoryBridge(
             context_engine=ctx, extract_every_n_turns=2, fact_extractor=RuleBasedFactExtractor()
         )

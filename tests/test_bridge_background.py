@@ -20,7 +20,7 @@ import pytest
 
 from sagewai.context._bridge import MemoryBridge
 from sagewai.context._engine import ContextEngine
-from sagewai.context._journal import WriteAheadJournal
+from sagewai.context.bridge._journal import WriteAheadJournal
 from sagewai.core._queries import WriteBatch
 from sagewai.core._records import Fact, FactStatus, FactType
 from sagewai.errors import BackendError, ConfigurationError, SagewaiTimeoutError

@@ -8,17 +8,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from sagewai.context._bridge import MemoryBridge
-from sagewai.context._reconcile import (
-    Candidate,
-    Claim,
-    ClaimIndex,
-    LLMReconciler,
-    Neighbour,
-    ReconcileAction,
-    ReconcilingWriter,
-    decide,
-    negation_pair,
-)
+from sagewai.context._reconcile import Candidate, ClaimIndex, LLMReconciler, ReconcilingWriter
+from sagewai.core._claims import Claim, Neighbour, ReconcileAction, decide, negation_pair
 from sagewai.core._records import ChangeAction, Fact, FactStatus, FactType, Provenance
 from sagewai.extraction._base import ExtractedFact, ExtractionContext
 from sagewai.extraction._rules import RuleBasedFactExtractor
@@ -196,17 +187,17 @@ async def test_a_repeat_reinforces_the_existing_fact() -> None:
 
 async def test_writing_the_same_candidates_twice_changes_nothing() -> None:
     async with memory_engine() as ctx:
-        writer = ReconcilingWriter(ctx)
+        writer = ReconcilingWriter(ctx.port)
         source = Provenance(session_id="s1", message_id="m1")
-        paris = ctx.build_fact(
+        paris = ctx.port.build_fact(
             "Alice lives in Paris", subject="Alice", predicate="lives_in", object="Paris"
         )
         await writer.write([Candidate(paris, "user", source)])
         source2 = Provenance(session_id="s1", message_id="m2")
-        again = ctx.build_fact(
+        again = ctx.port.build_fact(
             "Alice lives in Paris!", subject="Alice", predicate="lives_in", object="Paris"
         )
-        berlin = ctx.build_fact(
+        berlin = ctx.port.build_fact(
             "Alice lives in Berlin", subject="Alice", predicate="lives_in", object="Berlin"
         )
         batch = [Candidate(again, "user", source2), Candidate(berlin, "user", source2)]
@@ -326,9 +317,9 @@ async def test_llm_judge_may_not_merge_different_exact_values() -> None:
 
 async def test_the_claim_index_sees_what_other_writers_did() -> None:
     async with memory_engine() as ctx:
-        index = ClaimIndex(ctx)
+        index = ClaimIndex(ctx.port)
         berlin = Claim("alice", "lives_in", "berlin", negated=False)
-        key = ctx.address().key
+        key = ctx.port.address().key
         await index.prepare({key: ["Alice"]})  # loads the (empty) group
         assert index.related(key, "Alice", berlin) == []
         paris = await ctx.add(

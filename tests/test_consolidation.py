@@ -167,7 +167,7 @@ async def any_ctx(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
 
 def fact(ctx: ContextEngine, key: str, content: str, age_days: float, **fields: Any) -> Fact:
     """A fact with a fixed id and creation time (so two stores can hold the same world)."""
-    return ctx.build_fact(content, fact_id=key, created_at=NOW - age_days * DAY, **fields)
+    return ctx.port.build_fact(content, fact_id=key, created_at=NOW - age_days * DAY, **fields)
 
 
 def world(ctx: ContextEngine) -> list[Fact]:
@@ -250,7 +250,7 @@ async def add_world(ctx: ContextEngine) -> dict[str, Fact]:
 
 
 async def all_facts(ctx: ContextEngine) -> dict[str, Fact]:
-    facts = await ctx.metadata_store.query(FactQuery(project_id=ctx.project_id))
+    facts = await ctx.stores.metadata.query(FactQuery(project_id=ctx.project_id))
     return {f.id: f for f in facts}
 
 
@@ -260,7 +260,7 @@ async def status_of(ctx: ContextEngine, fact_id: str) -> FactStatus:
 
 async def index_snapshot(ctx: ContextEngine, facts: dict[str, Fact]) -> dict[str, Any]:
     """What the vector index holds for each fact: its vector and the payload fields it filters."""
-    vectors = await ctx.vector_store.get_vectors(list(facts))
+    vectors = await ctx.port.vectors.get_vectors(list(facts))
     out: dict[str, Any] = {}
     for fact_id, f in facts.items():
         seen = {}
@@ -268,7 +268,7 @@ async def index_snapshot(ctx: ContextEngine, facts: dict[str, Fact]) -> dict[str
             where = VectorFilter(
                 scope_keys=(f.scope_key,), statuses=(status.value,), ids=(fact_id,)
             )
-            seen[status.value] = await ctx.vector_store.count(where)
+            seen[status.value] = await ctx.port.vectors.count(where)
         vector = vectors.get(fact_id)
         out[fact_id] = (None if vector is None else np.round(vector, 5).tolist(), seen)
     return out
@@ -390,7 +390,7 @@ async def test_different_exact_values_never_merge(ctx: ContextEngine) -> None:
     # Values written in the content: close vectors, different numbers.
     await ctx.add("Deploy the payments worker to 10.0.0.1", fact_id="w-1")
     await ctx.add("Deploy the payments worker to 10.0.0.2", fact_id="w-2")
-    vectors = await ctx.vector_store.get_vectors(["w-1", "w-2", "ip-1", "ip-2"])
+    vectors = await ctx.port.vectors.get_vectors(["w-1", "w-2", "ip-1", "ip-2"])
     assert float(vectors["ip-1"] @ vectors["ip-2"]) > 0.99
     assert float(vectors["w-1"] @ vectors["w-2"]) > 0.8
     report = await MemoryConsolidator(ctx, similarity_threshold=0.8, **NO_DECAY).consolidate()
@@ -565,7 +565,7 @@ async def test_decay_is_idempotent_and_does_not_compound(ctx: ContextEngine) -> 
     await consolidator.consolidate(now=NOW + 30 * DAY)
     assert (await ctx.get("a")).strength == pytest.approx(0.25)
     # Using the fact restarts its clock; the next run raises its strength again.
-    await ctx.metadata_store.touch(ctx.project_id, ["a"], NOW + 30 * DAY)
+    await ctx.stores.metadata.touch(ctx.project_id, ["a"], NOW + 30 * DAY)
     refreshed = await consolidator.consolidate(now=NOW + 31 * DAY)
     assert [a.kind for a in refreshed.actions] == [ActionKind.REFRESH]
     assert (await ctx.get("a")).strength == pytest.approx(0.5 ** (1 / 30), abs=1e-6)

@@ -139,7 +139,7 @@ async def test_the_table_finds_what_an_exact_search_finds() -> None:
     ctx, _ = await engine_with_corpus()
     async with ctx:
         table, facts = await table_and_facts(ctx)
-        vectors = await ctx.get_vectors([f.id for f in facts])
+        vectors = await ctx.port.get_vectors([f.id for f in facts])
     structures = {f.id: structure_of(f) for f in facts}
     expected: set[tuple[str, str]] = set()
     for a in facts:
@@ -166,16 +166,16 @@ async def table_and_facts(ctx: ContextEngine) -> tuple[candidates.CandidateTable
     """The candidate table of the project's facts (the default thresholds), and those facts."""
     selection = consolidator_selection(ctx)
     table = await candidates.build_candidates(
-        ctx,
+        ctx.port,
         selection,
-        ctx.embedder,
+        ctx.port.embedder,
         floor=0.75,
         threshold=0.92,
         neighbours=8,
         max_neighbours=512,
         search_ef=None,
     )
-    facts = await ctx.find(selection.scan(after=None, limit=1_000, updated_since=None))
+    facts = await ctx.port.find(selection.scan(after=None, limit=1_000, updated_since=None))
     return table, facts
 
 

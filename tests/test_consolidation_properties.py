@@ -90,7 +90,7 @@ def build(ctx: ContextEngine, specs: list[dict[str, Any]]) -> list[Fact]:
             fields.update(subject=subject, predicate=predicate, object=obj)
             if spec["negated"]:
                 fields["metadata"] = {"negated": True}
-        fact = ctx.build_fact(spec["content"], **fields)
+        fact = ctx.port.build_fact(spec["content"], **fields)
         used = spec["used_days_ago"]
         fact = fact.evolve(
             strength=spec["strength"],
@@ -183,7 +183,7 @@ def test_an_interrupted_run_always_resumes_to_the_uninterrupted_state(
                 "similarity_threshold": 0.9,
             }
             await MemoryConsolidator(reference, **options).consolidate(now=NOW, scope=None)
-            store = interrupted.metadata_store
+            store = interrupted.stores.metadata
             assert isinstance(store, FailingMemoryStore)
             store.fail_on = store.applies + fail_on
             consolidator = MemoryConsolidator(interrupted, **options)

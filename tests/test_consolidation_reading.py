@@ -190,7 +190,7 @@ async def test_the_table_keeps_readings_only_for_compared_facts_without_a_stored
         lonely = await ctx.add("Quentin collects antique barometers from Riga.")
         selection = consolidator_selection(ctx)
         async with reading.Reader(use_process=False) as reader:
-            read = await candidates._read(ctx, selection, ctx.embedder, 10, reader)
+            read = await candidates._read(ctx.port, selection, ctx.port.embedder, 10, reader)
         table, facts = await table_and_facts(ctx)
     row = {fact_id: i for i, fact_id in enumerate(read.ids)}
     holder = next(f for f in facts if f.content == content)

@@ -53,14 +53,14 @@ async def test_dry_run_changes_nothing_and_plans_exactly_the_real_run(
     before = await all_facts(ctx)
     index_before = await index_snapshot(ctx, before)
     changes_before = await ctx.changes()
-    writes_before = getattr(ctx.vector_store, "writes", None)
+    writes_before = getattr(ctx.port.vectors, "writes", None)
     consolidator = MemoryConsolidator(ctx, batch_size=4)
     planned = await consolidator.consolidate(dry_run=True, now=NOW)
     assert planned.dry_run
     assert await all_facts(ctx) == before
     assert await index_snapshot(ctx, before) == index_before
     assert await ctx.changes() == changes_before
-    assert getattr(ctx.vector_store, "writes", None) == writes_before
+    assert getattr(ctx.port.vectors, "writes", None) == writes_before
     assert planned.actions
     assert all(not a.change_ids for a in planned.actions)
     done = await consolidator.consolidate(now=NOW)
@@ -89,7 +89,7 @@ async def test_an_interrupted_run_resumes_to_the_uninterrupted_state(
         for engine in (reference, interrupted):
             await add_world(engine)
         # add_many wrote one batch; every consolidation batch is one more apply.
-        seeded = interrupted.metadata_store
+        seeded = interrupted.stores.metadata
         assert isinstance(seeded, FailingMemoryStore | FailingSqliteStore)
         seeded.fail_on = seeded.applies + fail_on
         await MemoryConsolidator(reference, batch_size=3).consolidate(now=NOW)
@@ -127,7 +127,7 @@ async def test_a_second_run_on_a_consolidated_project_changes_nothing(
 
 async def test_overlapping_runs_on_one_project_are_refused() -> None:
     ctx = make_factory("memory", Path("."))()
-    view = ctx.vector_store
+    view = ctx.port.vectors
     assert isinstance(view, ProjectVectorStore)  # the engine's project view of the store
     vectors = view.store
     assert isinstance(vectors, RecordingVectorStore)

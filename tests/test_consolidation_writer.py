@@ -48,8 +48,8 @@ async def sqlite_engine(folder: Path) -> ContextEngine:
 
 async def stored(ctx: ContextEngine) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     """Every fact's decided fields and every audit row's, in a comparable form."""
-    facts = await ctx.metadata_store.query(FactQuery(project_id="p", statuses=None))
-    changes = await ctx.metadata_store.changes(ChangeQuery(project_id="p"))
+    facts = await ctx.stores.metadata.query(FactQuery(project_id="p", statuses=None))
+    changes = await ctx.stores.metadata.changes(ChangeQuery(project_id="p"))
     return (
         sorted(
             (f.id, f.status.value, round(f.strength, 9), f.merged_into, f.superseded_by)

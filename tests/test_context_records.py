@@ -6,7 +6,6 @@ import pytest
 
 from sagewai.agent._recall import by_source, verbatim
 from sagewai.context._bridge import MemoryBridge
-from sagewai.context._bridge_turns import context_prefix, context_record_id
 from sagewai.context._ranking import (
     CONTEXT_MARK,
     RankedCandidate,
@@ -14,6 +13,7 @@ from sagewai.context._ranking import (
     group_by_source,
     is_context_record,
 )
+from sagewai.context.bridge._turns import context_prefix, context_record_id
 from sagewai.core._conversation import Conversation
 from sagewai.core._records import Fact, FactKind, Provenance
 from sagewai.errors import ConfigurationError

@@ -276,7 +276,7 @@ async def test_bulk_load_enters_the_stores_blocks_and_loads_the_same_facts(tmp_p
             added = await plain.add_many(texts)
         assert (await plain.search(texts[5], top_k=1))[0].fact.id == added[5].id
     async with ContextEngine.local(tmp_path, project_id="p", embedder=FakeEmbedder(32)) as ctx:
-        edge = ctx.vector_store.store
+        edge = ctx.port.vectors.store
         assert isinstance(edge, QdrantEdgeVectorStore)
         optimized: list[bool] = []
         optimize = edge.optimize
@@ -286,7 +286,7 @@ async def test_bulk_load_enters_the_stores_blocks_and_loads_the_same_facts(tmp_p
             return optimized[-1]
 
         edge.optimize = counted  # type: ignore[method-assign]
-        metadata = ctx.metadata_store
+        metadata = ctx.stores.metadata
         assert isinstance(metadata, SqliteMetadataStore)
         prepare = metadata.prepare_keyword_search
         steps: list[str] = []

@@ -57,7 +57,7 @@ async def store(unopened: EpisodeStoreBase) -> AsyncIterator[EpisodeStoreBase]:
 
 async def test_engine_forget_reaches_the_episodes(store: EpisodeStoreBase) -> None:
     async with memory_engine("p1") as ctx:
-        ctx.episode_store = store
+        ctx.episodes.attach(store)
         await store.save_episode("s1", TRIP, project_id="p1", user_id="alice")
         await store.save_episode("s2", PETS, project_id="p1", user_id="carol")
         await store.save_episode("s3", BUDGET, project_id="p1", user_id="bob")

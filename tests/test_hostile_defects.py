@@ -470,7 +470,7 @@ def test_ngql_ids_never_raise_on_lone_surrogates() -> None:
 
 async def test_an_old_journal_entry_holding_a_surrogate_replays(tmp_path: Path) -> None:
     from sagewai.context import MemoryBridge
-    from sagewai.context._journal import WriteAheadJournal
+    from sagewai.context.bridge._journal import WriteAheadJournal
     from sagewai.intelligence import RuleBasedFactExtractor
 
     journal_path = tmp_path / "journal"

@@ -114,7 +114,7 @@ _WRITES = {"add", "add_many", "delete", "forget"}
 
 async def _rows(engine: ContextEngine) -> dict[str, Fact]:
     """Every row of the project, decoded (a row that does not decode raises here)."""
-    facts = await engine.metadata_store.query(FactQuery(project_id=engine.project_id))
+    facts = await engine.stores.metadata.query(FactQuery(project_id=engine.project_id))
     for fact in facts:
         fact.content.encode("utf-8")
         (fact.subject or "").encode("utf-8")
@@ -131,7 +131,7 @@ async def _seed(engine: ContextEngine) -> None:
 async def _check(engine: ContextEngine, name: str, args: tuple[Any, ...], kwargs: Any) -> None:
     # Earlier searches' read marks are written in the background: write them now, so a mark
     # landing during this call is not taken for a write of this call.
-    await engine.flush_access()
+    await engine.port.flush_access()
     before = await _rows(engine)
     if len(before) < 2:
         await _seed_missing(engine, before)

@@ -58,7 +58,7 @@ def _typed(call: str, exc: BaseException) -> None:
 
 
 async def _facts(engine: ContextEngine) -> dict[str, Any]:
-    rows = await engine.metadata_store.query(FactQuery(project_id=engine.project_id))
+    rows = await engine.stores.metadata.query(FactQuery(project_id=engine.project_id))
     for fact in rows:
         fact.content.encode("utf-8")
     return {fact.id: fact for fact in rows}
@@ -190,7 +190,7 @@ def engine_kind(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tupl
 
 
 def _open(runner: asyncio.Runner, engine: ContextEngine) -> None:
-    migrate = getattr(engine.metadata_store, "migrate", None)
+    migrate = getattr(engine.stores.metadata, "migrate", None)
     if migrate is not None:
         runner.run(migrate())
     runner.run(engine.open())
@@ -234,7 +234,7 @@ def test_bridge_answers_hostile_turns_and_writes_all_or_nothing(
         bridge = MemoryBridge(
             context_engine=engine, fact_extractor=extractor, extract_every_n_turns=2
         )
-        await engine.flush_access()  # the last search's read marks: not this call's writes
+        await engine.port.flush_access()  # the last search's read marks: not this call's writes
         before = await _facts(engine)
         try:
             await getattr(bridge, name)(*args, **kwargs)
@@ -324,7 +324,7 @@ def test_consolidator_answers_hostile_arguments(engine_kind: tuple[str, Any]) ->
     runner.run(seed())
 
     async def check(kwargs: dict[str, Any]) -> None:
-        await engine.flush_access()  # the last search's read marks: not this run's writes
+        await engine.port.flush_access()  # the last search's read marks: not this run's writes
         before = await _facts(engine)
         try:
             report = await MemoryConsolidator(context_engine=engine).consolidate(**kwargs)

@@ -217,9 +217,9 @@ async def _run(
     # replaced or removed it (point ids carry the project).
     for (project, fact_id), origin in alive.items():
         engine = engines[project]
-        vectors = await engine.vector_store.get_vectors([fact_id])
+        vectors = await engine.port.vectors.get_vectors([fact_id])
         assert fact_id in vectors, "a fact lost its vector to another project"
-        (expected,) = await engine.embedder.embed_documents([" ".join(origin.words)])
+        (expected,) = await engine.port.embedder.embed_documents([" ".join(origin.words)])
         assert float(np.dot(vectors[fact_id], expected)) > 0.999, "a vector was overwritten"
 
 

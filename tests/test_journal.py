@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from sagewai.context._journal import WriteAheadJournal
+from sagewai.context.bridge._journal import WriteAheadJournal
 from sagewai.errors import ConfigurationError, LockedError
 
 

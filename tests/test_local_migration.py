@@ -31,7 +31,7 @@ EMBEDDER = FakeEmbedder()
 
 
 def build(project_id: str, content: str, fact_id: str) -> Fact:
-    return ContextEngine.in_memory(project_id=project_id, embedder=EMBEDDER).build_fact(
+    return ContextEngine.in_memory(project_id=project_id, embedder=EMBEDDER).port.build_fact(
         content, fact_id=fact_id
     )
 

@@ -101,9 +101,9 @@ async def test_a_40k_message_is_found_by_its_end_part_on_the_dense_side_alone(
         assert [r.fact.id for r in results] == [stored.id]
         # Its piece vectors go when it goes.
         everything = VectorFilter((stored.scope_key,))
-        assert await ctx.vector_store.count(everything) > 3
+        assert await ctx.port.vectors.count(everything) > 3
         await ctx.delete(stored.id)
-        assert await ctx.vector_store.count(everything) == 2
+        assert await ctx.port.vectors.count(everything) == 2
         assert all(r.fact.id != stored.id for r in await ctx.search("grandmother garden"))
 
 
@@ -148,16 +148,16 @@ async def test_the_dense_index_is_asked_for_twice_the_pool_once_a_piece_is_seen(
     texts = [f"note {i} about {FILLER.split(',')[i % 2]}" for i in range(40)]
     async with ContextEngine.in_memory(project_id="long", embedder=FakeEmbedder()) as ctx:
         asked: list[int] = []
-        nearest = ctx.nearest
+        nearest = ctx.port.nearest
 
         async def counted(vector: object, top_k: int, where: VectorFilter) -> object:
             asked.append(top_k)
             return await nearest(vector, top_k, where)  # type: ignore[arg-type]
 
-        ctx.nearest = counted  # type: ignore[method-assign, assignment]
+        ctx.port.nearest = counted  # type: ignore[method-assign, assignment]
 
         async def ids(query: str, *, seen: bool) -> list[str]:
-            ctx._dense_pieces_seen = seen
+            ctx._searcher.dense_pieces_seen = seen
             return [r.fact.id for r in await ctx.search(query, 3, search_config=config)]
 
         await ctx.add_many(texts)
@@ -165,13 +165,13 @@ async def test_the_dense_index_is_asked_for_twice_the_pool_once_a_piece_is_seen(
             asked.clear()
             assert await ids(query, seen=False) == await ids(query, seen=True)
             assert asked == [4, 8]  # the pool's worth, then twice it (the way before)
-        ctx._dense_pieces_seen = False
+        ctx._searcher.dense_pieces_seen = False
         await ctx.add(long_message(), kind=FactKind.MESSAGE)
         asked.clear()
         query = "grandmother garden heirloom tomatoes fig tree lavender"
         found = [r.fact.id for r in await ctx.search(query, 3, search_config=config)]
         assert asked == [4, 8]  # a piece among the first four: asked again
-        assert ctx._dense_pieces_seen
+        assert ctx._searcher.dense_pieces_seen
         assert found == await ids(query, seen=True)
         asked.clear()
         for query in queries:

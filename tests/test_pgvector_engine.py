@@ -57,9 +57,9 @@ async def test_engine_adds_searches_and_forgets_on_one_postgresql(engine: Contex
 @pytest.mark.postgres
 def test_consolidate_command_resolves_pgvector_in_the_store_database(pgvector_dsn: str) -> None:
     engine = open_engine(pgvector_dsn, "demo", vectors="pgvector")
-    assert isinstance(engine.vector_store.store, PgVectorStore)
+    assert isinstance(engine.port.vectors.store, PgVectorStore)
     elsewhere = open_engine(pgvector_dsn, "demo", vectors=f"pgvector:{pgvector_dsn}")
-    assert isinstance(elsewhere.vector_store.store, PgVectorStore)
+    assert isinstance(elsewhere.port.vectors.store, PgVectorStore)
     with pytest.raises(ConfigurationError):
         open_engine("redis://localhost", "demo", vectors="pgvector")
 
@@ -79,7 +79,7 @@ async def test_missing_asyncpg_names_the_pgvector_extra(monkeypatch: pytest.Monk
 async def test_bulk_load_builds_the_index_once_and_search_stays_right(
     engine: ContextEngine,
 ) -> None:
-    vectors = engine.vector_store.store
+    vectors = engine.port.vectors.store
     assert isinstance(vectors, PgVectorStore)
     index = vectors.table.replace('"fact_vectors"', '"fact_vectors_embedding"')
     pool = vectors._pool  # inspect the catalogue the test's way
@@ -101,8 +101,8 @@ async def test_bulk_load_builds_the_index_once_and_search_stays_right(
 async def test_the_engines_bulk_load_builds_the_index_then_saves_the_words(
     engine: ContextEngine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    vectors = engine.vector_store.store
-    metadata = engine.metadata_store
+    vectors = engine.port.vectors.store
+    metadata = engine.stores.metadata
     assert isinstance(vectors, PgVectorStore)
     assert isinstance(metadata, PostgresMetadataStore)
     steps: list[str] = []
@@ -128,7 +128,7 @@ async def test_the_engines_bulk_load_builds_the_index_then_saves_the_words(
 
 @pytest.mark.postgres
 async def test_bulk_load_rebuilds_the_index_when_the_block_fails(engine: ContextEngine) -> None:
-    vectors = engine.vector_store.store
+    vectors = engine.port.vectors.store
     assert isinstance(vectors, PgVectorStore)
 
     async def load_then_fail() -> None:

@@ -23,7 +23,7 @@ def _database_open(ctx: ContextEngine) -> bool:
     next call, so only its state shows the bug (the old worker's close could then run after the
     reopening and drop the new connection: "SQLite database ... is closed" in another task).
     """
-    store = ctx.metadata_store
+    store = ctx.stores.metadata
     assert isinstance(store, SqliteMetadataStore)
     return store._database.is_open
 

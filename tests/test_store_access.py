@@ -1,13 +1,13 @@
-"""The engine is the only door to its stores (issue #12, DESIGN §1).
+"""The engine is the only door to its stores (issue #12, DESIGN §1; the port of issue #36).
 
-Every module outside the engine reads the metadata and vector stores through the engine's read
-methods and writes through ``commit`` (or a public engine method that commits): none reaches
-``engine.metadata_store`` / ``engine.vector_store`` (or ``engine.stores.metadata`` /
-``.vectors``), none calls a write method of any of the four contracts on a store it found on
-an engine (``engine.graph_store.apply(...)``, ``engine.episode_store.save_episode(...)``: the
-engine has ``apply_graph`` and ``save_episode`` for that), none calls the engine's private
-helpers, and none swaps an engine's store by assignment. The check reads the source (``ast``),
-so it fails on the line that breaks the rule, whether or not a test runs it.
+Every module outside the engine reads the metadata and vector stores through the engine's port
+(``ctx.port``: its reads and ``commit``) or a public engine method: none reaches a fact store
+(``engine.stores.metadata``, ``engine.port.vectors``, ...), none calls a write method of any of
+the four contracts on a store it found on an engine or its port (``engine.graph_store.apply``,
+``engine.episodes.store.save_episode``: the port has ``apply_graph`` and the episode door
+``ctx.episodes.save`` for that), none calls the engine's private parts, and none swaps an
+engine's store by assignment. The check reads the source (``ast``), so it fails on the line that
+breaks the rule, whether or not a test runs it.
 
 The graph builder writes the graph view it is handed (DESIGN's wiring,
 ``ConversationGraphBuilder(graph_store=ctx.graph_store)``): that view is bound to the engine's
@@ -64,43 +64,49 @@ ENGINE_MODULES = frozenset(
         "context/_access_log.py",
         "context/_commit_queue.py",
         "context/_engine.py",
+        "context/_episode_access.py",
         "context/_forgetting.py",
-        "context/_saved.py",
-        "context/_stores.py",
     }
 )
-"""The engine (its class, its read methods, its graph and episode doors, the body of its
-``forget``) and the set of stores it opens: the only callers."""
+"""The engine (its class, its port, its episode door, the body of its ``forget``): the only
+callers."""
 BACKEND_FOLDERS = ("stores/", "testing/")
 """Backends (and the shipped test doubles) implement the contracts and call their own methods."""
 
-FACT_STORES = frozenset({"metadata_store", "vector_store"})
-"""The engine's attributes naming the fact stores."""
-BUNDLE_FIELDS = frozenset({"metadata", "vectors"})
-"""The :class:`~sagewai.context.ProjectStores` fields naming them (reached as ``.stores.<f>``)."""
-OTHER_STORES = frozenset({"episode_store", "graph_store"})
-"""The engine's attributes naming its graph and episode stores (readable, never written)."""
-OTHER_FIELDS = frozenset({"episodes", "graph"})
-SWAPPABLE = frozenset({"episode_store", "graph_store", "metadata_store", "vector_store"})
-PRIVATE_ENGINE = frozenset({"_tombstone", "_stores", "_vectors", "_graph", "_open_stores"})
+FACT_STORES = frozenset(
+    {("stores", "metadata"), ("stores", "vectors"), ("port", "metadata"), ("port", "vectors")}
+)
+"""``<owner>.<attribute>`` pairs naming the fact stores of an engine (or of its port)."""
+OTHER_STORES = frozenset(
+    {
+        ("stores", "graph"),
+        ("stores", "episodes"),
+        ("port", "graph"),
+        ("port", "episode_store"),
+        ("episodes", "store"),
+    }
+)
+"""The pairs naming its graph and episode stores (readable, never written)."""
+OTHER_ATTRIBUTES = frozenset({"graph_store"})
+"""The engine's attribute naming its graph view (readable, never written)."""
+SWAPPABLE = frozenset({"episode_store", "graph_store", "port", "stores"})
+PRIVATE_ENGINE = frozenset(
+    {"_access", "_episodes", "_searcher", "_stores", "_vectors", "_graph", "_refresh"}
+)
 
 
 def _is_store(node: ast.expr, aliases: set[str], *, any_store: bool = False) -> bool:
-    """Whether ``node`` names a fact store: ``x.metadata_store``, ``x.stores.vectors``, or a
-    local name bound to one of those; with ``any_store``, the graph and episode stores too."""
+    """Whether ``node`` names a fact store (``x.stores.metadata``, ``x.port.vectors``, or a
+    local name bound to one of those); with ``any_store``, the graph and episode stores too."""
     if isinstance(node, ast.Name):
         return node.id in aliases
     if not isinstance(node, ast.Attribute):
         return False
-    attrs = FACT_STORES | OTHER_STORES if any_store else FACT_STORES
-    fields = BUNDLE_FIELDS | OTHER_FIELDS if any_store else BUNDLE_FIELDS
-    if node.attr in attrs:
+    owner = node.value.attr if isinstance(node.value, ast.Attribute) else None
+    pair = (owner, node.attr)
+    if pair in FACT_STORES:
         return True
-    return (
-        node.attr in fields
-        and isinstance(node.value, ast.Attribute)
-        and node.value.attr == "stores"
-    )
+    return any_store and (pair in OTHER_STORES or node.attr in OTHER_ATTRIBUTES)
 
 
 def _aliases(tree: ast.AST) -> set[str]:
@@ -181,22 +187,23 @@ def test_the_listed_write_methods_are_the_contracts() -> None:
 def test_the_check_finds_each_way_past_the_engine() -> None:
     source = (
         "async def f(engine, run):\n"
-        "    await engine.vector_store.update_payloads({})\n"
-        "    store = engine.metadata_store\n"
+        "    await engine.port.vectors.update_payloads({})\n"
+        "    store = engine.stores.metadata\n"
         "    await store.apply(batch)\n"
         "    await run.engine.stores.vectors.delete(['a'])\n"
-        "    engine._tombstone('a', 'r', 'rule')\n"
-        "    engine.episode_store = other\n"
-        "    await engine.episode_store.save_episode('s', messages)\n"
+        "    engine._access.commit(batch)\n"
+        "    engine.stores = other\n"
+        "    await engine.episodes.store.save_episode('s', messages)\n"
         "    graph = engine.graph_store\n"
         "    await graph.apply(write)\n"
         "    await self.context.stores.episodes.delete_user('u')\n"
     )
     found = violations(source)
     assert sum("writes a store" in v for v in found) == 6
-    assert any("private _tombstone" in v for v in found)
+    assert any("private _access" in v for v in found)
     assert any("swaps a store" in v for v in found)
-    assert violations("async def f(engine):\n    await engine.commit(batch)\n") == []
+    assert violations("async def f(engine):\n    await engine.port.commit(batch)\n") == []
+    assert violations("async def f(e):\n    await e.episodes.save('s', messages)\n") == []
     reads = "async def f(engine):\n    g = engine.graph_store\n    await g.neighbours('e')\n"
     assert violations(reads) == []
 
@@ -210,27 +217,17 @@ def test_no_module_outside_the_engine_reaches_a_store(path: Path) -> None:
 
 
 def test_the_engine_offers_what_subsystems_read() -> None:
-    """The read methods the subsystems use instead of the stores (a rename breaks them)."""
-    for name in (
-        "count_matching",
-        "find",
-        "get_many",
-        "get_state",
-        "get_vectors",
-        "iter_facts",
-        "keyword_facts",
-        "keyword_hits",
-        "lock",
-        "nearest",
-        "nearest_many",
-        "check_episode",
-        "get_episode",
-        "list_episodes",
-        "search_episodes",
-        "save_episode",
-        "restore_episode",
-        "graph_entities",
-        "graph_relations",
-        "apply_graph",
-    ):
-        assert callable(getattr(ContextEngine, name)), name
+    """The reads the subsystems use instead of the stores (a rename breaks them): the port's
+    (every member of :class:`MemoryPort`) and the episode door's."""
+    from sagewai.context._access import StoreAccess
+    from sagewai.context._episode_access import EpisodeAccess
+    from sagewai.core._port import MemoryPort
+
+    port_members = [name for name in vars(MemoryPort) if not name.startswith("_")]
+    assert {"commit", "find", "get_many", "nearest", "lock", "apply_graph"} <= set(port_members)
+    for name in port_members:
+        assert hasattr(StoreAccess, name), name
+    for name in ("check", "get", "list", "search", "save", "restore", "attach"):
+        assert callable(getattr(EpisodeAccess, name)), name
+    assert isinstance(ContextEngine.port, property)
+    assert isinstance(ContextEngine.episodes, property)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-import sagewai.context._reconcile as reconcile
+import sagewai.core._claims as reconcile
 import sagewai.intelligence._graph_builder as graph_builder
 from sagewai.core._predicates import (
     PREDICATES,

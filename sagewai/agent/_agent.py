@@ -243,18 +243,18 @@ class UniversalAgent:
         if store is None:
             return
         try:
-            self.context.attach_episodes(store)  # so engine.forget(...) reaches the episodes
+            self.context.episodes.attach(store)  # so engine.forget(...) reaches the episodes
         except ConfigurationError as exc:
             raise ConfigurationError(
                 "the engine already has an episode store (ContextEngine.local keeps one in its "
-                "folder): omit episode_store=, or pass context.episode_store; a second store "
+                "folder): omit episode_store=, or pass context.episodes.store; a second store "
                 "would be missed by forget"
             ) from exc
 
     @property
     def episode_store(self) -> EpisodeStoreBase | None:
         """Where ended sessions are saved: the engine's episode store (``None``: not saved)."""
-        return self.context.episode_store
+        return self.context.episodes.store
 
     @property
     def sessions(self) -> list[str]:
@@ -440,8 +440,8 @@ class UniversalAgent:
             user_id=owner,
             history=ConversationHistory(window=self.settings.history_window),
         )
-        if self.context.keeps_episodes:
-            saved = await self.context.list_episodes(session_id=session_id, limit=1)
+        if self.context.episodes.enabled:
+            saved = await self.context.episodes.list(session_id=session_id, limit=1)
             if saved:
                 if saved[0].user_id != owner:
                     raise ScopeError(f"session {session_id!r} belongs to another user")
@@ -467,8 +467,8 @@ class UniversalAgent:
             await self.flush(session_id)
             said = [m for m in session.transcript if not m.is_empty]
             episode_id: str | None = None
-            if self.context.keeps_episodes and said:
-                episode_id = await self.context.save_episode(
+            if self.context.episodes.enabled and said:
+                episode_id = await self.context.episodes.save(
                     session_id,
                     said,
                     metadata={"agent": self.name},

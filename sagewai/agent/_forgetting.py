@@ -70,7 +70,7 @@ async def forget_everywhere(
     before is stored first (so a fact still queued for extraction cannot come back after it
     was forgotten).
     """
-    outcome = await forget_facts(engine, fact_ids, user_id=user_id, graph=graph)
+    outcome = await forget_facts(engine.port, fact_ids, user_id=user_id, graph=graph)
     removed = 0
     if outcome.deleted:
         for session in sessions:

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Literal
 
 from sagewai.agent._session import AgentSession
 from sagewai.agent._tools import Tool
-from sagewai.context._reconcile import Candidate, ReconcileAction
+from sagewai.context._reconcile import Candidate
+from sagewai.core._claims import ReconcileAction
 from sagewai.core._records import Provenance, utcnow
 
 if TYPE_CHECKING:
@@ -107,7 +108,7 @@ async def save_fact(
         timestamp=utcnow(),
         extractor="agent.save_memory",
     )
-    fact = engine.build_fact(
+    fact = engine.port.build_fact(
         content,
         fact_type=fact_type,
         subject=subject,

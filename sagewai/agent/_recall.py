@@ -354,7 +354,7 @@ class MemoryRecaller:
 
             project = self.engine.project_id
             ids = {message_record_id(project, s, m): (s, m) for s, m in missing}
-            for record in await self.engine.get_many(list(ids)):
+            for record in await self.engine.port.get_many(list(ids)):
                 if record.project_id == project and record.kind is FactKind.MESSAGE:
                     quotes.setdefault(ids[record.id], record.content)
         return quotes
@@ -369,7 +369,7 @@ class MemoryRecaller:
             return None
         older = [
             other
-            for other in await self.engine.get_many(related)
+            for other in await self.engine.port.get_many(related)
             if other.status is FactStatus.SUPERSEDED and other.superseded_by == fact.id
         ]
         if not older:
@@ -398,9 +398,9 @@ class MemoryRecaller:
         return lines
 
     async def _episodes(self, query: str, user_id: str | None, session_id: str) -> list[Episode]:
-        if not self.episodes or not self.engine.keeps_episodes or self.episode_limit < 1:
+        if not self.episodes or not self.engine.episodes.enabled or self.episode_limit < 1:
             return []
-        found = await self.engine.search_episodes(
+        found = await self.engine.episodes.search(
             query, limit=self.episode_limit + 1, user_id=user_id
         )
         return [e for e in found if e.session_id != session_id][: self.episode_limit]

@@ -45,7 +45,7 @@ async def _ask(path: Path, project: str, label: str) -> None:
     async with ContextEngine.local(path, project_id=project) as ctx:
         print(f"\n{label}: {await ctx.count()} facts in {path}")
         started = time.perf_counter()
-        await ctx.embedder.embed_query("warm up")
+        await ctx.port.embedder.embed_query("warm up")
         print(f"  (embedding model loaded in {time.perf_counter() - started:.2f} s)")
         for question in QUESTIONS:
             started = time.perf_counter()

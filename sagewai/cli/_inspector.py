@@ -279,7 +279,7 @@ async def _facts(engine: ContextEngine, args: argparse.Namespace) -> int:
     found: list[Fact] = []
     cursor: tuple[datetime, str] | None = None
     while len(found) < args.limit:
-        page = await engine.find(dataclasses.replace(query, after=cursor))
+        page = await engine.port.find(dataclasses.replace(query, after=cursor))
         if not page:
             break
         cursor = (page[-1].created_at, page[-1].id)
@@ -370,7 +370,7 @@ async def _forget(engine: ContextEngine, args: argparse.Namespace) -> int:
         raise InvalidInputError("forget needs --subject, --session-id, --user-id or --fact-id")
     else:
         doomed = await matching_facts(
-            engine, subject=args.subject, session_id=args.session_id, user_id=args.user_id
+            engine.port, subject=args.subject, session_id=args.session_id, user_id=args.user_id
         )
     report: dict[str, Any] = {
         "dry_run": args.dry_run,

@@ -228,7 +228,7 @@ def open_store(
     from sagewai.context.episodes import PersistentEpisodeStore
 
     stores = dataclasses.replace(
-        engine.stores, episodes=PersistentEpisodeStore(store, embedder=engine.embedder)
+        engine.stores, episodes=PersistentEpisodeStore(store, embedder=engine.port.embedder)
     )
     if graph is not None:
         from sagewai.stores.sqlite._graph import SqliteGraphStore

@@ -18,7 +18,7 @@ extractor): the facts drawn from a message have the message record's ``session_i
 NOOP, see :mod:`sagewai.context._reconcile`) and written atomically; messages are never
 reconciled, merged or decayed (they are the verbatim source).
 
-Durable on return: with a write-ahead journal (:mod:`sagewai.context._journal`) every accepted
+Durable on return: with a write-ahead journal (:mod:`sagewai.context.bridge._journal`) every accepted
 message is appended to it before the call returns, and only marked done once both stages are
 stored. An engine made by ``ContextEngine.local(folder)`` gives its bridges a journal in that
 folder by default (``bridge-<project>.journal``); a bridge opened on the folder replays what was
@@ -43,7 +43,7 @@ Three ways in:
 
 from __future__ import annotations
 
-from sagewai.context._bridge_turns import BridgeStats, BridgeTurn, fact_id_for, message_record_id
 from sagewai.context._memory_bridge import MemoryBridge
+from sagewai.context.bridge._turns import BridgeStats, BridgeTurn, fact_id_for, message_record_id
 
 __all__ = ["BridgeStats", "BridgeTurn", "MemoryBridge", "fact_id_for", "message_record_id"]

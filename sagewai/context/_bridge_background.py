@@ -15,7 +15,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
 from sagewai.context._bridge_journaling import JournaledBridge
-from sagewai.context._bridge_turns import RECORD_DRAIN, RETRY_DELAYS, PendingTurn
+from sagewai.context.bridge._turns import RECORD_DRAIN, RETRY_DELAYS, PendingTurn
 from sagewai.core._conversation import MessageLike
 from sagewai.core._records import (
     new_id,

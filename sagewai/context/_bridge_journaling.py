@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 from pydantic import ValidationError
 
 from sagewai.context._bridge_recording import RecordingBridge
-from sagewai.context._bridge_turns import BridgeTurn
-from sagewai.context._journal import JournalEntry, JournalState, WriteAheadJournal
+from sagewai.context.bridge._journal import JournalEntry, JournalState, WriteAheadJournal
+from sagewai.context.bridge._turns import BridgeTurn
 from sagewai.errors import (
     LockedError,
 )
@@ -67,7 +67,7 @@ class JournaledBridge(RecordingBridge):
             return state
         raise LockedError(
             f"every default journal of project {self.engine.project_id!r} in "
-            f"{self.engine.folder} is open in another bridge; pass journal_path="
+            f"{self.engine.stores.folder} is open in another bridge; pass journal_path="
         )
 
     async def _adopt_siblings(self) -> None:

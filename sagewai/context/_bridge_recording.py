@@ -18,7 +18,11 @@ from typing import TYPE_CHECKING
 
 from pydantic import JsonValue, ValidationError
 
-from sagewai.context._bridge_turns import (
+from sagewai.context._ranking import CONTEXT_MARK, REPLY_MARK
+from sagewai.context._reconcile import Candidate, Reconciler, ReconcilingWriter, WriteOutcome
+from sagewai.context.bridge._journal import FsyncPolicy, WriteAheadJournal
+from sagewai.context.bridge._sessions import SessionState
+from sagewai.context.bridge._turns import (
     CONTEXT_MESSAGE_CHARS,
     EXTRACTION_ROLES,
     MAX_SESSIONS,
@@ -28,15 +32,11 @@ from sagewai.context._bridge_turns import (
     BridgeStats,
     BridgeTurn,
     PendingTurn,
-    SessionState,
     context_prefix,
     context_record_id,
     fact_id_for,
     message_record_id,
 )
-from sagewai.context._journal import FsyncPolicy, WriteAheadJournal
-from sagewai.context._ranking import CONTEXT_MARK, REPLY_MARK
-from sagewai.context._reconcile import Candidate, Reconciler, ReconcilingWriter, WriteOutcome
 from sagewai.core._arguments import string_list
 from sagewai.core._conversation import ChatMessage, MessageLike
 from sagewai.core._records import (
@@ -132,14 +132,14 @@ class RecordingBridge:
             self.roles if context_after is None else frozenset(r.lower() for r in context_after)
         )
         self.writer = ReconcilingWriter(
-            context_engine, reconciler=reconciler, echo_threshold=echo_threshold
+            context_engine.port, reconciler=reconciler, echo_threshold=echo_threshold
         )
         self._fsync: FsyncPolicy = fsync
         self._journal_candidates: list[Path] = []
         if journal_path is not None:
             self.journal: WriteAheadJournal | None = WriteAheadJournal(journal_path, fsync=fsync)
-        elif journal and context_engine.folder is not None:
-            base = context_engine.folder / f"bridge-{context_engine.project_id}"
+        elif journal and context_engine.stores.folder is not None:
+            base = context_engine.stores.folder / f"bridge-{context_engine.project_id}"
             self._journal_candidates = [Path(f"{base}.journal")] + [
                 Path(f"{base}.{n}.journal") for n in range(1, SIBLING_JOURNALS)
             ]
@@ -245,7 +245,7 @@ class RecordingBridge:
         True with a journal, or when the engine's metadata store is not in memory (an engine on
         SQLite or PostgreSQL holds each message's verbatim record once it is recorded).
         """
-        return self.journal is not None or self.engine.persistent
+        return self.journal is not None or self.engine.stores.persistent
 
     def _context(
         self, turn: BridgeTurn, previous: Sequence[tuple[str, str, str | None]]
@@ -523,7 +523,7 @@ class RecordingBridge:
                     state.user_speaker = turn.message.speaker_name
                 pendings.append(PendingTurn(turn, context, [], False))
             if check:
-                present = {f.id for f in await self.engine.get_many(list(check))}
+                present = {f.id for f in await self.engine.port.get_many(list(check))}
                 for record_id, arounds in check.items():
                     if record_id in present:
                         for around in arounds:

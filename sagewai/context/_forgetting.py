@@ -17,19 +17,20 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from sagewai.core import _lifecycle as lifecycle
 from sagewai.core._episode_records import subject_pattern
-from sagewai.core._queries import FactQuery
+from sagewai.core._queries import ChangeQuery, FactQuery, WriteBatch
 from sagewai.core._records import Fact, FactKind
 from sagewai.core._scope import ContextScope, scope_key, validate_identifier
 from sagewai.core._text import clean_text
-from sagewai.errors import FactNotFoundError, InvalidInputError
+from sagewai.errors import InvalidInputError
 from sagewai.stores.base._graph import GraphWrite
 from sagewai.stores.base._summary import extractive_summary
 
 if TYPE_CHECKING:
-    from sagewai.context._engine import ContextEngine
-    from sagewai.context.episodes import EpisodeStoreBase
+    from sagewai.context._access import StoreAccess
     from sagewai.core._graph_records import Relation
+    from sagewai.stores.base._episodes import EpisodeStoreBase
     from sagewai.stores.base._graph import ProjectGraph
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "ForgottenFacts",
     "checked_subject",
     "delete_graph_relations",
+    "delete_records",
     "forget_facts",
     "forget_matching",
     "matching_facts",
@@ -61,8 +63,38 @@ class ForgetReport:
     episodes_deleted: int
 
 
+async def delete_records(
+    access: StoreAccess, fact_ids: Sequence[str], *, reason: str, rule: str = "engine.delete"
+) -> int:
+    """Delete records of this project by id, each leaving a content-free tombstone.
+
+    Ids of no record of this project are skipped. The deletes land in atomic batches of a few
+    hundred (vectors and pieces with them); returns how many records were deleted.
+
+    Raises:
+        InvalidInputError: ``reason`` or ``rule`` is not text.
+    """
+    if not isinstance(reason, str) or not isinstance(rule, str):
+        raise InvalidInputError("reason and rule must be text")
+    wanted = list(dict.fromkeys(fact_ids))
+    deleted = 0
+    for start in range(0, len(wanted), _PAGE):
+        ids = [
+            fact.id
+            for fact in await access.get_many(wanted[start : start + _PAGE])
+            if fact.project_id == access.project_id
+        ]
+        if not ids:
+            continue
+        cause = lifecycle.Cause("engine", rule, reason)
+        tombstones = [lifecycle.tombstone(i, access.project_id, cause) for i in ids]
+        await access.commit(WriteBatch(access.project_id, deletes=ids, changes=tombstones))
+        deleted += len(ids)
+    return deleted
+
+
 def _query(
-    engine: ContextEngine,
+    access: StoreAccess,
     *,
     session_id: str | None,
     user_id: str | None,
@@ -76,13 +108,13 @@ def _query(
             raise InvalidInputError(f"forget(scope={scope.value}) needs the {scope.value} id")
     keys: tuple[str, ...] | None = None
     if scope is ContextScope.PROJECT:
-        keys = (scope_key(scope, engine.project_id, engine.project_id),)
+        keys = (scope_key(scope, access.project_id, access.project_id),)
     elif scope is ContextScope.USER and user_id is not None:
-        keys = (scope_key(scope, engine.project_id, user_id),)
+        keys = (scope_key(scope, access.project_id, user_id),)
     # A SESSION scope is checked fact by fact: a session's facts are keyed by their owner too,
     # and forgetting a session reaches every owner's facts of it (the user_id narrows it).
     return FactQuery(
-        project_id=engine.project_id,
+        project_id=access.project_id,
         scope_keys=keys,
         session_id=session_id,
         user_id=user_id,
@@ -122,7 +154,7 @@ def checked_subject(
 
 
 async def forget_matching(
-    engine: ContextEngine,
+    access: StoreAccess,
     *,
     subject: str | None,
     session_id: str | None,
@@ -132,19 +164,19 @@ async def forget_matching(
 ) -> ForgetReport:
     """Delete what checked criteria name from every store the engine reaches.
 
-    The facts go through :meth:`ContextEngine.delete_many` (tombstones, one commit per page);
+    The facts go through :func:`delete_records` (tombstones, one commit per page);
     the graph and the episodes are then asked to drop what the same criteria name there.
     """
     doomed = [
         fact.id
         for fact in await matching_facts(
-            engine, subject=subject, session_id=session_id, user_id=user_id, scope=scope
+            access, subject=subject, session_id=session_id, user_id=user_id, scope=scope
         )
     ]
-    deleted = await engine.delete_many(doomed, reason=reason, rule="engine.forget")
+    deleted = await delete_records(access, doomed, reason=reason, rule="engine.forget")
 
     graph_deleted = 0
-    graph = engine.graph_store
+    graph = access.graph
     # The graph records sessions, not users or scopes: a request narrowed by those leaves it.
     if graph is not None and user_id is None and scope is None:
         if session_id is not None:
@@ -152,23 +184,23 @@ async def forget_matching(
         elif subject is not None:
             graph_deleted += (await graph.delete_subject(subject)).total
     episodes_deleted = 0
-    episodes = engine.episode_store
+    episodes = access.episode_store
     if episodes is not None and scope is None:
         if subject is not None:
             episodes_deleted += await episodes.forget_subject(
-                subject, project_id=engine.project_id, session_id=session_id, user_id=user_id
+                subject, project_id=access.project_id, session_id=session_id, user_id=user_id
             )
         elif session_id is not None:
             episodes_deleted += await episodes.delete_session(
-                session_id, project_id=engine.project_id, user_id=user_id
+                session_id, project_id=access.project_id, user_id=user_id
             )
         elif user_id is not None:
-            episodes_deleted += await episodes.delete_user(user_id, project_id=engine.project_id)
+            episodes_deleted += await episodes.delete_user(user_id, project_id=access.project_id)
     return ForgetReport(deleted, graph_deleted, episodes_deleted)
 
 
 async def matching_facts(
-    engine: ContextEngine,
+    access: StoreAccess,
     *,
     subject: str | None = None,
     session_id: str | None = None,
@@ -186,14 +218,14 @@ async def matching_facts(
     # Subjects match case-insensitively on a fact's subject or object, so the store is asked for
     # the other criteria and the subject is checked here, page by page. Every criterion named
     # narrows the request (AND), in every store.
-    query = _query(engine, session_id=session_id, user_id=user_id, scope=scope)
+    query = _query(access, session_id=session_id, user_id=user_id, scope=scope)
     wanted = None if subject is None else subject.casefold()
     naming = None if subject is None else subject_pattern(subject)
     found: list[Fact] = []
     messages: list[Fact] = []
     sources: set[tuple[str | None, str]] = set()
-    async for fact in engine.iter_facts(query, page_size=_PAGE):
-        if fact.project_id != engine.project_id or (scope is not None and fact.scope is not scope):
+    async for fact in access.iter_facts(query, page_size=_PAGE):
+        if fact.project_id != access.project_id or (scope is not None and fact.scope is not scope):
             continue
         if wanted is None:
             found.append(fact)
@@ -209,7 +241,7 @@ async def matching_facts(
     return found
 
 
-async def same_source(engine: ContextEngine, record: Fact) -> list[Fact]:
+async def same_source(access: StoreAccess, record: Fact) -> list[Fact]:
     """The other records drawn from the same message as ``record``, oldest first.
 
     For a fact, the verbatim message it was drawn from (every part of a long one); for a
@@ -219,7 +251,7 @@ async def same_source(engine: ContextEngine, record: Fact) -> list[Fact]:
     keys = _source_keys(record)
     if not keys or record.session_id is None:
         return []
-    in_session = await matching_facts(engine, session_id=record.session_id, user_id=record.user_id)
+    in_session = await matching_facts(access, session_id=record.session_id, user_id=record.user_id)
     return [f for f in in_session if f.id != record.id and keys.intersection(_source_keys(f))]
 
 
@@ -278,7 +310,7 @@ def _terms(facts: Iterable[Fact]) -> tuple[str, ...]:
 
 
 async def forget_facts(
-    engine: ContextEngine,
+    access: StoreAccess,
     fact_ids: Sequence[str],
     *,
     user_id: str | None,
@@ -292,7 +324,7 @@ async def forget_facts(
     ``graph`` read from them.
 
     Args:
-        engine: The engine holding the facts.
+        access: The port of the engine holding the facts.
         fact_ids: The facts to forget.
         user_id: The user asking; only facts this user may change are deleted.
         graph: The graph the relations were written to (the engine's, or an agent's builder's).
@@ -309,11 +341,14 @@ async def forget_facts(
         if fact_id in chosen:
             continue
         try:
-            fact = await engine.get(fact_id)
-        except (FactNotFoundError, InvalidInputError):
+            found = await access.get_many([validate_identifier(fact_id, "fact_id")])
+        except InvalidInputError:
+            found = []
+        if not found:
             if successor is None:
                 refused.append(fact_id)
             continue
+        fact = found[0]
         linked = successor is None or successor in (fact.superseded_by, fact.merged_into)
         if not linked:
             continue
@@ -322,17 +357,17 @@ async def forget_facts(
                 refused.append(fact_id)
             continue
         chosen[fact.id] = fact
-        for change in await engine.history(fact.id):
+        history = await access.changes(ChangeQuery(project_id=access.project_id, fact_id=fact.id))
+        for change in history:
             pending.extend((related, fact.id) for related in change.related_fact_ids)
-    for fact_id in chosen:
-        await engine.delete(fact_id, reason="forgotten at the user's request")
+    await delete_records(access, list(chosen), reason="forgotten at the user's request")
     message_ids = frozenset(
         source.message_id
         for fact in chosen.values()
         for source in fact.sources
         if source.message_id is not None
     )
-    records = await _message_records(engine, chosen.values(), user_id=user_id)
+    records = await _message_records(access, chosen.values(), user_id=user_id)
     outcome = ForgottenFacts(
         deleted=tuple(chosen),
         refused=tuple(dict.fromkeys(refused)),
@@ -343,9 +378,9 @@ async def forget_facts(
     if not outcome.deleted:
         return outcome
     episodes = relations = 0
-    if engine.episode_store is not None:
+    if access.episode_store is not None:
         episodes = await redact_episodes(
-            engine.episode_store, outcome, project_id=engine.project_id, user_id=user_id
+            access.episode_store, outcome, project_id=access.project_id, user_id=user_id
         )
     if graph is not None:
         relations = await delete_graph_relations(graph, outcome, user_id=user_id)
@@ -353,7 +388,7 @@ async def forget_facts(
 
 
 async def _message_records(
-    engine: ContextEngine, forgotten: Iterable[Fact], *, user_id: str | None
+    access: StoreAccess, forgotten: Iterable[Fact], *, user_id: str | None
 ) -> list[str]:
     """Delete the verbatim records of the messages the forgotten facts came from, and of the
     user's messages naming a forgotten value; return their ids."""
@@ -369,16 +404,15 @@ async def _message_records(
     }
     patterns = ForgottenFacts(terms=_terms(facts)).patterns()
     doomed: list[str] = []
-    query = FactQuery(project_id=engine.project_id, user_id=user_id, kinds=(FactKind.MESSAGE,))
-    async for record in engine.iter_facts(query, page_size=_PAGE):
+    query = FactQuery(project_id=access.project_id, user_id=user_id, kinds=(FactKind.MESSAGE,))
+    async for record in access.iter_facts(query, page_size=_PAGE):
         if record.id in known or not may_forget(record, user_id):
             continue
         source = record.sources[0] if record.sources else None
         key = (source.session_id or record.session_id, source.message_id) if source else None
         if key in sources or mentions_any(record.content, patterns):
             doomed.append(record.id)
-    for record_id in doomed:
-        await engine.delete(record_id, reason="forgotten at the user's request")
+    await delete_records(access, doomed, reason="forgotten at the user's request")
     return doomed
 
 

@@ -16,7 +16,8 @@ from sagewai.core._queries import FactQuery
 from sagewai.errors import SagewaiError
 
 if TYPE_CHECKING:
-    from sagewai.context._engine import ContextEngine
+    from sagewai.core._port import MemoryPort
+    from sagewai.stores.base._graph import ProjectGraph
 
 __all__ = ["GRAPH_WEIGHT", "MAX_QUERY_ENTITIES", "graph_bonus", "neighbour_names"]
 
@@ -46,15 +47,17 @@ async def neighbour_names(graph: Any, query: str, hops: int) -> list[str]:
 
 
 async def graph_bonus(
-    engine: ContextEngine, query: str, fact_query: FactQuery, hops: int, pool: int
+    port: MemoryPort,
+    graph: ProjectGraph,
+    query: str,
+    fact_query: FactQuery,
+    hops: int,
+    pool: int,
 ) -> dict[str, float]:
     """Fusion bonus per fact id for facts that mention the query entities' neighbours.
 
     A graph failure never fails the search: it is logged and the search goes on without it.
     """
-    graph = engine.graph_store
-    if graph is None:
-        return {}
     try:
         names = await neighbour_names(graph, query, hops)
     except SagewaiError as exc:
@@ -62,7 +65,7 @@ async def graph_bonus(
         return {}
     if not names:
         return {}
-    hits = await engine.keyword_hits(fact_query, " ".join(names), pool)
+    hits = await port.keyword_hits(fact_query, " ".join(names), pool)
     best = max((score for _, score in hits), default=0.0)
     if best <= 0:
         return {}

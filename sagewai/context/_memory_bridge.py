@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from sagewai.context._bridge_background import BackgroundBridge
-from sagewai.context._bridge_turns import FACT_NAMESPACE, RECORD_DRAIN
+from sagewai.context.bridge._turns import FACT_NAMESPACE, RECORD_DRAIN
 from sagewai.core._conversation import Conversation, MessageLike
 from sagewai.core._records import (
     new_id,
@@ -53,7 +53,7 @@ class MemoryBridge(BackgroundBridge):
             engine's folder when it has one (``ContextEngine.local``), else no journal.
         journal: ``False`` switches the default journal off (accepted messages then wait for
             their extraction in memory only).
-        fsync: The journal's durability policy (see :mod:`sagewai.context._journal`).
+        fsync: The journal's durability policy (see :mod:`sagewai.context.bridge._journal`).
         queue_size: Most messages accepted but not yet taken by the workers.
         workers: Batches extracted and written concurrently in the background.
         submit_timeout: Seconds :meth:`submit` waits for room in a full queue before it raises
@@ -207,10 +207,10 @@ class MemoryBridge(BackgroundBridge):
             for index, message in enumerate(chat.messages)
         ]
         await self._open_journal()
-        keep_episode = self.save_episodes and self.engine.keeps_episodes and bool(chat.messages)
+        keep_episode = self.save_episodes and self.engine.episodes.enabled and bool(chat.messages)
         if keep_episode:
             # All or nothing: an episode that would be refused fails before any fact is written.
-            self.engine.check_episode(
+            self.engine.episodes.check(
                 session_id, list(chat.messages), dict(chat.metadata), user_id=user_id
             )
         self.stats.messages_accepted += len(turns)
@@ -230,7 +230,7 @@ class MemoryBridge(BackgroundBridge):
                 self.stats.messages_processed += len(recorded)
         stored = self._stored - before
         if keep_episode:
-            await self.engine.save_episode(
+            await self.engine.episodes.save(
                 session_id,
                 list(chat.messages),
                 metadata=dict(chat.metadata),

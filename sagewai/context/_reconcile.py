@@ -1,4 +1,5 @@
-"""Write-time reconciliation: is a new fact new (ADD), a change (UPDATE) or a repeat (NOOP)?
+"""Write-time reconciliation: each new fact is written as new (ADD), a change (UPDATE) or a
+repeat (NOOP), with the rules of :mod:`sagewai.core._claims` or a model.
 
 Without it, memory fills with "Alice lives in Paris", "Alice lives in Paris", "Alice lives in
 Berlin", all active, and retrieval returns a contradiction. Each candidate fact is compared with
@@ -23,25 +24,27 @@ the rules whenever the model is unreachable or answers nonsense.
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
-import re
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from sagewai.core import _lifecycle as lifecycle
-from sagewai.core._embedder import Embedder, Vector, Vectors
-from sagewai.core._predicates import (
-    canonical_polarity,
-    is_single_valued,
-    normalize_predicate,
+from sagewai.core._claims import (
+    DEFAULT_DUPLICATE_THRESHOLD,
+    Claim,
+    Neighbour,
+    ReconcileAction,
+    ReconcileDecision,
+    already_sourced,
+    decide,
+    is_echo,
 )
+from sagewai.core._embedder import Embedder, Vector, Vectors
 from sagewai.core._queries import FactQuery, VectorFilter, WriteBatch
 from sagewai.core._records import (
     Fact,
@@ -53,263 +56,20 @@ from sagewai.core._records import (
 )
 
 if TYPE_CHECKING:
-    from sagewai.context._engine import ContextEngine
+    from sagewai.core._port import MemoryPort
     from sagewai.llm._base import LLMClient
 
 __all__ = [
     "Candidate",
-    "Claim",
     "ClaimIndex",
     "LLMReconciler",
-    "Neighbour",
-    "ReconcileAction",
-    "ReconcileDecision",
     "Reconciler",
     "ReconcilingWriter",
     "RuleReconciler",
     "WriteOutcome",
-    "already_sourced",
-    "decide",
-    "is_echo",
-    "negation_pair",
 ]
 
 logger = logging.getLogger("sagewai.context._reconcile")
-
-DEFAULT_DUPLICATE_THRESHOLD = 0.92
-"""Cosine at or above which two facts with the same exact values say the same thing."""
-
-
-class ReconcileAction(StrEnum):
-    """What to do with a candidate fact."""
-
-    ADD = "add"
-    UPDATE = "update"
-    NOOP = "noop"
-
-
-@dataclass(frozen=True, slots=True)
-class Neighbour:
-    """An existing fact near a candidate, with their cosine similarity."""
-
-    fact: Fact
-    similarity: float
-
-
-@dataclass(frozen=True, slots=True)
-class ReconcileDecision:
-    """The verdict on one candidate.
-
-    Attributes:
-        action: ADD, UPDATE or NOOP.
-        rule: The rule that decided (``reconcile.triple``, ``reconcile.duplicate``, ...).
-        reason: Why, in words (recorded in the facts' history).
-        targets: UPDATE: the facts the candidate supersedes; NOOP: the fact it repeats.
-    """
-
-    action: ReconcileAction
-    rule: str
-    reason: str
-    targets: tuple[Fact, ...] = ()
-
-
-# --------------------------------------------------------------------------- claims
-
-
-_ARTICLE = re.compile(r"^(?:the|a|an)\s+")
-_SPACES = re.compile(r"\s+")
-
-
-def _loose(text: str) -> str:
-    folded = _SPACES.sub(" ", text.casefold()).strip().strip(".,;:!?\"'")
-    return _ARTICLE.sub("", folded)
-
-
-@functools.lru_cache(maxsize=4096)
-def _canonical(predicate: str, negated: bool) -> tuple[str, bool]:
-    name = normalize_predicate(predicate) or _loose(predicate).replace(" ", "_")
-    return canonical_polarity(name, negated)
-
-
-@dataclass(frozen=True, slots=True)
-class Claim:
-    """A fact's triple, normalised so two facts can be compared.
-
-    The predicate is the vocabulary name with antonyms folded (``dislikes`` is ``likes``
-    negated), subject and object are compared loosely (case, spacing, a leading article).
-    """
-
-    subject: str
-    predicate: str
-    object: str
-    negated: bool
-
-    @classmethod
-    def of(cls, fact: Fact) -> Claim | None:
-        """The claim of a fact, or ``None`` without a full triple."""
-        if not (fact.subject and fact.predicate and fact.object):
-            return None
-        predicate, negated = _canonical(fact.predicate, fact.metadata.get("negated") is True)
-        return cls(_loose(fact.subject), predicate, _loose(fact.object), negated)
-
-    def same_group(self, other: Claim) -> bool:
-        """Same subject and predicate."""
-        return self.subject == other.subject and self.predicate == other.predicate
-
-    def contradicts(self, other: Claim) -> bool:
-        """A statement and its negation, or two different values of a single-valued predicate."""
-        if not self.same_group(other):
-            return False
-        if self.object == other.object:
-            return self.negated != other.negated
-        return not self.negated and not other.negated and is_single_valued(self.predicate)
-
-
-# --------------------------------------------------------------------------- wording
-
-_NEGATION = re.compile(r"\b(?:not|never|no longer|neither|nor)\b|n['’]t\b", re.IGNORECASE)
-_FILLER = frozenset(
-    """
-    not never no longer neither nor do does did is am are was were has have had anymore
-    any more t don doesn didn isn aren wasn weren hasn haven won can cannot
-    """.split()  # noqa: SIM905 - a word list reads best as prose
-)
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
-
-
-def _stem(word: str) -> str:
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]
-    return word
-
-
-def _core_words(text: str) -> frozenset[str]:
-    words = (w.casefold() for w in _WORD.findall(text))
-    return frozenset(_stem(w) for w in words if w not in _FILLER)
-
-
-def negation_pair(a: str, b: str, *, overlap: float = 0.8) -> bool:
-    """True when one text negates the other: one is negated, and without the negation and its
-    auxiliaries they say the same words.
-
-    Example:
-        >>> negation_pair("Alice likes tea", "Alice does not like tea")
-        True
-        >>> negation_pair("Alice likes tea", "Bob does not like coffee")
-        False
-    """
-    if bool(_NEGATION.search(a)) == bool(_NEGATION.search(b)):
-        return False
-    words_a, words_b = _core_words(a), _core_words(b)
-    if not words_a or not words_b:
-        return False
-    return len(words_a & words_b) / len(words_a | words_b) >= overlap
-
-
-def _exact(fact: Fact) -> frozenset[str]:
-    return frozenset(fact.exact_values)
-
-
-# --------------------------------------------------------------------------- the rules
-
-
-def decide(
-    candidate: Fact,
-    neighbours: Sequence[Neighbour],
-    *,
-    duplicate_threshold: float = DEFAULT_DUPLICATE_THRESHOLD,
-) -> ReconcileDecision:
-    """Decide ADD, UPDATE or NOOP for ``candidate`` against existing facts of its scope.
-
-    Rules in order: triple contradiction (UPDATE, every contradicted fact), same triple (NOOP),
-    negation by wording (UPDATE), similarity at or above ``duplicate_threshold`` with equal exact
-    values and no differing triple (NOOP), else ADD. Neighbours of another scope are ignored.
-
-    Example:
-        >>> old = Fact(project_id="p", content="Alice lives in Paris", subject="Alice",
-        ...            predicate="lives_in", object="Paris")
-        >>> new = Fact(project_id="p", content="Alice lives in Berlin", subject="Alice",
-        ...            predicate="lives_in", object="Berlin")
-        >>> decide(new, [Neighbour(old, 0.8)]).action
-        <ReconcileAction.UPDATE: 'update'>
-    """
-    same_scope = [
-        n
-        for n in neighbours
-        if n.fact.scope_key == candidate.scope_key and n.fact.id != candidate.id
-    ]
-    claim = Claim.of(candidate)
-    if claim is not None:
-        contradicted: list[Fact] = []
-        repeated: Neighbour | None = None
-        for neighbour in same_scope:
-            other = Claim.of(neighbour.fact)
-            if other is None:
-                continue
-            if claim.contradicts(other):
-                contradicted.append(neighbour.fact)
-            elif other == claim and (
-                repeated is None or neighbour.similarity > repeated.similarity
-            ):
-                repeated = neighbour
-        if contradicted:
-            first = Claim.of(contradicted[0])
-            assert first is not None
-            negation = first.object == claim.object
-            rule = "reconcile.negation" if negation else "reconcile.triple"
-            why = (
-                "negates the earlier statement"
-                if negation
-                else f"{claim.predicate!r} holds one value at a time: {first.object!r} -> "
-                f"{claim.object!r}"
-            )
-            return ReconcileDecision(
-                ReconcileAction.UPDATE, rule, f"{claim.subject!r} {why}", tuple(contradicted)
-            )
-        if repeated is not None:
-            return ReconcileDecision(
-                ReconcileAction.NOOP,
-                "reconcile.duplicate",
-                f"same statement ({claim.subject!r} {claim.predicate} {claim.object!r})",
-                (repeated.fact,),
-            )
-    negated = [n.fact for n in same_scope if negation_pair(candidate.content, n.fact.content)]
-    if negated:
-        return ReconcileDecision(
-            ReconcileAction.UPDATE,
-            "reconcile.negation",
-            f"negates {negated[0].content!r}",
-            tuple(negated),
-        )
-    for neighbour in sorted(same_scope, key=lambda n: -n.similarity):
-        if neighbour.similarity < duplicate_threshold:
-            break
-        other = Claim.of(neighbour.fact)
-        if claim is not None and other is not None and other != claim:
-            continue  # similar wording, different statements ("likes tea" / "likes coffee")
-        if _exact(candidate) != _exact(neighbour.fact):
-            continue  # "port 5432" is not "port 5433", however close the sentences are
-        return ReconcileDecision(
-            ReconcileAction.NOOP,
-            "reconcile.duplicate",
-            f"cosine {neighbour.similarity:.3f} >= {duplicate_threshold}, same exact values",
-            (neighbour.fact,),
-        )
-    return ReconcileDecision(
-        ReconcileAction.ADD, "reconcile.new", "no equivalent or conflicting fact"
-    )
-
-
-def is_echo(role: str, best_similarity: float, *, threshold: float) -> bool:
-    """True when an assistant turn restates what memory already holds (not new knowledge).
-
-    Only the assistant's own turns are echoes: a user repeating a fact is evidence (a NOOP that
-    reinforces it), the agent reading its memory back is not.
-    """
-    return role == "assistant" and best_similarity >= threshold
-
 
 # --------------------------------------------------------------------------- strategies
 
@@ -454,7 +214,7 @@ class LLMReconciler:
             raise MalformedOutputError(f"{action.value} without a target")
         if action is ReconcileAction.NOOP:
             targets = targets[:1]
-            if _exact(candidate) != _exact(targets[0]):
+            if frozenset(candidate.exact_values) != frozenset(targets[0].exact_values):
                 raise MalformedOutputError("the model merged facts with different exact values")
         reason = answer.get("reason")
         return ReconcileDecision(
@@ -469,19 +229,6 @@ class LLMReconciler:
 
 _LIVE = (FactStatus.ACTIVE, FactStatus.FLAGGED)
 _NOT_MESSAGES = (FactKind.FACT.value, FactKind.DOCUMENT.value)
-
-
-def already_sourced(fact: Fact, source: Provenance) -> bool:
-    """True when ``fact`` already records ``source`` (the same message of the same session).
-
-    A replayed message must not reinforce a fact twice: this is what makes NOOP idempotent.
-    """
-    if source.message_id is None:
-        return False
-    return any(
-        s.session_id == source.session_id and s.message_id == source.message_id
-        for s in fact.sources
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -539,22 +286,20 @@ class ClaimIndex:
     re-reads them from the store before deciding, so a fact deleted meanwhile is never acted on.
 
     Args:
-        engine: Whose metadata store is read.
+        port: The project's reads (the engine's port).
         max_scopes: Scopes kept; the least recently used is dropped beyond it.
         margin: Seconds re-read before the last look, against clock skew between writers.
     """
 
-    def __init__(
-        self, engine: ContextEngine, *, max_scopes: int = 10_000, margin: float = 5.0
-    ) -> None:
-        self.engine = engine
+    def __init__(self, port: MemoryPort, *, max_scopes: int = 10_000, margin: float = 5.0) -> None:
+        self.port = port
         self.max_scopes = max_scopes
         self.margin = timedelta(seconds=margin)
         self._scopes: OrderedDict[str, _ScopeClaims] = OrderedDict()
 
     async def prepare(self, wanted: Mapping[str, Iterable[str]]) -> None:
         """Bring these scopes (scope key to subjects) up to date; call before :meth:`related`."""
-        engine, project_id = self.engine, self.engine.project_id
+        port, project_id = self.port, self.port.project_id
         for key, subjects in wanted.items():
             started = utcnow()
             scope = self._scopes.get(key)
@@ -564,7 +309,7 @@ class ClaimIndex:
                     self._scopes.popitem(last=False)
             else:
                 self._scopes.move_to_end(key)
-                changed = await engine.find(
+                changed = await port.find(
                     FactQuery(project_id=project_id, scope_keys=(key,), updated_since=scope.synced)
                 )
                 for fact in changed:
@@ -577,11 +322,11 @@ class ClaimIndex:
                     scope.subjects[subject] = await self._load(key, subject)
 
     async def _load(self, key: str, subject: str) -> dict[str, Claim]:
-        engine, project_id = self.engine, self.engine.project_id
+        port, project_id = self.port, self.port.project_id
         group: dict[str, Claim] = {}
         after: tuple[datetime, str] | None = None
         while True:
-            page = await engine.find(
+            page = await port.find(
                 FactQuery(
                     project_id=project_id,
                     scope_keys=(key,),
@@ -630,7 +375,7 @@ class ReconcilingWriter:
     first write changed what the candidates would now be compared with.
 
     Args:
-        engine: Where the facts go.
+        port: Where the facts go (the engine's port).
         reconciler: Decides ADD / UPDATE / NOOP (rules by default).
         neighbours: How many nearest facts each candidate is compared with.
         echo_threshold: Cosine at or above which an assistant's fact restates memory.
@@ -640,7 +385,7 @@ class ReconcilingWriter:
 
     def __init__(
         self,
-        engine: ContextEngine,
+        port: MemoryPort,
         *,
         reconciler: Reconciler | None = None,
         neighbours: int = 8,
@@ -648,13 +393,13 @@ class ReconcilingWriter:
         reinforce_step: float = 0.2,
         actor: str = "bridge",
     ) -> None:
-        self.engine = engine
+        self.port = port
         self.reconciler: Reconciler = reconciler or RuleReconciler()
         self.neighbours = neighbours
         self.echo_threshold = echo_threshold
         self.reinforce_step = reinforce_step
         self.actor = actor
-        self.claims = ClaimIndex(engine)
+        self.claims = ClaimIndex(port)
         self._lock = asyncio.Lock()
 
     async def write(
@@ -677,12 +422,9 @@ class ReconcilingWriter:
         outcome = WriteOutcome()
         if not candidates and not verbatim:
             return outcome
-        engine = self.engine
-        await engine.open()
+        port = self.port
         async with self._lock:  # decisions read what earlier writes stored: one write at a time
-            stored = await engine.get_many(
-                [c.fact.id for c in candidates] + [r.id for r in verbatim]
-            )
+            stored = await port.get_many([c.fact.id for c in candidates] + [r.id for r in verbatim])
             known = {fact.id for fact in stored}
             fresh = [c for c in candidates if c.fact.id not in known]
             records = [r for r in verbatim if r.id not in known]
@@ -691,7 +433,7 @@ class ReconcilingWriter:
                 return outcome
             # One embedding call for the batch's facts and messages, each distinct text once.
             embedded = await embed_distinct(
-                engine.embedder, [c.fact.content for c in fresh] + [r.content for r in records]
+                port.embedder, [c.fact.content for c in fresh] + [r.content for r in records]
             )
             vectors = embedded[: len(fresh)]
             reads = await self._read(fresh, vectors, recalled) if fresh else []
@@ -720,9 +462,9 @@ class ReconcilingWriter:
             outcome.messages_stored = len(records)
             if plan.upserts:
                 batch = WriteBatch(
-                    engine.project_id, upserts=list(plan.upserts.values()), changes=plan.changes
+                    port.project_id, upserts=list(plan.upserts.values()), changes=plan.changes
                 )
-                await engine.commit(
+                await port.commit(
                     batch,
                     new=[plan.upserts[i] for i in plan.new_ids],
                     vectors=np.stack([plan.vectors[i] for i in plan.new_ids])
@@ -735,19 +477,19 @@ class ReconcilingWriter:
         self, fresh: Sequence[Candidate], vectors: Vectors, recalled: Sequence[str]
     ) -> list[_Seen]:
         """Everything the decisions of a batch read, in a few round trips."""
-        engine = self.engine
+        port = self.port
         live = tuple(s.value for s in _LIVE)
         keys = [c.fact.scope_key for c in fresh]
         # Verbatim messages are the sources of facts, never their neighbours: a fact is not a
         # repeat of the message it was drawn from, and no decision may supersede a message.
         kinds = _NOT_MESSAGES
         searches = [
-            engine.nearest(vector, self.neighbours, VectorFilter((key,), live, kinds=kinds))
+            port.nearest(vector, self.neighbours, VectorFilter((key,), live, kinds=kinds))
             for vector, key in zip(vectors, keys, strict=True)
         ]
         assistant = [i for i, c in enumerate(fresh) if c.role == "assistant"]
         searches += [
-            engine.nearest(
+            port.nearest(
                 vectors[i], 3, VectorFilter(fresh[i].fact.address.readable_keys(), kinds=kinds)
             )
             for i in assistant
@@ -757,7 +499,7 @@ class ReconcilingWriter:
             tuple(recalled) if c.recalled is None else c.recalled for c in fresh
         ]
         wanted_vectors = list(dict.fromkeys(i for row in assistant for i in shown[row]))
-        recalled_vectors = await engine.get_vectors(wanted_vectors) if wanted_vectors else {}
+        recalled_vectors = await port.get_vectors(wanted_vectors) if wanted_vectors else {}
         wanted: dict[str, set[str]] = {}
         claims = [Claim.of(c.fact) for c in fresh]
         for candidate, key, claim in zip(fresh, keys, claims, strict=True):
@@ -774,14 +516,14 @@ class ReconcilingWriter:
         ids.update(i for group in related for i in group)
         facts = {
             f.id: f
-            for f in await engine.get_many(sorted(ids))
-            if f.project_id == engine.project_id
+            for f in await port.get_many(sorted(ids))
+            if f.project_id == port.project_id
             and f.status in _LIVE
             and f.kind is not FactKind.MESSAGE
         }
         scores = {h.id: h.score for found in hits[: len(fresh)] for h in found}
         unscored = [i for i in facts if i not in scores]
-        extra = await engine.get_vectors(unscored) if unscored else {}
+        extra = await port.get_vectors(unscored) if unscored else {}
         echo_best = dict(zip(assistant, hits[len(fresh) :], strict=True))
         seen: list[_Seen] = []
         for row, key in enumerate(keys):

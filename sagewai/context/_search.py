@@ -1,9 +1,11 @@
-"""Hybrid search: the body of :meth:`ContextEngine.search`, in a module of its own.
+"""Hybrid search: :class:`Searcher`, the body of :meth:`ContextEngine.search`.
 
-The engine validates nothing twice and stores nothing here: this module reads the dense index,
-the keyword index and (with ``graph_hops``) the graph through the engine, re-checks every
-candidate against the metadata store, fuses the scores (:mod:`sagewai.context._ranking`) and
-records which facts were shown. How each step is tuned is in :class:`SearchConfig`.
+The searcher stores nothing: it reads the dense index, the keyword index and (with
+``graph_hops``) the graph through the engine's port (:class:`~sagewai.core.MemoryPort`),
+re-checks every candidate against the metadata store, fuses the scores
+(:mod:`sagewai.context._ranking`) and records which facts were shown. How each step is tuned is
+in :class:`SearchConfig`; the one thing it remembers between searches is whether the index holds
+pieces of long records.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from sagewai.context._graph_expansion import graph_bonus
 from sagewai.context._ranking import SearchConfig, fuse
 from sagewai.core._arguments import aware_time, check_int, check_number, enum_values, string_list
 from sagewai.core._embedder import Vector
@@ -33,9 +36,10 @@ from sagewai.core._text import clean_text
 from sagewai.errors import InvalidInputError
 
 if TYPE_CHECKING:
-    from sagewai.context._engine import ContextEngine
+    from sagewai.core._port import MemoryPort
+    from sagewai.stores.base._graph import ProjectGraph
 
-__all__ = ["MAX_QUERY_CHARS", "MAX_TOP_K", "search"]
+__all__ = ["AS_OF_STATUSES", "MAX_QUERY_CHARS", "MAX_TOP_K", "SEARCHABLE", "Searcher"]
 
 MAX_QUERY_CHARS = 4_000
 MAX_TOP_K = 1_000
@@ -76,193 +80,213 @@ def _record_hits(hits: Sequence[VectorHit], piece_weight: float) -> list[VectorH
     return merged
 
 
-async def search(
-    engine: ContextEngine,
-    query: str,
-    top_k: int = 5,
-    *,
-    scope: ContextScope | str | None = None,
-    user_id: str | None = None,
-    session_id: str | None = None,
-    fact_types: Sequence[FactType | str] | None = None,
-    kinds: Sequence[FactKind | str] | None = None,
-    tags: Sequence[str] | None = None,
-    statuses: Sequence[FactStatus | str] | None = None,
-    as_of: datetime | None = None,
-    graph_hops: int = 0,
-    min_score: float | None = None,
-    search_config: SearchConfig | None = None,
-) -> list[SearchResult]:
-    """Answer :meth:`ContextEngine.search <sagewai.context._engine.ContextEngine.search>`.
+class Searcher:
+    """The hybrid search of one engine (see the module and ``ContextEngine.search``).
 
-    The arguments and the steps are documented on the engine's method, which delegates here.
-    Every read goes through the engine's read methods, so this module sees what the engine's
-    callers see: this project's records, re-checked against the truth.
+    Args:
+        port: The engine's reads.
+        graph: The project's graph view, for ``graph_hops`` (``None``: no graph).
+        config: The ranking settings used when a search names none.
     """
-    import dataclasses
 
-    import numpy as np
+    def __init__(
+        self, port: MemoryPort, *, graph: ProjectGraph | None, config: SearchConfig
+    ) -> None:
+        self.port = port
+        self.graph = graph
+        self.config = config
+        self.dense_pieces_seen = False
+        """Whether a search has met a long record's piece among its dense hits: from then on
+        every search asks the dense index for twice its pool (see ``dense_search`` below)."""
 
-    from sagewai.context._query import analyse_query
-    from sagewai.context._ranking import (
-        RankedCandidate,
-        SourceGroup,
-        group_by_source,
-        limit_per_message,
-        neighbour_key,
-        neighbour_wanted,
-    )
+    async def search(
+        self,
+        query: str,
+        top_k: int = 5,
+        *,
+        scope: ContextScope | str | None = None,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        fact_types: Sequence[FactType | str] | None = None,
+        kinds: Sequence[FactKind | str] | None = None,
+        tags: Sequence[str] | None = None,
+        statuses: Sequence[FactStatus | str] | None = None,
+        as_of: datetime | None = None,
+        graph_hops: int = 0,
+        min_score: float | None = None,
+        search_config: SearchConfig | None = None,
+    ) -> list[SearchResult]:
+        """Answer :meth:`ContextEngine.search <sagewai.context._engine.ContextEngine.search>`.
 
-    if not isinstance(query, str) or not query.strip():
-        raise InvalidInputError("the search query must be non-empty text")
-    query = clean_text(query)
-    if len(query) > MAX_QUERY_CHARS:
-        raise InvalidInputError(f"the search query is longer than {MAX_QUERY_CHARS} characters")
-    check_int(top_k, "top_k", low=1, high=MAX_TOP_K)
-    check_int(graph_hops, "graph_hops", low=0, high=2)
-    if min_score is not None:
-        check_number(min_score, "min_score")
-    as_of = aware_time(as_of, "as_of")
-    fact_types = enum_values(fact_types, FactType, "fact_types")
-    kinds = enum_values(kinds, FactKind, "kinds")
-    statuses = enum_values(statuses, FactStatus, "statuses")
-    tags = string_list(tags, "tags")
-    config = search_config or engine.search_config
-    await engine.open()
-    address = engine.address(scope, user_id=user_id, session_id=session_id)
-    if statuses is None:
-        statuses = AS_OF_STATUSES if as_of is not None else SEARCHABLE
-    fact_query = FactQuery(
-        project_id=engine.project_id,
-        scope_keys=address.readable_keys(),
-        statuses=tuple(FactStatus(s) for s in statuses),
-        kinds=None if kinds is None else tuple(FactKind(k) for k in kinds),
-        fact_types=None if fact_types is None else tuple(FactType(t) for t in fact_types),
-        tags_any=None if tags is None else tuple(tags),
-        valid_at=as_of,
-    )
-    vector_filter = VectorFilter.for_types(
-        fact_query.scope_keys or (),
-        statuses=fact_query.statuses,
-        kinds=fact_query.kinds,
-        fact_types=fact_query.fact_types,
-        tags_any=fact_query.tags_any,
-        valid_at=as_of,
-    )
-    analysis = analyse_query(query, strip_stopwords=config.strip_stopwords)
-    # Grouping by source folds several records into one result: fetch enough for top_k.
-    pool = max(config.candidates, 2 * top_k if config.group_by_source else top_k)
+        The arguments and the steps are documented on the engine's method, which delegates here.
+        Every read goes through the engine's port, so a search sees what the engine's callers
+        see: this project's records, re-checked against the truth.
+        """
+        import dataclasses
 
-    async def dense_search() -> tuple[Vector, list[VectorHit]]:
-        vector = await engine.embedder.embed_query(query)
-        # A long record's pieces are hits of their own: a store holding them is asked for
-        # twice the pool, each record scored by its best vector (its own or a piece's), and
-        # ``pool`` records kept. Until a search meets a piece, the index is asked for ``pool``
-        # hits: without a piece among them they are the records the larger answer would keep,
-        # in the same order (a piece ranked below them cannot lift its record above them; an
-        # approximate index searches with the same beam while twice the pool is within its
-        # own, 128 by default); with one, it is asked again. Half the hits read at a million
-        # facts: 0.2 to 0.3 ms of a search.
-        if not engine._dense_pieces_seen:
-            hits = await engine.nearest(vector, pool, vector_filter)
-            if not any(is_piece(hit.id) for hit in hits):
-                return vector, _record_hits(hits, config.piece_weight)
-            engine._dense_pieces_seen = True
-        hits = await engine.nearest(vector, 2 * pool, vector_filter)
-        return vector, _record_hits(hits, config.piece_weight)[:pool]
+        import numpy as np
 
-    # The keyword index and the dense path (embed, then search) run side by side; the keyword
-    # side reads its hits' records as it goes. It starts first: its store reads in a thread of
-    # its own, while a dense index may search in this one (Qdrant edge does: see
-    # ``QdrantEdgeVectorStore._call``), and would otherwise finish before the keyword side began.
-    keyword_found, (query_vector, dense) = await asyncio.gather(
-        engine.keyword_facts(fact_query, analysis.keyword_text, pool),
-        dense_search(),
-    )
-    keyword = [(fact.id, score) for fact, score in keyword_found]
-    bonus: dict[str, float] = {}
-    if graph_hops and engine.graph_store is not None:
-        from sagewai.context._graph_expansion import graph_bonus
-
-        bonus = await graph_bonus(engine, query, fact_query, graph_hops, pool)
-    read = {fact.id: fact for fact, _ in keyword_found}
-    missing = [i for i in dict.fromkeys([h.id for h in dense] + list(bonus)) if i not in read]
-    hydrated = [*read.values(), *(await engine.get_many(missing) if missing else ())]
-    # Defence in depth: every hit is re-checked against the truth, whatever the index said.
-    facts = {fact.id: fact for fact in hydrated if fact_query.matches(fact)}
-    dense_hits = [(h.id, h.score) for h in dense]
-    now = utcnow()
-
-    def rank(extra_dense: Mapping[str, float] | None = None) -> list[RankedCandidate]:
-        return fuse(
-            facts,
-            dense_hits,
-            keyword,
-            config=config,
-            now=now,
-            bonus=bonus,
-            query=analysis,
-            extra_dense=extra_dense,
+        from sagewai.context._query import analyse_query
+        from sagewai.context._ranking import (
+            RankedCandidate,
+            SourceGroup,
+            group_by_source,
+            limit_per_message,
+            neighbour_key,
+            neighbour_wanted,
         )
 
-    ranked = rank()
-    if config.neighbour_weight > 0 and ranked:
-        # Neighbouring turns of the best candidates may be outside both candidate pools:
-        # fetch them (one indexed query per session), score them on the dense scale, re-rank.
-        # The per-session query filters on the project only (cheap in every backend); the
-        # few facts at the wanted positions are then checked against the full scope filter.
-        seeds = sorted(ranked, key=lambda c: (-c.relevance, c.fact.id))[: config.neighbour_seeds]
-        wanted = neighbour_wanted((c.fact for c in seeds), config.neighbour_window)
-        found: list[Fact] = []
-        for neighbour_session in sorted(wanted):
-            session_facts = await engine.find(
-                dataclasses.replace(fact_query, scope_keys=None, session_id=neighbour_session)
-            )
-            found.extend(
-                fact
-                for fact in session_facts
-                if fact.id not in facts
-                and (key := neighbour_key(fact)) is not None
-                and key[0] == neighbour_session
-                and key[1] in wanted[neighbour_session]
-                and fact_query.matches(fact)
-            )
-        if found:
-            vectors = await engine.get_vectors([fact.id for fact in found])
-            query_array = np.asarray(query_vector, dtype=np.float32)
-            extra = {
-                fact_id: float(np.asarray(vector, dtype=np.float32) @ query_array)
-                for fact_id, vector in vectors.items()
-            }
-            facts.update((fact.id, fact) for fact in found if fact.id in extra)
-            ranked = rank(extra)
-    if config.group_by_source:
-        groups = group_by_source(ranked, config.related_weight)
-    else:
-        groups = [
-            SourceGroup(c.score, c, ()) for c in limit_per_message(ranked, config.max_per_message)
-        ]
-    # Every field is valid already (records as stored, parts as fused): assembled, not
-    # validated again (validation re-checked each record's scope, for every result).
-    results = [
-        assembled(
-            SearchResult,
-            {
-                "fact": group.best.fact,
-                "score": group.score,
-                "parts": group.best.parts,
-                "related": tuple(other.fact for other in group.others),
-            },
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidInputError("the search query must be non-empty text")
+        query = clean_text(query)
+        if len(query) > MAX_QUERY_CHARS:
+            raise InvalidInputError(f"the search query is longer than {MAX_QUERY_CHARS} characters")
+        check_int(top_k, "top_k", low=1, high=MAX_TOP_K)
+        check_int(graph_hops, "graph_hops", low=0, high=2)
+        if min_score is not None:
+            check_number(min_score, "min_score")
+        as_of = aware_time(as_of, "as_of")
+        fact_types = enum_values(fact_types, FactType, "fact_types")
+        kinds = enum_values(kinds, FactKind, "kinds")
+        statuses = enum_values(statuses, FactStatus, "statuses")
+        tags = string_list(tags, "tags")
+        config = search_config or self.config
+        address = self.port.address(scope, user_id=user_id, session_id=session_id)
+        if statuses is None:
+            statuses = AS_OF_STATUSES if as_of is not None else SEARCHABLE
+        fact_query = FactQuery(
+            project_id=self.port.project_id,
+            scope_keys=address.readable_keys(),
+            statuses=tuple(FactStatus(s) for s in statuses),
+            kinds=None if kinds is None else tuple(FactKind(k) for k in kinds),
+            fact_types=None if fact_types is None else tuple(FactType(t) for t in fact_types),
+            tags_any=None if tags is None else tuple(tags),
+            valid_at=as_of,
         )
-        for group in groups[:top_k]
-        if min_score is None or group.score >= min_score
-    ]
-    if results and config.track_access and as_of is None:
-        own = [
-            fact.id
-            for r in results
-            for fact in (r.fact, *r.related)
-            if fact.project_id == engine.project_id
+        vector_filter = VectorFilter.for_types(
+            fact_query.scope_keys or (),
+            statuses=fact_query.statuses,
+            kinds=fact_query.kinds,
+            fact_types=fact_query.fact_types,
+            tags_any=fact_query.tags_any,
+            valid_at=as_of,
+        )
+        analysis = analyse_query(query, strip_stopwords=config.strip_stopwords)
+        # Grouping by source folds several records into one result: fetch enough for top_k.
+        pool = max(config.candidates, 2 * top_k if config.group_by_source else top_k)
+
+        async def dense_search() -> tuple[Vector, list[VectorHit]]:
+            vector = await self.port.embedder.embed_query(query)
+            # A long record's pieces are hits of their own: a store holding them is asked for
+            # twice the pool, each record scored by its best vector (its own or a piece's), and
+            # ``pool`` records kept. Until a search meets a piece, the index is asked for ``pool``
+            # hits: without a piece among them they are the records the larger answer would keep,
+            # in the same order (a piece ranked below them cannot lift its record above them; an
+            # approximate index searches with the same beam while twice the pool is within its
+            # own, 128 by default); with one, it is asked again. Half the hits read at a million
+            # facts: 0.2 to 0.3 ms of a search.
+            if not self.dense_pieces_seen:
+                hits = await self.port.nearest(vector, pool, vector_filter)
+                if not any(is_piece(hit.id) for hit in hits):
+                    return vector, _record_hits(hits, config.piece_weight)
+                self.dense_pieces_seen = True
+            hits = await self.port.nearest(vector, 2 * pool, vector_filter)
+            return vector, _record_hits(hits, config.piece_weight)[:pool]
+
+        # The keyword index and the dense path (embed, then search) run side by side; the keyword
+        # side reads its hits' records as it goes. It starts first: its store reads in a thread of
+        # its own, while a dense index may search in this one (Qdrant edge does: see
+        # ``QdrantEdgeVectorStore._call``), and would otherwise finish before the keyword side
+        # began.
+        keyword_found, (query_vector, dense) = await asyncio.gather(
+            self.port.keyword_facts(fact_query, analysis.keyword_text, pool),
+            dense_search(),
+        )
+        keyword = [(fact.id, score) for fact, score in keyword_found]
+        bonus: dict[str, float] = {}
+        if graph_hops and self.graph is not None:
+            bonus = await graph_bonus(self.port, self.graph, query, fact_query, graph_hops, pool)
+        read = {fact.id: fact for fact, _ in keyword_found}
+        missing = [i for i in dict.fromkeys([h.id for h in dense] + list(bonus)) if i not in read]
+        hydrated = [*read.values(), *(await self.port.get_many(missing) if missing else ())]
+        # Defence in depth: every hit is re-checked against the truth, whatever the index said.
+        facts = {fact.id: fact for fact in hydrated if fact_query.matches(fact)}
+        dense_hits = [(h.id, h.score) for h in dense]
+        now = utcnow()
+
+        def rank(extra_dense: Mapping[str, float] | None = None) -> list[RankedCandidate]:
+            return fuse(
+                facts,
+                dense_hits,
+                keyword,
+                config=config,
+                now=now,
+                bonus=bonus,
+                query=analysis,
+                extra_dense=extra_dense,
+            )
+
+        ranked = rank()
+        if config.neighbour_weight > 0 and ranked:
+            # Neighbouring turns of the best candidates may be outside both candidate pools:
+            # fetch them (one indexed query per session), score them on the dense scale, re-rank.
+            # The per-session query filters on the project only (cheap in every backend); the
+            # few facts at the wanted positions are then checked against the full scope filter.
+            seeds = sorted(ranked, key=lambda c: (-c.relevance, c.fact.id))[
+                : config.neighbour_seeds
+            ]
+            wanted = neighbour_wanted((c.fact for c in seeds), config.neighbour_window)
+            found: list[Fact] = []
+            for neighbour_session in sorted(wanted):
+                session_facts = await self.port.find(
+                    dataclasses.replace(fact_query, scope_keys=None, session_id=neighbour_session)
+                )
+                found.extend(
+                    fact
+                    for fact in session_facts
+                    if fact.id not in facts
+                    and (key := neighbour_key(fact)) is not None
+                    and key[0] == neighbour_session
+                    and key[1] in wanted[neighbour_session]
+                    and fact_query.matches(fact)
+                )
+            if found:
+                vectors = await self.port.get_vectors([fact.id for fact in found])
+                query_array = np.asarray(query_vector, dtype=np.float32)
+                extra = {
+                    fact_id: float(np.asarray(vector, dtype=np.float32) @ query_array)
+                    for fact_id, vector in vectors.items()
+                }
+                facts.update((fact.id, fact) for fact in found if fact.id in extra)
+                ranked = rank(extra)
+        if config.group_by_source:
+            groups = group_by_source(ranked, config.related_weight)
+        else:
+            groups = [
+                SourceGroup(c.score, c, ())
+                for c in limit_per_message(ranked, config.max_per_message)
+            ]
+        # Every field is valid already (records as stored, parts as fused): assembled, not
+        # validated again (validation re-checked each record's scope, for every result).
+        results = [
+            assembled(
+                SearchResult,
+                {
+                    "fact": group.best.fact,
+                    "score": group.score,
+                    "parts": group.best.parts,
+                    "related": tuple(other.fact for other in group.others),
+                },
+            )
+            for group in groups[:top_k]
+            if min_score is None or group.score >= min_score
         ]
-        await engine.record_access(own, now)
-    return results
+        if results and config.track_access and as_of is None:
+            own = [
+                fact.id
+                for r in results
+                for fact in (r.fact, *r.related)
+                if fact.project_id == self.port.project_id
+            ]
+            self.port.record_access(own, now)
+        return results

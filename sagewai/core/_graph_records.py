@@ -9,21 +9,33 @@ keeps an answer.
 from __future__ import annotations
 
 import unicodedata
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Self
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from sagewai.core._records import Provenance, new_id, utcnow
 from sagewai.core._scope import validate_identifier
 from sagewai.core._text import clean_text
+from sagewai.errors import InvalidInputError
 
 __all__ = [
+    "MAX_GRAPH_WRITE",
     "MAX_NAME_CHARS",
     "Entity",
     "GraphCounts",
     "GraphDeletion",
     "GraphPath",
+    "GraphWrite",
     "Neighbourhood",
     "Relation",
 ]
@@ -244,3 +256,68 @@ class GraphDeletion(BaseModel):
     def total(self) -> int:
         """Entities plus relations deleted."""
         return self.entities_deleted + self.relations_deleted
+
+
+MAX_GRAPH_WRITE = 10_000
+"""The most records one :class:`GraphWrite` may hold."""
+
+
+@dataclass(slots=True)
+class GraphWrite:
+    """One atomic unit of writes to one project's graph: all of it lands, or none of it.
+
+    Applied in this order: ``delete_relations``, ``delete_entities`` (with every edge that touches
+    them), ``put_entities``, ``put_relations``. A put replaces the record with the same id; a
+    relation put again must keep its subject and object (write a new relation to change them).
+    """
+
+    project_id: str
+    put_entities: list[Entity] = field(default_factory=list)
+    put_relations: list[Relation] = field(default_factory=list)
+    delete_entities: list[str] = field(default_factory=list)
+    delete_relations: list[Relation] = field(default_factory=list)
+    """Relations to delete, as records (a NebulaGraph edge is addressed by its ends, not its id)."""
+
+    def validate(self) -> None:
+        """Raise :class:`InvalidInputError` for a record of another project or a huge batch."""
+        validate_identifier(self.project_id, "project_id")
+        size = (
+            len(self.put_entities)
+            + len(self.put_relations)
+            + len(self.delete_entities)
+            + len(self.delete_relations)
+        )
+        if size > MAX_GRAPH_WRITE:
+            raise InvalidInputError(
+                f"a graph write holds at most {MAX_GRAPH_WRITE} items, got {size}"
+            )
+        records: list[Entity | Relation] = [
+            *self.put_entities,
+            *self.put_relations,
+            *self.delete_relations,
+        ]
+        for record in records:
+            if record.project_id != self.project_id:
+                raise InvalidInputError(
+                    f"{type(record).__name__} {record.id!r} belongs to project "
+                    f"{record.project_id!r}, not {self.project_id!r}"
+                )
+        for identifier in self.delete_entities:
+            validate_identifier(identifier, "entity id")
+        puts: list[Entity | Relation] = [*self.put_entities, *self.put_relations]
+        for put in puts:
+            # A record built with model_copy skipped validation; no row that would not decode
+            # again may be stored, so every put is checked here, at the store's door.
+            try:
+                type(put).model_validate(put.model_dump())
+            except ValidationError as exc:
+                raise InvalidInputError(
+                    f"{type(put).__name__} {put.id!r} does not validate: {exc}"
+                ) from exc
+
+    @property
+    def empty(self) -> bool:
+        """True when the write changes nothing."""
+        return not (
+            self.put_entities or self.put_relations or self.delete_entities or self.delete_relations
+        )

@@ -276,12 +276,12 @@ class ScopedMemory:
             if subject is not None or session_id is not None:
                 raise InvalidInputError("name a fact_id, or a subject and/or a session_id")
             fact = await self._own_fact(engine, fact_id, user)
-            facts = [fact, *await same_source(engine, fact)]
+            facts = [fact, *await same_source(engine.port, fact)]
         elif subject is None and session_id is None:
             raise InvalidInputError("forget needs a subject, a session_id or a fact_id")
         else:
             facts = await matching_facts(
-                engine, subject=subject, session_id=session_id, user_id=user
+                engine.port, subject=subject, session_id=session_id, user_id=user
             )
         if not permanent:
             facts = [f for f in facts if f.status is not FactStatus.ARCHIVED]

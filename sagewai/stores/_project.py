@@ -87,6 +87,12 @@ class ProjectStores:
                 f"holds {self.vectors.dimension}-d vectors"
             )
 
+    @property
+    def persistent(self) -> bool:
+        """Whether the facts outlive the process (the metadata store is not in memory): what
+        tells a bridge that a recorded message is durable without a journal."""
+        return self.metadata.persistent
+
     @classmethod
     def in_memory(cls, *, embedder: Embedder | None = None) -> ProjectStores:
         """Metadata, vectors and a graph in memory: nothing persists; for tests and demos.

@@ -34,7 +34,9 @@ async def _all_facts(engine: ContextEngine) -> AsyncIterator[list[Fact]]:
     """Every fact the project wrote (all scopes, all statuses), ``_PAGE`` at a time."""
     after: tuple[datetime, str] | None = None
     while True:
-        page = await engine.find(FactQuery(project_id=engine.project_id, after=after, limit=_PAGE))
+        page = await engine.port.find(
+            FactQuery(project_id=engine.project_id, after=after, limit=_PAGE)
+        )
         page = [fact for fact in page if fact.project_id == engine.project_id]
         if not page:
             return
@@ -67,7 +69,7 @@ async def export_archive(
     try:
         with body.open("w", encoding="utf-8", newline="\n") as out:
             async for page in _all_facts(engine):
-                vectors = await engine.get_vectors([fact.id for fact in page])
+                vectors = await engine.port.get_vectors([fact.id for fact in page])
                 for fact in page:
                     vector = vectors.get(fact.id)
                     record = {
@@ -85,15 +87,15 @@ async def export_archive(
                 out.write(_dumps({"type": "change", "data": change.model_dump(mode="json")}) + "\n")
             counts.changes = len(changes)
             if engine.graph_store is not None:
-                entities = await engine.graph_entities()
-                relations = await engine.graph_relations()
+                entities = await engine.port.graph_entities()
+                relations = await engine.port.graph_relations()
                 for kind, records in (("entity", entities), ("relation", relations)):
                     for item in records:
                         out.write(_dumps({"type": kind, "data": item.model_dump(mode="json")}))
                         out.write("\n")
                 counts.entities, counts.relations = len(entities), len(relations)
-            if engine.keeps_episodes:
-                episodes = await engine.list_episodes(limit=_MAX_EPISODES)
+            if engine.episodes.enabled:
+                episodes = await engine.episodes.list(limit=_MAX_EPISODES)
                 for episode in reversed(episodes):  # oldest first
                     data = episode.model_dump(mode="json", exclude={"score"})
                     out.write(_dumps({"type": "episode", "data": data}) + "\n")
@@ -101,8 +103,8 @@ async def export_archive(
         header = ArchiveHeader(
             project_id=engine.project_id,
             org_id=engine.org_id,
-            embedder=engine.embedder.name,
-            dimension=engine.embedder.dimension,
+            embedder=engine.port.embedder.name,
+            dimension=engine.port.embedder.dimension,
             counts=counts,
         )
         partial = path.with_name(f".{path.name}.{os.getpid()}.partial")

@@ -159,7 +159,8 @@ async def import_archive(
     replace = on_conflict == "replace"
     report = ImportReport(project_id=engine.project_id, on_conflict=on_conflict)
     same_embedder = (
-        header.embedder == engine.embedder.name and header.dimension == engine.embedder.dimension
+        header.embedder == engine.port.embedder.name
+        and header.dimension == engine.port.embedder.dimension
     )
     total = counts["fact"]
     parsed = _Parsed([], [], [], [])
@@ -171,7 +172,7 @@ async def import_archive(
         pending.clear()
         held = {
             fact.id
-            for fact in await engine.get_many([f.id for f, _ in chunk])
+            for fact in await engine.port.get_many([f.id for f, _ in chunk])
             if fact.project_id == engine.project_id
         }
         if not replace:
@@ -182,11 +183,11 @@ async def import_archive(
         if with_vectors:
             facts = [fact for fact, _ in with_vectors]
             matrix = np.stack([vector for _, vector in with_vectors]).astype(np.float32)
-            await engine.commit(
+            await engine.port.commit(
                 WriteBatch(engine.project_id, upserts=facts), new=facts, vectors=matrix
             )
         if to_embed:
-            await engine.commit(WriteBatch(engine.project_id, upserts=to_embed), new=to_embed)
+            await engine.port.commit(WriteBatch(engine.project_id, upserts=to_embed), new=to_embed)
             report.re_embedded += len(to_embed)
         report.imported["facts"] += len(chunk)
         if progress is not None:
@@ -230,7 +231,7 @@ async def _import_changes(
     report.skipped["changes"] += len(changes) - len(fresh)
     for start in range(0, len(fresh), batch_size):
         chunk = fresh[start : start + batch_size]
-        await engine.commit(WriteBatch(engine.project_id, changes=chunk))
+        await engine.port.commit(WriteBatch(engine.project_id, changes=chunk))
         report.imported["changes"] += len(chunk)
 
 
@@ -251,19 +252,19 @@ async def _import_graph(
     entities = [rewrite.entity(entity) for entity in parsed.entities]
     relations = [rewrite.relation(relation) for relation in parsed.relations]
     if not replace:
-        held_entities = {e.id for e in await engine.graph_entities([e.id for e in entities])}
-        held_relations = {r.id for r in await engine.graph_relations()}
+        held_entities = {e.id for e in await engine.port.graph_entities([e.id for e in entities])}
+        held_relations = {r.id for r in await engine.port.graph_relations()}
         report.skipped["entities"] += len(held_entities)
         report.skipped["relations"] += sum(1 for r in relations if r.id in held_relations)
         entities = [e for e in entities if e.id not in held_entities]
         relations = [r for r in relations if r.id not in held_relations]
     for start in range(0, len(entities), _GRAPH_BATCH):
         write = GraphWrite(engine.project_id, put_entities=entities[start : start + _GRAPH_BATCH])
-        await engine.apply_graph(write)
+        await engine.port.apply_graph(write)
         report.imported["entities"] += len(write.put_entities)
     for start in range(0, len(relations), _GRAPH_BATCH):
         write = GraphWrite(engine.project_id, put_relations=relations[start : start + _GRAPH_BATCH])
-        await engine.apply_graph(write)
+        await engine.port.apply_graph(write)
         report.imported["relations"] += len(write.put_relations)
 
 
@@ -276,14 +277,14 @@ async def _import_episodes(
 ) -> None:
     if not episodes:
         return
-    if not engine.keeps_episodes:
+    if not engine.episodes.enabled:
         report.unsupported.append("episodes")
         report.skipped["episodes"] += len(episodes)
         return
     for episode in episodes:
         moved = rewrite.episode(episode)
-        if not replace and await engine.get_episode(moved.id):
+        if not replace and await engine.episodes.get(moved.id):
             report.skipped["episodes"] += 1
             continue
-        await engine.restore_episode(moved)
+        await engine.episodes.restore(moved)
         report.imported["episodes"] += 1

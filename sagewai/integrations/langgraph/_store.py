@@ -232,7 +232,7 @@ class SagewaiStore(BaseStore):
         updated = fact.evolve(
             metadata={**fact.metadata, _META: {**meta, "expires_at": _expiry(float(ttl))}}
         )
-        await self.engine.commit(
+        await self.engine.port.commit(
             WriteBatch(self.engine.project_id, upserts=[updated]), previous={fact.id: fact}
         )
         return updated
@@ -242,7 +242,7 @@ class SagewaiStore(BaseStore):
         facts: list[Fact] = []
         after: tuple[datetime, str] | None = None
         while True:
-            page = await self.engine.find(
+            page = await self.engine.port.find(
                 FactQuery(
                     project_id=self.engine.project_id,
                     tags_any=(namespace_tag(prefix),),
@@ -376,7 +376,7 @@ class SagewaiStore(BaseStore):
         facts: list[Fact] = []
         after: tuple[datetime, str] | None = None
         while True:
-            page = await self.engine.find(
+            page = await self.engine.port.find(
                 FactQuery(
                     project_id=self.engine.project_id,
                     tags_any=(ITEM_TAG,),

@@ -32,8 +32,8 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from sagewai.context._engine import ContextEngine
 from sagewai.core._embedder import Embedder, Vector
+from sagewai.core._port import MemoryPort
 from sagewai.core._queries import VectorHit
 from sagewai.core._records import Fact
 from sagewai.intelligence.consolidation._reading import Reader
@@ -130,10 +130,10 @@ class _Facts:
 
 
 async def _find(
-    engine: ContextEngine, selection: Selection, after: tuple[datetime, str] | None
+    port: MemoryPort, selection: Selection, after: tuple[datetime, str] | None
 ) -> tuple[list[Fact], tuple[datetime, str] | None]:
     """One page of the selection's active facts, and where the next starts."""
-    page = await engine.find(selection.scan(after=after, limit=_PAGE, updated_since=None))
+    page = await port.find(selection.scan(after=after, limit=_PAGE, updated_since=None))
     if not page:
         return [], None
     return [f for f in page if selection.contains(f)], (page[-1].created_at, page[-1].id)
@@ -141,20 +141,18 @@ async def _find(
 
 async def _found_after(
     previous: asyncio.Task[dict[str, Vector]],
-    engine: ContextEngine,
+    port: MemoryPort,
     selection: Selection,
     after: tuple[datetime, str],
 ) -> tuple[list[Fact], tuple[datetime, str] | None]:
     """:func:`_find` once the previous page's vectors are read."""
     await asyncio.wait([previous])
-    return await _find(engine, selection, after)
+    return await _find(port, selection, after)
 
 
-async def _vectors(
-    engine: ContextEngine, embedder: Embedder, facts: list[Fact]
-) -> dict[str, Vector]:
+async def _vectors(port: MemoryPort, embedder: Embedder, facts: list[Fact]) -> dict[str, Vector]:
     """The stored vectors of ``facts``."""
-    found = await engine.get_vectors([f.id for f in facts])
+    found = await port.get_vectors([f.id for f in facts])
     missing = [f for f in facts if f.id not in found]
     if missing:
         # The index lost these vectors: embedded to compare them (never stored here).
@@ -164,7 +162,7 @@ async def _vectors(
 
 
 async def _read(
-    engine: ContextEngine,
+    port: MemoryPort,
     selection: Selection,
     embedder: Embedder,
     capacity: int,
@@ -184,15 +182,15 @@ async def _read(
     # read: finding it meanwhile only made the stores' threads, both decoding in Python, wait
     # for each other; no gain at 100k, slower 1M tables) while the reading process reads page
     # i's words and this process describes page i - 1.
-    finding = start(_find(engine, selection, None))
+    finding = start(_find(port, selection, None))
     waiting: asyncio.Task[None] | None = None
     try:
         while True:
             facts, after = await finding
             stored = [stored_structure(fact) for fact in facts]
-            vectors = start(_vectors(engine, embedder, facts))
+            vectors = start(_vectors(port, embedder, facts))
             if after is not None:
-                finding = start(_found_after(vectors, engine, selection, after))
+                finding = start(_found_after(vectors, port, selection, after))
             asked = start(
                 reader.read([f.content for f, s in zip(facts, stored, strict=True) if s is None])
             )
@@ -320,7 +318,7 @@ def _named_blocks(facts: _Facts, members: Sequence[int], floor: float, pairs: _P
 
 
 async def _nameless(
-    engine: ContextEngine,
+    port: MemoryPort,
     selection: Selection,
     facts: _Facts,
     members: list[int],
@@ -347,7 +345,7 @@ async def _nameless(
     k = neighbours
     todo = members
     while todo:
-        found = await engine.nearest_many([vectors[i] for i in todo], k + 1, where, ef=search_ef)
+        found = await port.nearest_many([vectors[i] for i in todo], k + 1, where, ef=search_ef)
         wider: list[int] = []
         for source, hits in zip(todo, found, strict=True):
             targets = [position[h.id] for h in hits if h.id in position]
@@ -410,7 +408,7 @@ def _table(
 
 
 async def build_candidates(
-    engine: ContextEngine,
+    port: MemoryPort,
     selection: Selection,
     embedder: Embedder,
     *,
@@ -424,7 +422,7 @@ async def build_candidates(
     """Read the selection's active facts and find every pair that could merge.
 
     Args:
-        engine: The project's engine (read only).
+        port: The project's reads (the engine's port).
         selection: The facts of the run.
         embedder: Embeds a fact whose vector is missing from the index (never stored).
         floor: The lowest cosine at which a pair may merge.
@@ -436,9 +434,9 @@ async def build_candidates(
         reading_process: Read the facts' words in a child process (see
             :class:`~.reading.Reader`) while this one pages through the store.
     """
-    capacity = await engine.count_matching(selection.count(updated_since=None))
+    capacity = await port.count_matching(selection.count(updated_since=None))
     async with Reader(use_process=reading_process) as reader:
-        facts = await _read(engine, selection, embedder, capacity, reader)
+        facts = await _read(port, selection, embedder, capacity, reader)
     by_scope: dict[str, list[int]] = defaultdict(list)
     for i, scope in enumerate(facts.scopes):
         by_scope[scope].append(i)
@@ -449,7 +447,7 @@ async def build_candidates(
         nameless = [i for i in members if not facts.names[i]]
         if len(nameless) > 1:
             searched += await _nameless(
-                engine,
+                port,
                 selection,
                 facts,
                 nameless,

@@ -114,11 +114,11 @@ class MemoryConsolidator:
             **settings,
         )
         self.context_engine = context_engine
-        self.embedder: Embedder = embedder or context_engine.embedder
-        if self.embedder.dimension != context_engine.embedder.dimension:
+        self.embedder: Embedder = embedder or context_engine.port.embedder
+        if self.embedder.dimension != context_engine.port.embedder.dimension:
             raise InvalidInputError(
                 f"the embedder makes {self.embedder.dimension}-d vectors but the vector store "
-                f"holds {context_engine.embedder.dimension}-d vectors"
+                f"holds {context_engine.port.embedder.dimension}-d vectors"
             )
 
     def __repr__(self) -> str:
@@ -186,15 +186,15 @@ class MemoryConsolidator:
             session_id=session_id,
             tags=tags,
         )
-        await engine.open()
-        await engine.flush_access()  # reads of this engine's searches count against decay
+        port = engine.port
+        await port.flush_access()  # reads of this engine's searches count against decay
         started_clock = time.perf_counter()
         key = state_key(selection.describe)
-        async with engine.lock(LOCK_NAME):
-            state = ConsolidationState.from_json(selection.describe, await engine.get_state(key))
+        async with port.lock(LOCK_NAME):
+            state = ConsolidationState.from_json(selection.describe, await port.get_state(key))
             checkpoint, resumed = self._checkpoint(state, incremental=incremental, now=now)
             run = Run(
-                engine,
+                port,
                 self.config,
                 self.embedder,
                 selection,
@@ -205,18 +205,18 @@ class MemoryConsolidator:
             )
             if not dry_run:
                 checkpoint = replace(checkpoint, saved_at=utcnow())
-                await engine.set_state(key, state.started(checkpoint).to_json())
+                await port.set_state(key, state.started(checkpoint).to_json())
                 if resumed is not None:
                     run.tally.index_repairs += await self._finish_interrupted_commit(
                         resumed, state.in_progress
                     )
-            total = await engine.count_matching(selection.count(updated_since=checkpoint.since))
+            total = await port.count_matching(selection.count(updated_since=checkpoint.since))
             if not incremental:
                 # A full pass: every candidate pair found exactly, before any decision.
                 config = self.config
                 table_clock = time.perf_counter()
                 run.table = await build_candidates(
-                    engine,
+                    port,
                     selection,
                     self.embedder,
                     floor=run.floor,
@@ -238,7 +238,7 @@ class MemoryConsolidator:
                 )
 
             async def read(after: tuple[datetime, str] | None) -> list[Fact]:
-                return await engine.find(
+                return await port.find(
                     selection.scan(
                         after=after, limit=self.config.batch_size, updated_since=checkpoint.since
                     )
@@ -251,7 +251,7 @@ class MemoryConsolidator:
             writes = contextlib.AsyncExitStack()
             start = self.config.writing_process_from
             if not dry_run and start is not None and total >= start:
-                queue = await writes.enter_async_context(engine.commit_queue())
+                queue = await writes.enter_async_context(port.commit_queue())
                 run.queue = queue if queue.background else None
             async with writes:
                 while page:
@@ -308,7 +308,7 @@ class MemoryConsolidator:
                 await run.finish()
             if not dry_run:
                 finished = state.finished(checkpoint, horizon=horizon, at=utcnow())
-                await engine.set_state(key, finished.to_json())
+                await port.set_state(key, finished.to_json())
         tally = run.tally
         report = ConsolidationReport(
             duplicates_removed=tally.duplicates_removed,
@@ -389,8 +389,10 @@ class MemoryConsolidator:
         ids = list(dict.fromkeys(change.fact_id for change in changes))
         if not ids:
             return 0
-        facts = await engine.get_many(ids)
-        return await engine.refresh_index(f for f in facts if f.project_id == engine.project_id)
+        facts = await engine.port.get_many(ids)
+        return await engine.port.refresh_index(
+            f for f in facts if f.project_id == engine.project_id
+        )
 
     async def revert_action(
         self, action: ConsolidationAction, *, reason: str = "consolidation reverted by user"
@@ -439,7 +441,7 @@ class MemoryConsolidator:
                 )
             )
             restored[fact.id] = back
-        await engine.commit(
+        await engine.port.commit(
             WriteBatch(engine.project_id, upserts=list(restored.values()), changes=undo)
         )
         return list(restored.values())

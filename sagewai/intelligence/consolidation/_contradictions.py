@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sagewai.context._reconcile import Claim
+from sagewai.core._claims import Claim
 from sagewai.core._records import Fact, FactStatus
 from sagewai.intelligence.consolidation._annotations import keep_apart
 from sagewai.intelligence.consolidation._config import ContradictionStrategy

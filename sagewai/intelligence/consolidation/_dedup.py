@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TypeVar
 
-from sagewai.context._reconcile import Claim, negation_pair
+from sagewai.core._claims import Claim, negation_pair
 from sagewai.core._records import Fact, FactType
 from sagewai.intelligence.consolidation._annotations import base_strength, keep_apart
 from sagewai.intelligence.consolidation._equivalence import same_statement, structural_refusal

@@ -25,8 +25,8 @@ from datetime import datetime
 from pydantic import JsonValue
 
 from sagewai.context._commit_queue import CommitQueue
-from sagewai.context._engine import ContextEngine
 from sagewai.core._embedder import Embedder, Vector
+from sagewai.core._port import MemoryPort
 from sagewai.core._queries import VectorFilter, VectorHit, WriteBatch
 from sagewai.core._records import Fact, FactChange, FactStatus, utcnow
 from sagewai.intelligence.consolidation._candidates import CandidateTable
@@ -86,7 +86,7 @@ class Run:
     """One run's working state: the view of the facts, the pending batch, the tallies.
 
     Args:
-        engine: The project's engine (reads go to its stores, writes through its ``commit``).
+        port: The project's reads and its ``commit`` (the engine's port).
         config: The run's settings.
         embedder: Embeds a fact whose vector is missing from the index (never stored).
         selection: The facts the run may read and change.
@@ -98,7 +98,7 @@ class Run:
 
     def __init__(
         self,
-        engine: ContextEngine,
+        port: MemoryPort,
         config: ConsolidationConfig,
         embedder: Embedder,
         selection: Selection,
@@ -108,7 +108,7 @@ class Run:
         dry_run: bool,
         incremental: bool,
     ) -> None:
-        self.engine = engine
+        self.port = port
         self.config = config
         self.embedder = embedder
         self.selection = selection
@@ -195,14 +195,14 @@ class Run:
         missing = [i for i in dict.fromkeys(ids) if i not in self.known and i not in self.overlay]
         if not missing:
             return
-        found = await self.engine.get_many(missing)
+        found = await self.port.get_many(missing)
         for fact in found:
             self.known[fact.id] = fact
             if (
                 from_index
                 and not self.dry_run
                 and fact.status is not FactStatus.ACTIVE
-                and fact.project_id == self.engine.project_id
+                and fact.project_id == self.port.project_id
                 and fact.id not in self.just_committed
             ):
                 # The index said active, the truth says otherwise: a crash between the metadata
@@ -267,7 +267,7 @@ class Run:
                 if fact_id in self.known and fact_id not in self.stale_payloads
             }
             batch = WriteBatch(
-                self.engine.project_id,
+                self.port.project_id,
                 upserts=list(self.pending.values()),
                 changes=list(self.pending_changes),
             )
@@ -283,14 +283,14 @@ class Run:
                     # The versions read this batch let the commit skip index writes for
                     # changes that leave the payload as it was (decay, reinforcement); a
                     # payload the index is known to hold stale is always rewritten.
-                    await self.engine.commit(batch, previous=previous)
+                    await self.port.commit(batch, previous=previous)
                 self.overlay.clear()
                 self.just_committed = dict(self.pending)
                 if state is not None:
-                    await self.engine.set_state(*state)
+                    await self.port.set_state(*state)
             repairs = {k: v for k, v in self.stale_payloads.items() if k not in self.pending}
             if repairs:
-                tally.index_repairs += await self.engine.refresh_index(repairs.values())
+                tally.index_repairs += await self.port.refresh_index(repairs.values())
         self.pending.clear()
         self.pending_changes.clear()
         self.pending_actions.clear()
@@ -323,7 +323,7 @@ class Run:
     async def vector_of(self, fact: Fact) -> Vector:
         vector = self.vectors.get(fact.id)
         if vector is None:
-            stored = await self.engine.get_vectors([fact.id])
+            stored = await self.port.get_vectors([fact.id])
             vector = stored.get(fact.id)
             if vector is None:
                 # The index lost this vector; embed it to look for neighbours (never stored here).
@@ -334,7 +334,7 @@ class Run:
     async def nearest_many(
         self, vectors: Sequence[Vector], top_k: int, where: VectorFilter
     ) -> list[list[VectorHit]]:
-        return await self.engine.nearest_many(vectors, top_k, where, ef=self.config.search_ef)
+        return await self.port.nearest_many(vectors, top_k, where, ef=self.config.search_ef)
 
     async def nearest(self, vector: Vector, top_k: int, where: VectorFilter) -> list[VectorHit]:
         return (await self.nearest_many([vector], top_k, where))[0]
@@ -485,7 +485,7 @@ class Run:
             for f in facts
             if f.status is FactStatus.ACTIVE and (table is None or f.id not in table)
         ]
-        ahead = Lookahead(vectors=await self.engine.get_vectors([f.id for f in candidates]))
+        ahead = Lookahead(vectors=await self.port.get_vectors([f.id for f in candidates]))
         groups: dict[VectorFilter, list[Fact]] = {}
         for fact in candidates:
             if fact.id in ahead.vectors:
@@ -508,7 +508,7 @@ class Run:
         if ahead is not None:
             self.vectors.update((f.id, ahead.vectors[f.id]) for f in todo if f.id in ahead.vectors)
         missing = [f.id for f in todo if f.id not in self.vectors]
-        self.vectors.update(await self.engine.get_vectors(missing))
+        self.vectors.update(await self.port.get_vectors(missing))
         groups: dict[VectorFilter, list[Fact]] = {}
         for fact in todo:
             groups.setdefault(self.selection.neighbours(fact), []).append(fact)
@@ -649,7 +649,7 @@ class Run:
         subjects = list(dict.fromkeys(subjects))
         if not subjects:
             return
-        together = await self.engine.find(self.selection.groups(subjects, limit=_GROUPS_READ))
+        together = await self.port.find(self.selection.groups(subjects, limit=_GROUPS_READ))
         if len(together) < _GROUPS_READ:
             pages: dict[str, list[Fact]] = {subject: [] for subject in subjects}
             for fact in together:
@@ -661,7 +661,7 @@ class Run:
             subjects = [s for s in subjects if s not in self.group_pages]
         found = await asyncio.gather(
             *(
-                self.engine.find(self.selection.group(subject, after=None, limit=_GROUP_PAGE))
+                self.port.find(self.selection.group(subject, after=None, limit=_GROUP_PAGE))
                 for subject in subjects
             )
         )
@@ -680,7 +680,7 @@ class Run:
         while True:
             page = self.group_pages.pop(fact.subject, None) if after is None else None
             if page is None:
-                page = await self.engine.find(
+                page = await self.port.find(
                     self.selection.group(fact.subject, after=after, limit=_GROUP_PAGE)
                 )
             for stored in page:
@@ -755,7 +755,7 @@ class Run:
         be found is treated as the only copy, so decay errs on the side of keeping.
         """
         for value in sorted(self.profile(fact).values):
-            hits = await self.engine.keyword_hits(
+            hits = await self.port.keyword_hits(
                 self.selection.value_holders(fact), value, _VALUE_CANDIDATES
             )
             ids = [i for i, _ in hits if i != fact.id]

@@ -10,12 +10,9 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from types import TracebackType
 from typing import Self, TypeVar
-
-from pydantic import ValidationError
 
 from sagewai.core._graph_matching import (
     adjacency_of,
@@ -30,6 +27,7 @@ from sagewai.core._graph_records import (
     GraphCounts,
     GraphDeletion,
     GraphPath,
+    GraphWrite,
     Neighbourhood,
     Relation,
 )
@@ -40,68 +38,8 @@ __all__ = ["MAX_DEPTH", "GraphMemory", "GraphWrite", "ProjectGraph"]
 
 MAX_DEPTH = 4
 """Deepest traversal :meth:`GraphMemory.neighbours` and :meth:`GraphMemory.paths` accept."""
-MAX_BATCH = 10_000
 
 _R = TypeVar("_R", Entity, Relation)
-
-
-@dataclass(slots=True)
-class GraphWrite:
-    """One atomic unit of writes to one project's graph: all of it lands, or none of it.
-
-    Applied in this order: ``delete_relations``, ``delete_entities`` (with every edge that touches
-    them), ``put_entities``, ``put_relations``. A put replaces the record with the same id; a
-    relation put again must keep its subject and object (write a new relation to change them).
-    """
-
-    project_id: str
-    put_entities: list[Entity] = field(default_factory=list)
-    put_relations: list[Relation] = field(default_factory=list)
-    delete_entities: list[str] = field(default_factory=list)
-    delete_relations: list[Relation] = field(default_factory=list)
-    """Relations to delete, as records (a NebulaGraph edge is addressed by its ends, not its id)."""
-
-    def validate(self) -> None:
-        """Raise :class:`InvalidInputError` for a record of another project or a huge batch."""
-        validate_identifier(self.project_id, "project_id")
-        size = (
-            len(self.put_entities)
-            + len(self.put_relations)
-            + len(self.delete_entities)
-            + len(self.delete_relations)
-        )
-        if size > MAX_BATCH:
-            raise InvalidInputError(f"a graph write holds at most {MAX_BATCH} items, got {size}")
-        records: list[Entity | Relation] = [
-            *self.put_entities,
-            *self.put_relations,
-            *self.delete_relations,
-        ]
-        for record in records:
-            if record.project_id != self.project_id:
-                raise InvalidInputError(
-                    f"{type(record).__name__} {record.id!r} belongs to project "
-                    f"{record.project_id!r}, not {self.project_id!r}"
-                )
-        for identifier in self.delete_entities:
-            validate_identifier(identifier, "entity id")
-        puts: list[Entity | Relation] = [*self.put_entities, *self.put_relations]
-        for put in puts:
-            # A record built with model_copy skipped validation; no row that would not decode
-            # again may be stored, so every put is checked here, at the store's door.
-            try:
-                type(put).model_validate(put.model_dump())
-            except ValidationError as exc:
-                raise InvalidInputError(
-                    f"{type(put).__name__} {put.id!r} does not validate: {exc}"
-                ) from exc
-
-    @property
-    def empty(self) -> bool:
-        """True when the write changes nothing."""
-        return not (
-            self.put_entities or self.put_relations or self.delete_entities or self.delete_relations
-        )
 
 
 class GraphMemory(ABC):

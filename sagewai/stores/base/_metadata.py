@@ -12,6 +12,7 @@ from abc import abstractmethod
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
+from typing import Protocol
 
 from pydantic import JsonValue
 
@@ -19,7 +20,18 @@ from sagewai.core._queries import ChangeQuery, FactQuery, WriteBatch
 from sagewai.core._records import Fact, FactChange
 from sagewai.core._resource import Resource
 
-__all__ = ["MetadataStore"]
+__all__ = ["BatchWriter", "MetadataStore"]
+
+
+class BatchWriter(Protocol):
+    """A store's background writer (:meth:`MetadataStore.background_writer`)."""
+
+    def submit(
+        self, batch: WriteBatch, state: tuple[str, str, JsonValue] | None = None
+    ) -> asyncio.Task[None]:
+        """Land ``batch`` (then the state row ``(project, key, value)``) after the batches
+        submitted before it; the task resolves once it landed, or raises the store's error."""
+        ...
 
 
 class MetadataStore(Resource):
@@ -38,6 +50,33 @@ class MetadataStore(Resource):
     async def migrate(self) -> list[str]:
         """Apply pending schema migrations; return the versions applied (none by default)."""
         return []
+
+    # ------------------------------------------------------------------ capabilities
+    # What a backend can do beyond the core, declared here so that callers ask the store
+    # instead of testing its class. The defaults describe a plain store.
+
+    @property
+    def persistent(self) -> bool:
+        """Whether what this store holds outlives the process (``False`` for a store in memory):
+        what tells a bridge that a recorded message is durable without a journal."""
+        return True
+
+    @asynccontextmanager
+    async def bulk_load(self) -> AsyncIterator[None]:
+        """A block for loading many facts: a store that keeps statistics for search (word
+        counts, planner statistics) refreshes them once, when the block ends. The default
+        does nothing."""
+        yield
+
+    @asynccontextmanager
+    async def background_writer(self) -> AsyncIterator[BatchWriter | None]:
+        """A writer that lands batches in order while the caller goes on (a long job's commits),
+        or ``None`` when this store has none: the caller then commits as usual.
+
+        Only the embedded SQLite store has one (a writer process on the same file); see
+        :class:`~sagewai.stores.sqlite._writer.SqliteWriter`.
+        """
+        yield None
 
     @abstractmethod
     async def apply(self, batch: WriteBatch) -> None:

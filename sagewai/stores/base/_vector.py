@@ -9,7 +9,8 @@ once in :class:`~sagewai.context._engine.ContextEngine`, above the backends.
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
 
 import numpy as np
 
@@ -38,6 +39,12 @@ class VectorStore(Resource):
 
     async def close(self) -> None:
         """Release connections or files. Safe to call more than once."""
+
+    @asynccontextmanager
+    async def bulk_load(self) -> AsyncIterator[None]:
+        """A block for loading many vectors: an index that is built for search (HNSW) is built
+        once, when the block ends, instead of at every batch. The default does nothing."""
+        yield
 
     @abstractmethod
     async def upsert(self, records: Sequence[VectorRecord]) -> None:
@@ -183,6 +190,12 @@ class ProjectVectorStore(VectorStore):
 
     async def close(self) -> None:
         await self.store.close()
+
+    @asynccontextmanager
+    async def bulk_load(self) -> AsyncIterator[None]:
+        """The shared store's bulk load (its index is built for every project at once)."""
+        async with self.store.bulk_load():
+            yield
 
     async def upsert(self, records: Sequence[VectorRecord]) -> None:
         await self.store.upsert(

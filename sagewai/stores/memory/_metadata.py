@@ -27,6 +27,11 @@ _B = 0.75
 class InMemoryMetadataStore(MetadataStore):
     """Facts, audit rows and a BM25 inverted index held in process memory."""
 
+    @property
+    def persistent(self) -> bool:
+        """Nothing outlives the process."""
+        return False
+
     def __init__(self) -> None:
         super().__init__()
         self._facts: dict[str, Fact] = {}

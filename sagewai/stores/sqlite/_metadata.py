@@ -38,7 +38,7 @@ from sagewai.errors import (
     FactConflictError,
     LockedError,
 )
-from sagewai.stores.base._metadata import MetadataStore
+from sagewai.stores.base._metadata import BatchWriter, MetadataStore
 from sagewai.stores.base._sql import (
     CHANGE_COLUMNS,
     FACT_COLUMNS,
@@ -253,6 +253,23 @@ class SqliteMetadataStore(MetadataStore):
     def path(self) -> str:
         """The database file, or ``":memory:"``."""
         return self._path
+
+    @property
+    def persistent(self) -> bool:
+        """True for a database file; an in-memory database goes with the process."""
+        return self._path != MEMORY
+
+    @asynccontextmanager
+    async def background_writer(self) -> AsyncIterator[BatchWriter | None]:
+        """A :class:`~sagewai.stores.sqlite._writer.SqliteWriter` on this file (``None`` for an
+        in-memory database, or when its process cannot start)."""
+        if self._path == MEMORY:
+            yield None
+            return
+        from sagewai.stores.sqlite._writer import SqliteWriter
+
+        async with SqliteWriter(self) as writer:
+            yield writer if writer.running else None
 
     @property
     def busy_timeout(self) -> float:

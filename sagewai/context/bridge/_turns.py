@@ -1,14 +1,11 @@
 """What the bridge keeps about a message: its deterministic ids, the accepted turn (what the
-journal holds), the counters, and the per-session state of the record and extract stages.
+journal holds), the recorded turn waiting for extraction, and the bridge's counters.
 """
 
 from __future__ import annotations
 
-import asyncio
-import time
 import uuid
-from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -151,20 +148,3 @@ class PendingTurn:
     context: ExtractionContext | None
     rule_facts: list[ExtractedFact]
     deferred: bool
-
-
-@dataclass(slots=True)
-class SessionState:
-    buffer: list[PendingTurn] = field(default_factory=list)
-    history: deque[tuple[str, str, str | None]] = field(default_factory=lambda: deque(maxlen=32))
-    next_turn: int = 0
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    """Held while a batch of the session is extracted."""
-    record_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    """Held while turns of the session are recorded (they enter the history in order)."""
-    last_seen: float = field(default_factory=time.monotonic)
-    user_speaker: str | None = None
-    last_record: str | None = None
-    """The verbatim record id of the session's last message (a context record carries its end
-    only while that record is stored: a forgotten message lends its words to nothing)."""
-    recalled: deque[str] = field(default_factory=lambda: deque(maxlen=200))

@@ -51,7 +51,7 @@ from sagewai.errors import BackendUnavailableError, ConfigurationError, LockedEr
 
 __all__ = ["FsyncPolicy", "JournalEntry", "JournalState", "WriteAheadJournal"]
 
-logger = logging.getLogger("sagewai.context._journal")
+logger = logging.getLogger("sagewai.context.bridge._journal")
 
 FsyncPolicy = Literal["always", "interval", "never"]
 _COMPACT_BYTES = 4 << 20

@@ -1,0 +1,56 @@
+"""Settings: the base of every ``XSettings`` object (one configuration convention).
+
+Every configurable part is built the same way: ``X(required, *, settings=XSettings(...),
+collaborators...)``. The settings object is a frozen, validated pydantic model whose fields are
+documented one by one; a bad value fails when the settings are made, with a
+:class:`~sagewai.errors.ConfigurationError` (a :class:`~sagewai.errors.ScopeError` for a scope),
+never half-way through a conversation.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from sagewai.errors import ConfigurationError, ScopeError
+
+__all__ = ["Settings", "settings_error"]
+
+
+def settings_error(kind: str, exc: ValidationError) -> ConfigurationError:
+    """The typed error for invalid settings: a :class:`ScopeError` when a scope field is wrong.
+
+    Example:
+        >>> from pydantic import BaseModel
+        >>> class S(BaseModel):
+        ...     scope: int
+        >>> try:
+        ...     S(scope="x")
+        ... except ValidationError as exc:
+        ...     type(settings_error("demo", exc)).__name__
+        'ScopeError'
+    """
+    fields = {str(error["loc"][0]) for error in exc.errors() if error["loc"]}
+    details = "; ".join(
+        f"{'.'.join(str(part) for part in error['loc']) or 'settings'}: {error['msg']}"
+        for error in exc.errors()
+    )
+    error_type = ScopeError if "scope" in fields else ConfigurationError
+    return error_type(f"invalid {kind} settings: {details}")
+
+
+class Settings(BaseModel):
+    """A frozen, validated set of a part's tunable values (see the module).
+
+    Subclasses name themselves in ``kind`` (for the error message) and declare their fields.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    kind: ClassVar[str] = "the"
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise settings_error(self.kind, exc) from exc
