@@ -49,7 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _common import RESULTS, percentiles, synthetic_sentences, write_json
 
-from sagewai.context._bridge import MemoryBridge
+from sagewai.context.bridge import MemoryBridge
 from sagewai.context._engine import ContextEngine
 from sagewai.context.episodes import SqliteEpisodeStore
 from sagewai.core._conversation import Conversation

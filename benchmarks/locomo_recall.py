@@ -536,10 +536,10 @@ async def ingest_facts(
     carries the provenance of the turn it came from.
     """
     try:
-        from sagewai.context._bridge import MemoryBridge
+        from sagewai.context.bridge import MemoryBridge
         from sagewai.core._conversation import Conversation as ChatConversation
     except ImportError as exc:  # pragma: no cover - depends on the checkout
-        raise RuntimeError(f"facts mode needs sagewai.context._bridge: {exc}") from exc
+        raise RuntimeError(f"facts mode needs sagewai.context.bridge: {exc}") from exc
     bridge = MemoryBridge(
         context_engine=engine,
         fact_extractor=make_extractor(extractor),

@@ -755,7 +755,7 @@ def run_search_process(
 
 
 async def writer_child(args: argparse.Namespace) -> dict[str, Any]:
-    from sagewai.context._bridge import MemoryBridge
+    from sagewai.context.bridge import MemoryBridge
     from sagewai.intelligence import RuleBasedFactExtractor
     from sagewai.stores.postgres import PostgresMetadataStore
     from sagewai.stores.postgres._pgvector import PgVectorStore

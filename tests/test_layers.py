@@ -200,6 +200,6 @@ def test_the_checks_catch_what_they_look_for() -> None:
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None
     assert layer_of("sagewai.core._records") < layer_of("sagewai.stores.sqlite")
-    assert layer_of("sagewai.extraction._rules") < layer_of("sagewai.context._bridge")
-    assert layer_of("sagewai.context._bridge") < layer_of("sagewai.intelligence.consolidation")
+    assert layer_of("sagewai.extraction._rules") < layer_of("sagewai.context.bridge")
+    assert layer_of("sagewai.context.bridge") < layer_of("sagewai.intelligence.consolidation")
     assert "sagewai.core._records" in set(imports_of("sagewai.context._engine"))

@@ -57,8 +57,8 @@ from sagewai.llm._base import LLMClient
 from sagewai.llm._errors import is_model_unreachable
 
 if TYPE_CHECKING:
-    from sagewai.context._bridge import MemoryBridge
     from sagewai.context._engine import ContextEngine
+    from sagewai.context.bridge import MemoryBridge
     from sagewai.context.episodes import EpisodeStoreBase
     from sagewai.intelligence._graph_builder import ConversationGraphBuilder
     from sagewai.stores.base._graph import ProjectGraph

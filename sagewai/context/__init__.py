@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from sagewai._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from sagewai.context._bridge import MemoryBridge
+    from sagewai.context.bridge import MemoryBridge
     from sagewai.core._conversation import ChatMessage, Conversation
     from sagewai.stores._project import ProjectStores
 
@@ -19,7 +19,7 @@ __all__ = ["ChatMessage", "Conversation", "MemoryBridge", "ProjectStores"]
 _LAZY = {
     "ChatMessage": "sagewai.core._conversation",
     "Conversation": "sagewai.core._conversation",
-    "MemoryBridge": "sagewai.context._bridge",
+    "MemoryBridge": "sagewai.context.bridge",
     "ProjectStores": "sagewai.stores._project",
 }
 

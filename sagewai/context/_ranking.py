@@ -208,7 +208,7 @@ class RankedCandidate(NamedTuple):
 
 def is_context_record(fact: Fact) -> bool:
     """True for a context record: a message with the end of the turn before it (the bridge's
-    :attr:`~sagewai.context._bridge.MemoryBridge.context_records`), not the message verbatim.
+    :attr:`~sagewai.context.bridge.MemoryBridge.context_records`), not the message verbatim.
 
     Example:
         >>> from sagewai.core._records import FactKind

@@ -28,6 +28,7 @@ from sagewai.extraction._base import (
     sort_facts,
 )
 from sagewai.extraction._rules import RuleAnalysis, RuleBasedFactExtractor
+from sagewai.extraction._stages import AtOnceFacts
 
 __all__ = ["HybridFactExtractor", "HybridStats", "merge_facts", "needs_llm"]
 
@@ -177,6 +178,24 @@ class HybridFactExtractor:
         if not ask_model:
             return rule_facts
         return self._merge(rule_facts, await self.llm_extractor.extract(text, context))
+
+    extracts_at_once = True
+    """The rules' facts are found as a message arrives."""
+    extracts_deferred = True
+    """The model reads, later, the messages the rules were unsure of."""
+
+    async def extract_at_once(
+        self, text: str, context: ExtractionContext | None = None
+    ) -> AtOnceFacts:
+        """The rules' facts now, and whether the model should read ``text`` later."""
+        facts, ask_model = self.extract_rules(text, context)
+        return AtOnceFacts(facts, defer=ask_model)
+
+    async def extract_deferred(
+        self, text: str, context: ExtractionContext | None, at_once: Sequence[ExtractedFact]
+    ) -> list[ExtractedFact]:
+        """The model's facts of ``text`` that the rules' (``at_once``) do not state already."""
+        return await self.extract_model(text, context, at_once)
 
     def extract_rules(
         self, text: str, context: ExtractionContext | None = None

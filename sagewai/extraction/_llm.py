@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from sagewai.errors import InvalidInputError, SagewaiError
@@ -29,6 +29,7 @@ from sagewai.extraction._llm_output import (
     read_facts,
     response_format,
 )
+from sagewai.extraction._stages import AtOnceFacts
 from sagewai.llm._base import LLMClient, LLMResponse
 from sagewai.llm._errors import (
     MalformedOutputError,
@@ -175,6 +176,23 @@ class LLMFactExtractor:
             return
         self._logged.add(key)
         _log.log(level, message, *args)
+
+    extracts_at_once = False
+    """The model finds nothing as a message arrives: it reads messages a batch at a time."""
+    extracts_deferred = True
+    """Every message is read in the deferred stage."""
+
+    async def extract_at_once(
+        self, text: str, context: ExtractionContext | None = None
+    ) -> AtOnceFacts:
+        """Nothing now: every text waits for the deferred stage (the model)."""
+        return AtOnceFacts(defer=True)
+
+    async def extract_deferred(
+        self, text: str, context: ExtractionContext | None, at_once: Sequence[ExtractedFact]
+    ) -> list[ExtractedFact]:
+        """The model's facts of ``text`` (see :meth:`extract`)."""
+        return await self.extract(text, context)
 
     async def extract(
         self, text: str, context: ExtractionContext | None = None

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from sagewai.core._records import FactType
@@ -42,6 +42,7 @@ from sagewai.extraction._rendering import (
     render_fact,
 )
 from sagewai.extraction._rulebook import RULES
+from sagewai.extraction._stages import AtOnceFacts
 from sagewai.extraction._text import (
     Span,
     clean_text,
@@ -235,6 +236,23 @@ class RuleBasedFactExtractor:
             InvalidInputError: ``text`` is not a string.
         """
         return self.extract_sync(text, context)
+
+    extracts_at_once = True
+    """Every fact is found as the message arrives (the two-stage protocol's at-once stage)."""
+    extracts_deferred = False
+    """Nothing is left for a deferred stage."""
+
+    async def extract_at_once(
+        self, text: str, context: ExtractionContext | None = None
+    ) -> AtOnceFacts:
+        """Every fact of ``text``, now (the rules never defer)."""
+        return AtOnceFacts(self.extract_sync(text, context), defer=False)
+
+    async def extract_deferred(
+        self, text: str, context: ExtractionContext | None, at_once: Sequence[ExtractedFact]
+    ) -> list[ExtractedFact]:
+        """Nothing: the rules found everything at once."""
+        return []
 
     def extract_sync(
         self, text: str, context: ExtractionContext | None = None

@@ -8,7 +8,7 @@ says what a forget would do without doing it.
 
 Tools:
 
-* ``remember``: a message through the :class:`~sagewai.context._bridge.MemoryBridge`
+* ``remember``: a message through the :class:`~sagewai.context.bridge.MemoryBridge`
   (extraction, reconciliation), or a statement stored verbatim as one fact;
 * ``recall``: hybrid search at a scope, optionally ``as_of`` a past time;
 * ``forget``: a subject, a session or one fact; archived (revertible) by default,

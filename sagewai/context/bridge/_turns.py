@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sagewai.core._conversation import ChatMessage
 
 if TYPE_CHECKING:
+    from sagewai.context._reconcile import WriteOutcome
     from sagewai.extraction._base import (
         ExtractedFact,
         ExtractionContext,
@@ -138,11 +139,26 @@ class BridgeStats:
     extraction_failures: int = 0
     batches_failed: int = 0
 
+    @property
+    def facts_stored(self) -> int:
+        """New fact records written (added or updated; repeats that reinforced a fact and
+        verbatim messages are not counted)."""
+        return self.facts_added + self.facts_updated
+
+    def count(self, extracted: int, outcome: WriteOutcome) -> None:
+        """Add what one write did: ``extracted`` facts read, ``outcome``'s decisions."""
+        self.facts_extracted += extracted
+        self.facts_added += outcome.added
+        self.facts_updated += outcome.updated
+        self.facts_reinforced += outcome.reinforced
+        self.echoes_suppressed += outcome.echoes
+        self.already_stored += outcome.already_stored
+
 
 @dataclass(slots=True)
 class PendingTurn:
-    """A recorded turn: its extraction context, the rules' facts, and whether the batch
-    extractor still has to read it."""
+    """A recorded turn: its extraction context, the at-once stage's facts, and whether the
+    deferred stage still has to read it."""
 
     turn: BridgeTurn
     context: ExtractionContext | None
