@@ -292,8 +292,8 @@ def comparable(report: ConsolidationReport) -> list[Any]:
 
 async def test_defaults_construct_with_the_engine_alone(ctx: ContextEngine) -> None:
     consolidator = MemoryConsolidator(context_engine=ctx)
-    assert consolidator.config.similarity_threshold == 0.92
-    assert consolidator.config.contradiction_strategy == "keep_newer"
+    assert consolidator.settings.similarity_threshold == 0.92
+    assert consolidator.settings.contradiction_strategy == "keep_newer"
     report = await consolidator.consolidate()
     assert report.total_processed == 0
     assert report.actions == []

@@ -14,11 +14,12 @@ from sagewai.agent._agent import AgentForgetReport, AgentReply, UniversalAgent
 from sagewai.agent._history import ConversationHistory, HistoryBlock, tool_pairing_problems
 from sagewai.agent._loop import StreamingLLMClient
 from sagewai.agent._memory_block import MemoryBlock, MemoryItem, estimate_tokens
-from sagewai.agent._settings import AgentSettings
+from sagewai.agent._settings import AgentOptions, AgentSettings
 from sagewai.agent._tools import Tool, ToolBox, ToolResult, tool
 
 __all__ = [
     "AgentForgetReport",
+    "AgentOptions",
     "AgentReply",
     "AgentSettings",
     "ConversationHistory",

@@ -23,9 +23,7 @@ import logging
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any, Self, Unpack
 
 from sagewai.agent._forgetting import AgentForgetReport, ForgottenFacts, forget_everywhere
 from sagewai.agent._history import ConversationHistory
@@ -47,7 +45,7 @@ from sagewai.agent._memory_tools import (
 from sagewai.agent._recall import MemoryRecaller, fact_lines
 from sagewai.agent._replies import EMPTY_ANSWER, AgentReply, describe_error, failure_reply
 from sagewai.agent._session import AgentSession
-from sagewai.agent._settings import AgentSettings
+from sagewai.agent._settings import AgentOptions, AgentSettings
 from sagewai.agent._tools import Tool, ToolBox
 from sagewai.core._conversation import MAX_MESSAGE_CHARS
 from sagewai.core._records import new_id, utcnow
@@ -90,26 +88,19 @@ class UniversalAgent:
 
     Args:
         name: The agent's name (in its default system prompt and episode metadata).
-        model: The litellm model of the default client (``"gpt-4o"``, ``"ollama/llama3"``,
-            ``"openai/<alias>"`` with ``api_base`` for a local OpenAI-compatible server).
         context: The engine holding the facts it recalls and learns.
         memory_bridge: Extracts facts from each turn in the background. ``None`` makes one
             (rules everywhere; with the default client, the model where the rules are unsure).
-        episode_store: Where ended sessions are saved and recalled from; the engine's own when
-            ``None``. A store given here is attached to the engine so ``forget`` reaches it.
+        settings: Every tunable value (:class:`~sagewai.agent.AgentSettings`: ``model``,
+            ``system_prompt``, ``user_id``, ``memory_token_budget``, ``max_steps``, ...); the
+            fields may also be given by name (``model="gpt-4o"``), which override ``settings``.
+        llm: The chat model client; ``LiteLLMClient(settings.model, api_base=...)`` when
+            ``None``. Tests pass :class:`sagewai.testing.ScriptedLLM`.
+        tools: Plain typed functions (or :class:`~sagewai.agent.Tool`) the model may call.
         graph_builder: Learns entities and relations from each turn; recall reads the graph
             around the names in a message either way (the builder's graph, else the engine's).
-        tools: Plain typed functions (or :class:`~sagewai.agent.Tool`) the model may call.
-        system_prompt: Instructions; the memory block and tool guide are added after them.
-        llm: The chat model client; ``LiteLLMClient(model, api_base=api_base)`` when ``None``.
-            Tests pass :class:`sagewai.testing._llm.ScriptedLLM`.
-        api_base: Base URL of the default client's server.
-        user_id: The default user of :meth:`chat` calls that name none.
-        token_counter: Counts tokens for the memory budget (an estimate when ``None``).
-        max_steps, memory_token_budget, history_window, recall_top_k, episode_limit,
-        graph_hops, graph_depth, max_relations, model_timeout, tool_timeout, memory_tools, learn,
-        learn_from_answers:
-            See :class:`~sagewai.agent.AgentSettings`.
+        episode_store: Where ended sessions are saved and recalled from; the engine's own when
+            ``None``. A store given here is attached to the engine so ``forget`` reaches it.
 
     Raises:
         ConfigurationError: invalid settings, tools, or parts wired to different engines.
@@ -135,30 +126,14 @@ class UniversalAgent:
         self,
         *,
         name: str,
-        model: str = "gpt-4o",
         context: ContextEngine,
         memory_bridge: MemoryBridge | None = None,
-        episode_store: EpisodeStoreBase | None = None,
-        graph_builder: ConversationGraphBuilder | None = None,
-        tools: Sequence[Tool | Callable[..., Any]] = (),
-        system_prompt: str | None = None,
+        settings: AgentSettings | None = None,
         llm: LLMClient | None = None,
-        api_base: str | None = None,
-        user_id: str | None = None,
-        token_counter: TokenCounter | None = None,
-        max_steps: int = 5,
-        memory_token_budget: int = 1200,
-        history_window: int = 20,
-        recall_top_k: int = 10,
-        episode_limit: int = 2,
-        graph_hops: int = 1,
-        graph_depth: int = 2,
-        max_relations: int = 10,
-        model_timeout: float | None = None,
-        tool_timeout: float = 30.0,
-        memory_tools: bool = True,
-        learn: bool = True,
-        learn_from_answers: bool = True,
+        tools: Sequence[Tool | Callable[..., Any]] = (),
+        graph_builder: ConversationGraphBuilder | None = None,
+        episode_store: EpisodeStoreBase | None = None,
+        **options: Unpack[AgentOptions],
     ) -> None:
         from sagewai.context._engine import ContextEngine
 
@@ -166,33 +141,19 @@ class UniversalAgent:
             raise ConfigurationError("the agent needs a non-empty name")
         if not isinstance(context, ContextEngine):
             raise ConfigurationError("context must be a ContextEngine")
-        try:
-            self.settings = AgentSettings(
-                max_steps=max_steps,
-                memory_token_budget=memory_token_budget,
-                history_window=history_window,
-                recall_top_k=recall_top_k,
-                episode_limit=episode_limit,
-                graph_hops=graph_hops,
-                graph_depth=graph_depth,
-                max_relations=max_relations,
-                model_timeout=model_timeout,
-                tool_timeout=tool_timeout,
-                memory_tools=memory_tools,
-                learn=learn,
-                learn_from_answers=learn_from_answers,
-            )
-        except ValidationError as exc:
-            raise ConfigurationError(f"invalid agent settings: {exc}") from exc
+        if options:
+            base = {} if settings is None else settings.model_dump(exclude_unset=True)
+            settings = AgentSettings(**{**base, **options})
+        self.settings = settings = settings or AgentSettings()
+        model, api_base, user_id = settings.model, settings.api_base, settings.user_id
         self.name = name
-        self.model = model
         self.context = context
-        self.user_id = None if user_id is None else validate_identifier(user_id, "user_id")
-        self.system_prompt = system_prompt or (
+        self.user_id = user_id
+        self.system_prompt = settings.system_prompt or (
             f"You are {name}, a helpful assistant with a long-term memory of your conversations "
             "with this user. Answer briefly; use what you remember when it is relevant."
         )
-        self.count_tokens: TokenCounter = token_counter or estimate_tokens
+        self.count_tokens: TokenCounter = settings.token_counter or estimate_tokens
         if llm is None:
             from sagewai.llm._litellm_client import LiteLLMClient
 

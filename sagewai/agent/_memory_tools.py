@@ -10,13 +10,13 @@ passes in, so the model can never reach another user's memory through them.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from sagewai.agent._session import AgentSession
 from sagewai.agent._tools import Tool
 from sagewai.context._reconcile import Candidate
 from sagewai.core._claims import ReconcileAction
-from sagewai.core._records import Provenance, utcnow
+from sagewai.core._records import FactType, Provenance, utcnow
 
 if TYPE_CHECKING:
     from sagewai.context._engine import ContextEngine
@@ -27,8 +27,6 @@ __all__ = ["FORGET_TOOL", "SAVE_TOOL", "SEARCH_TOOL", "memory_tools", "save_fact
 SEARCH_TOOL = "search_memory"
 SAVE_TOOL = "save_memory"
 FORGET_TOOL = "forget_memory"
-
-FactTypeName = Literal["decision", "preference", "event", "action", "general"]
 
 SearchFunction = Callable[[str, int], Awaitable[str]]
 SaveFunction = Callable[[str, str, str | None], Awaitable[str]]
@@ -61,13 +59,13 @@ def memory_tools(
         return await search(query, max(1, min(top_k, 20)))
 
     async def save_memory(
-        content: str, fact_type: FactTypeName = "general", subject: str | None = None
+        content: str, fact_type: FactType = FactType.GENERAL, subject: str | None = None
     ) -> str:
         """Save one fact to long-term memory, e.g. when the user asks you to remember something.
 
         Args:
             content: The fact as one self-contained sentence.
-            fact_type: decision, preference, event, action or general.
+            fact_type: What kind of statement it is (one of the listed values).
             subject: Who or what the fact is about, if clear.
         """
         return await save(content, fact_type, subject)

@@ -1,21 +1,46 @@
-"""The tunable numbers of an agent, validated once when the agent is built."""
+"""AgentSettings: every tunable value of an agent, validated once when the agent is built.
+
+The agent is built as ``UniversalAgent(name=..., context=ctx, settings=AgentSettings(...),
+llm=..., tools=...)``; any field below may also be given by name to the agent itself (the seed's
+``UniversalAgent(name=..., model="gpt-4o", context=ctx)``), which builds the settings from them.
+"""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from collections.abc import Callable
+from typing import TypedDict
 
-__all__ = ["AgentSettings"]
+from pydantic import Field, field_validator
+
+from sagewai.core._scope import validate_identifier
+from sagewai.core._settings import Settings
+
+__all__ = ["AgentOptions", "AgentSettings"]
 
 
-class AgentSettings(BaseModel):
-    """How much an agent recalls, remembers and may do in one turn.
+class AgentSettings(Settings):
+    """Which model an agent asks, and how much it recalls, remembers and may do in one turn.
 
     Example:
         >>> AgentSettings(max_steps=3).memory_token_budget
         1200
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    kind = "agent"
+
+    model: str = "gpt-4o"
+    """The litellm model of the default client (``"gpt-4o"``, ``"ollama/llama3"``,
+    ``"openai/<alias>"`` with ``api_base`` for a local OpenAI-compatible server)."""
+    api_base: str | None = None
+    """Base URL of the default client's server."""
+    system_prompt: str | None = None
+    """Instructions; the memory block and the tool guide are added after them (``None``: a short
+    default naming the agent)."""
+    user_id: str | None = None
+    """The default user of ``chat`` calls that name none."""
+    token_counter: Callable[[str], int] | None = None
+    """Counts tokens for the memory budget (``None``: an estimate of about four characters a
+    token)."""
 
     max_steps: int = Field(default=5, ge=1, le=50)
     """Model calls per turn at most; the last one is sent without tools, so a turn always ends
@@ -47,3 +72,31 @@ class AgentSettings(BaseModel):
     learn_from_answers: bool = True
     """Learn from the model's answers too, not only from what the user says (switch it off for a
     small model whose answers are not reliable enough to become memory)."""
+
+    @field_validator("user_id")
+    @classmethod
+    def _user(cls, value: str | None) -> str | None:
+        return None if value is None else validate_identifier(value, "user_id")
+
+
+class AgentOptions(TypedDict, total=False):
+    """The fields of :class:`AgentSettings`, accepted by name by ``UniversalAgent(...)``."""
+
+    model: str
+    api_base: str | None
+    system_prompt: str | None
+    user_id: str | None
+    token_counter: Callable[[str], int] | None
+    max_steps: int
+    memory_token_budget: int
+    history_window: int
+    recall_top_k: int
+    episode_limit: int
+    graph_hops: int
+    graph_depth: int
+    max_relations: int
+    model_timeout: float | None
+    tool_timeout: float
+    memory_tools: bool
+    learn: bool
+    learn_from_answers: bool

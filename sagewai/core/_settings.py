@@ -2,9 +2,9 @@
 
 Every configurable part is built the same way: ``X(required, *, settings=XSettings(...),
 collaborators...)``. The settings object is a frozen, validated pydantic model whose fields are
-documented one by one; a bad value fails when the settings are made, with a
-:class:`~sagewai.errors.ConfigurationError` (a :class:`~sagewai.errors.ScopeError` for a scope),
-never half-way through a conversation.
+documented one by one; a bad value fails when the settings are made, with an
+:class:`~sagewai.errors.InvalidInputError` (a :class:`~sagewai.errors.ConfigurationError`; a
+:class:`~sagewai.errors.ScopeError` for a scope), never half-way through a conversation.
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from sagewai.errors import ConfigurationError, ScopeError
+from sagewai.errors import InvalidInputError, ScopeError
 
 __all__ = ["Settings", "settings_error"]
 
 
-def settings_error(kind: str, exc: ValidationError) -> ConfigurationError:
+def settings_error(kind: str, exc: ValidationError) -> InvalidInputError:
     """The typed error for invalid settings: a :class:`ScopeError` when a scope field is wrong.
 
     Example:
@@ -36,7 +36,7 @@ def settings_error(kind: str, exc: ValidationError) -> ConfigurationError:
         f"{'.'.join(str(part) for part in error['loc']) or 'settings'}: {error['msg']}"
         for error in exc.errors()
     )
-    error_type = ScopeError if "scope" in fields else ConfigurationError
+    error_type = ScopeError if "scope" in fields else InvalidInputError
     return error_type(f"invalid {kind} settings: {details}")
 
 

@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 from pydantic import Field
 
 from sagewai._optional import require
+from sagewai.core._records import FactType
 from sagewai.errors import SagewaiError
 from sagewai.integrations._mcp_memory import LIST_LIMIT, ScopedMemory, ScopeRefusedError, fact_view
 
@@ -158,9 +159,8 @@ def build_mcp_server(
         role: Annotated[Literal["user", "assistant"], Field(description="who said it")] = "user",
         session_id: Annotated[str | None, Field(description="the conversation")] = None,
         fact_type: Annotated[
-            Literal["decision", "preference", "event", "action", "general"],
-            Field(description="with mode=fact: what kind of statement it is"),
-        ] = "general",
+            FactType, Field(description="with mode=fact: what kind of statement it is")
+        ] = FactType.GENERAL,
         subject: Annotated[str | None, Field(description="with mode=fact: who it is about")] = None,
         project: Project = None,
         user: User = None,

@@ -5,7 +5,7 @@ Run it on a schedule (``sagewai consolidate``, see docs/consolidation.md) or fro
     report = await MemoryConsolidator(context_engine=ctx).consolidate(dry_run=True)
 """
 
-from sagewai.intelligence.consolidation._config import ConsolidationConfig, ContradictionStrategy
+from sagewai.intelligence.consolidation._config import ConsolidationSettings, ContradictionStrategy
 from sagewai.intelligence.consolidation._consolidator import MemoryConsolidator
 from sagewai.intelligence.consolidation._report import (
     ActionKind,
@@ -17,9 +17,9 @@ from sagewai.intelligence.consolidation._report import (
 __all__ = [
     "ActionKind",
     "ConsolidationAction",
-    "ConsolidationConfig",
     "ConsolidationProgress",
     "ConsolidationReport",
+    "ConsolidationSettings",
     "ContradictionStrategy",
     "MemoryConsolidator",
 ]

@@ -11,13 +11,13 @@ from __future__ import annotations
 import hashlib
 import json
 from enum import StrEnum
-from typing import Self
+from typing import Self, TypedDict
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, model_validator
 
-from sagewai.errors import InvalidInputError
+from sagewai.core._settings import Settings
 
-__all__ = ["ConsolidationConfig", "ContradictionStrategy", "validated_config"]
+__all__ = ["ConsolidationOptions", "ConsolidationSettings", "ContradictionStrategy"]
 
 
 class ContradictionStrategy(StrEnum):
@@ -31,15 +31,15 @@ class ContradictionStrategy(StrEnum):
     """Neither wins: both are marked FLAGGED for a human and both stay retrievable."""
 
 
-class ConsolidationConfig(BaseModel):
+class ConsolidationSettings(Settings):
     """Validated settings of :class:`~sagewai.intelligence.MemoryConsolidator`.
 
     Example:
-        >>> ConsolidationConfig(similarity_threshold=0.95).contradiction_strategy
+        >>> ConsolidationSettings(similarity_threshold=0.95).contradiction_strategy
         <ContradictionStrategy.KEEP_NEWER: 'keep_newer'>
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    kind = "consolidation"
 
     decay_halflife_days: float = Field(default=30.0, gt=0, le=36_500)
     """Days without use or reinforcement after which a fact's strength has halved."""
@@ -103,17 +103,19 @@ class ConsolidationConfig(BaseModel):
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def validated_config(**settings: object) -> ConsolidationConfig:
-    """Build a :class:`ConsolidationConfig`, turning validation errors into sagewai's own.
+class ConsolidationOptions(TypedDict, total=False):
+    """The fields of :class:`ConsolidationSettings`, accepted by name by ``MemoryConsolidator``."""
 
-    Raises:
-        InvalidInputError: a setting is out of range or unknown.
-    """
-    try:
-        return ConsolidationConfig.model_validate(settings)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in error['loc']) or 'config'}: {error['msg']}"
-            for error in exc.errors()
-        )
-        raise InvalidInputError(f"invalid consolidation settings: {problems}") from exc
+    decay_halflife_days: float
+    similarity_threshold: float
+    structure_threshold: float
+    contradiction_strategy: ContradictionStrategy | str
+    batch_size: int
+    archive_below: float
+    decay_min_change: float
+    neighbours: int
+    max_neighbours: int
+    search_ef: int | None
+    reading_process_from: int | None
+    writing_process_from: int | None
+    max_report_actions: int | None

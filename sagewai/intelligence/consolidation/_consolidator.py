@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
+from typing import Unpack
 
 from pydantic import JsonValue
 
@@ -38,7 +39,10 @@ from sagewai.core._scope import ContextScope
 from sagewai.errors import InvalidInputError
 from sagewai.intelligence.consolidation._annotations import keep_apart, with_annotations
 from sagewai.intelligence.consolidation._candidates import build_candidates
-from sagewai.intelligence.consolidation._config import ConsolidationConfig, validated_config
+from sagewai.intelligence.consolidation._config import (
+    ConsolidationOptions,
+    ConsolidationSettings,
+)
 from sagewai.intelligence.consolidation._report import (
     ConsolidationAction,
     ConsolidationProgress,
@@ -63,21 +67,16 @@ class MemoryConsolidator:
 
     Args:
         context_engine: The engine of the project to consolidate; every change goes through its
-            ``commit``.
+            port's ``commit``.
+        settings: Every tunable value (:class:`ConsolidationSettings`: ``decay_halflife_days``,
+            ``similarity_threshold``, ``contradiction_strategy``, ``batch_size``, ...); the fields
+            may also be given by name, which override ``settings``.
         embedder: Used only for a fact whose vector is missing from the index (stored facts are
             never re-embedded). Defaults to the engine's embedder.
-        decay_halflife_days: Days without use after which a fact's strength has halved.
-        similarity_threshold: Cosine similarity at or above which facts are near-duplicates.
-        contradiction_strategy: ``"keep_newer"``, ``"keep_higher_confidence"`` or ``"flag"``.
-        batch_size: Facts per batch: one transaction each, and the bound on a run's memory.
-        **settings: Further :class:`ConsolidationConfig` fields (``archive_below``,
-            ``decay_min_change``, ``structure_threshold``, ``neighbours``, ``max_neighbours``,
-            ``search_ef``,
-            ``max_report_actions``).
 
     Raises:
-        InvalidInputError: a setting is out of range, or the embedder's dimension differs from
-            the vector store's.
+        InvalidInputError: a setting is out of range or unknown, or the embedder's dimension
+            differs from the vector store's.
 
     Example:
         >>> import asyncio
@@ -97,22 +96,17 @@ class MemoryConsolidator:
     def __init__(
         self,
         context_engine: ContextEngine,
+        *,
+        settings: ConsolidationSettings | None = None,
         embedder: Embedder | None = None,
-        decay_halflife_days: float = 30.0,
-        similarity_threshold: float = 0.92,
-        contradiction_strategy: str = "keep_newer",
-        batch_size: int = 100,
-        **settings: object,
+        **options: Unpack[ConsolidationOptions],
     ) -> None:
         if not isinstance(context_engine, ContextEngine):
             raise InvalidInputError("context_engine must be a ContextEngine")
-        self.config: ConsolidationConfig = validated_config(
-            decay_halflife_days=decay_halflife_days,
-            similarity_threshold=similarity_threshold,
-            contradiction_strategy=contradiction_strategy,
-            batch_size=batch_size,
-            **settings,
-        )
+        if options:
+            base = {} if settings is None else settings.model_dump(exclude_unset=True)
+            settings = ConsolidationSettings(**{**base, **options})
+        self.settings = settings or ConsolidationSettings()
         self.context_engine = context_engine
         self.embedder: Embedder = embedder or context_engine.port.embedder
         if self.embedder.dimension != context_engine.port.embedder.dimension:
@@ -122,7 +116,9 @@ class MemoryConsolidator:
             )
 
     def __repr__(self) -> str:
-        return f"MemoryConsolidator(project_id={self.context_engine.project_id!r}, {self.config!r})"
+        return (
+            f"MemoryConsolidator(project_id={self.context_engine.project_id!r}, {self.settings!r})"
+        )
 
     async def consolidate(
         self,
@@ -195,7 +191,7 @@ class MemoryConsolidator:
             checkpoint, resumed = self._checkpoint(state, incremental=incremental, now=now)
             run = Run(
                 port,
-                self.config,
+                self.settings,
                 self.embedder,
                 selection,
                 run_id=checkpoint.run_id,
@@ -213,7 +209,7 @@ class MemoryConsolidator:
             total = await port.count_matching(selection.count(updated_since=checkpoint.since))
             if not incremental:
                 # A full pass: every candidate pair found exactly, before any decision.
-                config = self.config
+                config = self.settings
                 table_clock = time.perf_counter()
                 run.table = await build_candidates(
                     port,
@@ -240,7 +236,7 @@ class MemoryConsolidator:
             async def read(after: tuple[datetime, str] | None) -> list[Fact]:
                 return await port.find(
                     selection.scan(
-                        after=after, limit=self.config.batch_size, updated_since=checkpoint.since
+                        after=after, limit=self.settings.batch_size, updated_since=checkpoint.since
                     )
                 )
 
@@ -249,7 +245,7 @@ class MemoryConsolidator:
             page = await read(cursor)
             ahead: Lookahead | None = None
             writes = contextlib.AsyncExitStack()
-            start = self.config.writing_process_from
+            start = self.settings.writing_process_from
             if not dry_run and start is not None and total >= start:
                 queue = await writes.enter_async_context(port.commit_queue())
                 run.queue = queue if queue.background else None
@@ -351,7 +347,7 @@ class MemoryConsolidator:
         An unfinished run under the same deciding settings and mode is resumed: after its last
         committed batch, at its reference time. Anything else starts afresh.
         """
-        fingerprint = self.config.fingerprint()
+        fingerprint = self.settings.fingerprint()
         pending = state.in_progress
         if (
             pending is not None

@@ -30,7 +30,7 @@ from sagewai.core._port import MemoryPort
 from sagewai.core._queries import VectorFilter, VectorHit, WriteBatch
 from sagewai.core._records import Fact, FactChange, FactStatus, utcnow
 from sagewai.intelligence.consolidation._candidates import CandidateTable
-from sagewai.intelligence.consolidation._config import ConsolidationConfig
+from sagewai.intelligence.consolidation._config import ConsolidationSettings
 from sagewai.intelligence.consolidation._contradictions import (
     Flagging,
     Supersession,
@@ -99,7 +99,7 @@ class Run:
     def __init__(
         self,
         port: MemoryPort,
-        config: ConsolidationConfig,
+        config: ConsolidationSettings,
         embedder: Embedder,
         selection: Selection,
         *,

@@ -30,6 +30,7 @@ import pytest
 
 from sagewai.core._embedder import Vector, normalize_rows
 from sagewai.core._queries import VectorFilter, VectorHit, VectorPayload, VectorRecord
+from sagewai.core._records import FactType
 from sagewai.errors import InvalidInputError
 from sagewai.stores.base._vector import VectorStore
 from sagewai.stores.memory._vector import InMemoryVectorStore
@@ -203,7 +204,7 @@ HOSTILE_IDS = [
 SCOPES = (K_P1, K_U1, K_U2, K_P2, "session:p1:s1")
 STATUSES = ("active", "active", "active", "flagged", "superseded", "archived", "merged")
 KINDS = ("fact", "fact", "document")
-TYPES = ("decision", "preference", "event", "action", "general")
+TYPES = tuple(fact_type.value for fact_type in FactType)
 TAGS = ("alpha", "beta", "gamma", "delta")
 
 
