@@ -411,7 +411,7 @@ async def ingest_facts(
     bridge_options: Mapping[str, Any] | None = None,
 ) -> int:
     """Store what ``MemoryBridge`` makes of every batch; returns how many records it stored."""
-    from sagewai.context.bridge import MemoryBridge
+    from sagewai.context import MemoryBridge
     from sagewai.core._conversation import Conversation as ChatConversation
 
     bridge = MemoryBridge(

@@ -49,12 +49,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _common import RESULTS, percentiles, synthetic_sentences, write_json
 
-from sagewai.context.bridge import MemoryBridge
+from sagewai.context import MemoryBridge
 from sagewai.context._engine import ContextEngine
-from sagewai.context.episodes import SqliteEpisodeStore
 from sagewai.core._conversation import Conversation
 from sagewai.core._embedder import Embedder
 from sagewai.extraction._rules import RuleBasedFactExtractor
+from sagewai.stores import SqliteEpisodeStore
 
 DEFAULT_LOCOMO = (
     Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo_dev.json"

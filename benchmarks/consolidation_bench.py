@@ -74,10 +74,10 @@ from benchmarks._common import RESULTS, write_json
 from sagewai.context._engine import ContextEngine
 from sagewai.core._queries import FactQuery, VectorPayload, VectorRecord, WriteBatch
 from sagewai.core._records import Fact, FactStatus
-from sagewai.intelligence.consolidation import MemoryConsolidator
+from sagewai.intelligence import MemoryConsolidator
+from sagewai.stores import SqliteMetadataStore
 from sagewai.stores.base._vector import ProjectVectorStore
 from sagewai.stores.qdrant._edge import QdrantEdgeVectorStore
-from sagewai.stores.sqlite import SqliteMetadataStore
 from sagewai.testing import FakeEmbedder
 
 try:
@@ -575,7 +575,7 @@ async def bench_realistic(size: int, args: argparse.Namespace) -> dict[str, Any]
 
     def open_stores() -> tuple[Any, QdrantEdgeVectorStore]:
         if args.postgres:
-            from sagewai.stores.postgres import PostgresMetadataStore
+            from sagewai.stores import PostgresMetadataStore
 
             found: Any = PostgresMetadataStore(args.postgres, schema=schema)
         else:

@@ -41,7 +41,7 @@ from benchmarks._common import RESULTS, write_json
 from sagewai.context._engine import ContextEngine
 from sagewai.core._embedder import Vector, Vectors
 from sagewai.core._records import FactStatus
-from sagewai.intelligence.consolidation import MemoryConsolidator
+from sagewai.intelligence import MemoryConsolidator
 from sagewai.stores.memory._metadata import InMemoryMetadataStore
 from sagewai.stores.memory._vector import InMemoryVectorStore
 

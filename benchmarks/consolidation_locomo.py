@@ -46,7 +46,7 @@ from benchmarks._common import RESULTS, write_json
 from sagewai.context._engine import ContextEngine
 from sagewai.context._ranking import SearchConfig
 from sagewai.embeddings._minilm import MiniLMEmbedder
-from sagewai.intelligence.consolidation import MemoryConsolidator
+from sagewai.intelligence import MemoryConsolidator
 
 
 async def ask(

@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks._common import RESULTS, write_json
 from sagewai.context._engine import ContextEngine
 from sagewai.core._records import ChangeAction, FactStatus
-from sagewai.intelligence.consolidation import MemoryConsolidator
+from sagewai.intelligence import MemoryConsolidator
 
 PEOPLE = (  # noqa: SIM905
     "Ben Ana Eli Chen Maya Omar Lena Ravi Sofia Jonas Priya Tom Nadia Kenji Olga Carlos Mia "

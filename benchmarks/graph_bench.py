@@ -29,8 +29,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sagewai.graph import SqliteGraphStore
 from sagewai.intelligence._graph_builder import ConversationGraphBuilder, GraphUpdateResult
+from sagewai.stores import SqliteGraphStore
 from sagewai.stores.sqlite._graph import graph_file
 
 ROOT = Path(__file__).resolve().parent

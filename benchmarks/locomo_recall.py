@@ -536,7 +536,7 @@ async def ingest_facts(
     carries the provenance of the turn it came from.
     """
     try:
-        from sagewai.context.bridge import MemoryBridge
+        from sagewai.context import MemoryBridge
         from sagewai.core._conversation import Conversation as ChatConversation
     except ImportError as exc:  # pragma: no cover - depends on the checkout
         raise RuntimeError(f"facts mode needs sagewai.context.bridge: {exc}") from exc
@@ -589,7 +589,7 @@ def make_engine(
     the two runs differ only in the metadata store (and its keyword search).
     """
     if store == "postgres":
-        from sagewai.stores.postgres import PostgresMetadataStore
+        from sagewai.stores import PostgresMetadataStore
         from sagewai.stores.qdrant._edge import QdrantEdgeVectorStore
 
         schema = "locomo_" + re.sub(r"[^a-z0-9_]", "_", project_id.lower())
@@ -613,7 +613,7 @@ async def reset_postgres_schema(engine: ContextEngine, dsn: str) -> None:
     """Drop and re-create the engine's PostgreSQL schema, so every run starts empty."""
     import asyncpg
 
-    from sagewai.stores.postgres import PostgresMetadataStore
+    from sagewai.stores import PostgresMetadataStore
 
     store = engine.stores.metadata
     assert isinstance(store, PostgresMetadataStore)

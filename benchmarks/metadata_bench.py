@@ -34,8 +34,8 @@ from sagewai.core._queries import FactQuery, WriteBatch
 from sagewai.core._records import Fact, FactStatus, FactType
 from sagewai.core._scope import ContextScope
 from sagewai.errors import BackendUnavailableError
+from sagewai.stores import SqliteMetadataStore
 from sagewai.stores.base._metadata import MetadataStore
-from sagewai.stores.sqlite import SqliteMetadataStore
 
 PROJECT = "bench"
 DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/test"
@@ -186,7 +186,7 @@ async def run_postgres(
 ) -> dict[str, Any]:
     import asyncpg
 
-    from sagewai.stores.postgres import PostgresMetadataStore
+    from sagewai.stores import PostgresMetadataStore
 
     schema = f"sagewai_bench_{uuid.uuid4().hex[:10]}"
     try:
@@ -202,7 +202,7 @@ async def run_postgres(
 
 
 async def postgres_version(dsn: str) -> str | None:
-    from sagewai.stores.postgres import PostgresMetadataStore
+    from sagewai.stores import PostgresMetadataStore
 
     store = PostgresMetadataStore(dsn, schema="sagewai_bench_probe", connect_timeout=5)
     try:

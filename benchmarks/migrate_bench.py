@@ -89,7 +89,7 @@ async def compare_searches(source: ContextEngine, target: ContextEngine) -> dict
 async def run(n: int, dsn: str, keep: Path | None) -> dict[str, Any]:
     import asyncpg
 
-    from sagewai.stores.postgres import PostgresMetadataStore
+    from sagewai.stores import PostgresMetadataStore
     from sagewai.stores.qdrant._edge import QdrantEdgeVectorStore
 
     embedder = FakeEmbedder(384)

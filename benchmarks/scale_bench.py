@@ -361,7 +361,7 @@ class TableEmbedder:
 def make_engine(
     backend: str, folder: Path, dsn: str, schema: str, embedder: TableEmbedder
 ) -> ContextEngine:
-    from sagewai.stores.postgres import PostgresMetadataStore
+    from sagewai.stores import PostgresMetadataStore
     from sagewai.stores.postgres._pgvector import PgVectorStore
     from sagewai.stores.qdrant._edge import QdrantEdgeVectorStore
 
@@ -461,7 +461,7 @@ def raw_vectors(ctx: ContextEngine) -> Any:
 
 
 async def migrate_stores(ctx: ContextEngine) -> None:
-    from sagewai.stores.postgres import PostgresMetadataStore
+    from sagewai.stores import PostgresMetadataStore
     from sagewai.stores.postgres._pgvector import PgVectorStore
 
     if isinstance(ctx.stores.metadata, PostgresMetadataStore):
@@ -474,9 +474,8 @@ async def fill_and_index(
     backend: str, size: int, folder: Path, dsn: str, schema: str, pool: Any
 ) -> dict[str, Any]:
     texts, vectors = pool
-    from sagewai.stores.postgres import PostgresMetadataStore
+    from sagewai.stores import PostgresMetadataStore, SqliteMetadataStore
     from sagewai.stores.postgres._pgvector import PgVectorStore
-    from sagewai.stores.sqlite import SqliteMetadataStore
 
     lookup: dict[str, Vector] = {}
     embedder = TableEmbedder(lookup)
@@ -755,9 +754,9 @@ def run_search_process(
 
 
 async def writer_child(args: argparse.Namespace) -> dict[str, Any]:
-    from sagewai.context.bridge import MemoryBridge
+    from sagewai.context import MemoryBridge
     from sagewai.intelligence import RuleBasedFactExtractor
-    from sagewai.stores.postgres import PostgresMetadataStore
+    from sagewai.stores import PostgresMetadataStore
     from sagewai.stores.postgres._pgvector import PgVectorStore
 
     embedder = MiniLMEmbedder()
@@ -809,7 +808,7 @@ async def multiprocess_run(dsn: str, turns: int) -> dict[str, Any]:
     from urllib.parse import urlsplit
 
     target = urlsplit(dsn)._replace(path=f"/{database}").geturl()
-    from sagewai.stores.postgres import PostgresMetadataStore
+    from sagewai.stores import PostgresMetadataStore
     from sagewai.stores.postgres._pgvector import PgVectorStore
 
     async with (

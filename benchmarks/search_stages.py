@@ -43,7 +43,7 @@ from scale_bench import TableEmbedder, make_engine, raw_vectors
 import sagewai.context._ranking as ranking
 import sagewai.context._search as search
 import sagewai.stores.sqlite._metadata as sqlite_metadata
-from sagewai.stores.sqlite import SqliteMetadataStore
+from sagewai.stores import SqliteMetadataStore
 
 Totals = defaultdict[str, list[float]]
 

@@ -52,11 +52,10 @@ from sagewai.context._engine import ContextEngine
 from sagewai.core._embedder import Vector, Vectors
 from sagewai.embeddings._minilm import MiniLMEmbedder
 from sagewai.errors import BackendUnavailableError
+from sagewai.stores import QdrantVectorStore, SqliteMetadataStore
 from sagewai.stores.memory._metadata import InMemoryMetadataStore
 from sagewai.stores.memory._vector import InMemoryVectorStore
-from sagewai.stores.qdrant import QdrantVectorStore
 from sagewai.stores.qdrant._edge import QdrantEdgeVectorStore
-from sagewai.stores.sqlite import SqliteMetadataStore
 from sagewai.testing import FakeEmbedder
 
 BACKENDS = ("memory", "local", "sqlite+qdrant-local", "postgres+qdrant-edge")
@@ -111,7 +110,7 @@ async def open_engine(
             embedder=embedder,
         )
     elif backend == "postgres+qdrant-edge":
-        from sagewai.stores.postgres import PostgresMetadataStore
+        from sagewai.stores import PostgresMetadataStore
 
         metadata = PostgresMetadataStore(dsn, schema=schema)
         await metadata.migrate()

@@ -37,9 +37,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sagewai.core._embedder import normalize_rows
 from sagewai.core._queries import VectorFilter, VectorPayload, VectorRecord
+from sagewai.stores import QdrantVectorStore
 from sagewai.stores.base._vector import VectorStore
 from sagewai.stores.memory._vector import InMemoryVectorStore
-from sagewai.stores.qdrant import QdrantVectorStore
 from sagewai.stores.qdrant._edge import QdrantEdgeVectorStore
 
 BACKENDS = ("memory", "qdrant-edge", "qdrant-local")

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import asyncio
 
-from sagewai.intelligence import ExtractionContext, RuleBasedFactExtractor
+from sagewai.extraction import ExtractionContext
+from sagewai.intelligence import RuleBasedFactExtractor
 
 MESSAGES = [
     "I moved to Lisbon last month and I work at Initech.",

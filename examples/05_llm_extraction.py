@@ -16,7 +16,8 @@ from typing import Any
 
 from _setup import chat_model, show_logs
 
-from sagewai.intelligence import ExtractionContext, LLMFactExtractor
+from sagewai.extraction import ExtractionContext
+from sagewai.intelligence import LLMFactExtractor
 from sagewai.llm import LiteLLMClient, allow_model_requests
 from sagewai.testing import ScriptedLLM
 

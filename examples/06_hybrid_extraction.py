@@ -15,12 +15,8 @@ from typing import Any
 
 from _setup import chat_model, show_logs
 
-from sagewai.intelligence import (
-    ExtractionContext,
-    HybridFactExtractor,
-    LLMFactExtractor,
-    RuleBasedFactExtractor,
-)
+from sagewai.extraction import ExtractionContext
+from sagewai.intelligence import HybridFactExtractor, LLMFactExtractor, RuleBasedFactExtractor
 from sagewai.testing import ScriptedLLM
 
 MESSAGES = [

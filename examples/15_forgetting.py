@@ -14,7 +14,8 @@ import asyncio
 from _setup import example_folder
 
 from sagewai import ContextEngine
-from sagewai.context import Conversation, MemoryBridge
+from sagewai.context import MemoryBridge
+from sagewai.core import Conversation
 from sagewai.intelligence import ConversationGraphBuilder, RuleBasedFactExtractor
 
 CONVERSATION = [

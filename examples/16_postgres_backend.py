@@ -17,8 +17,9 @@ from pathlib import Path
 from _setup import example_folder
 
 from sagewai import ContextEngine
-from sagewai.context.episodes import EpisodeStoreBase, PersistentEpisodeStore
+from sagewai.context.episodes import PersistentEpisodeStore
 from sagewai.embeddings import MiniLMEmbedder
+from sagewai.stores import EpisodeStoreBase
 
 SCHEMA = "sagewai_examples"
 PROJECT = "example-16"

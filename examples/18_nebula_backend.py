@@ -17,8 +17,9 @@ from typing import Any
 
 from _setup import example_folder
 
-from sagewai.graph import GraphMemory, SqliteGraphStore, graph_file
+from sagewai.graph import graph_file
 from sagewai.intelligence import ConversationGraphBuilder
+from sagewai.stores import GraphStore, SqliteGraphStore
 
 PROJECT = "example-18"
 CONVERSATION = [
@@ -27,12 +28,12 @@ CONVERSATION = [
 ]
 
 
-async def open_graph(folder: Path) -> GraphMemory:
+async def open_graph(folder: Path) -> GraphStore:
     address = os.environ.get("NEBULA_ADDRESS")
     if not address:
         print("NEBULA_ADDRESS is not set: running on the embedded SQLite graph instead.")
         return SqliteGraphStore(graph_file(folder))
-    from sagewai.graph import NebulaGraphStore
+    from sagewai.stores import NebulaGraphStore
 
     print(f"NebulaGraph: {address}")
     store = NebulaGraphStore(

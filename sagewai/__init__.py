@@ -1,7 +1,10 @@
 """sagewai: memory for LLM agents that learn from their own conversations.
 
-The names below are the public API. They are imported on first use, so ``import sagewai`` stays
-fast and loads no numerical or model library.
+The names below are the everyday API: the engine, the agent, the scope model and the records a
+search returns. They are imported on first use, so ``import sagewai`` stays fast and loads no
+numerical or model library. The other parts have their own doors: :mod:`sagewai.context` (the
+memory bridge), :mod:`sagewai.intelligence` (consolidation, the graph builder, extractors),
+:mod:`sagewai.stores` (backends), :mod:`sagewai.errors` (the exception tree).
 
 Example:
     >>> from sagewai import ContextEngine, ContextScope
@@ -14,13 +17,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from sagewai._lazy import lazy_exports
-from sagewai.core._scope import ContextScope
-from sagewai.errors import SagewaiError
 
 if TYPE_CHECKING:
-    from sagewai.agent import UniversalAgent
+    from sagewai.agent._agent import UniversalAgent
     from sagewai.context._engine import ContextEngine
     from sagewai.context._ranking import SearchConfig
+    from sagewai.core._fact_fields import FactFields
     from sagewai.core._records import (
         ChangeAction,
         Fact,
@@ -32,7 +34,7 @@ if TYPE_CHECKING:
         ScoreParts,
         SearchResult,
     )
-    from sagewai.stores._project import ProjectStores
+    from sagewai.core._scope import ContextScope
 
 __all__ = [
     "ChangeAction",
@@ -40,34 +42,34 @@ __all__ = [
     "ContextScope",
     "Fact",
     "FactChange",
+    "FactFields",
     "FactKind",
     "FactStatus",
     "FactType",
-    "ProjectStores",
     "Provenance",
-    "SagewaiError",
     "ScoreParts",
     "SearchConfig",
     "SearchResult",
     "UniversalAgent",
 ]
-__version__ = "0.1.0"
 
 _LAZY = {
-    "ContextEngine": "sagewai.context._engine",
-    "SearchConfig": "sagewai.context._ranking",
-    "ProjectStores": "sagewai.stores._project",
     "ChangeAction": "sagewai.core._records",
+    "ContextEngine": "sagewai.context._engine",
+    "ContextScope": "sagewai.core._scope",
     "Fact": "sagewai.core._records",
     "FactChange": "sagewai.core._records",
+    "FactFields": "sagewai.core._fact_fields",
     "FactKind": "sagewai.core._records",
     "FactStatus": "sagewai.core._records",
     "FactType": "sagewai.core._records",
     "Provenance": "sagewai.core._records",
     "ScoreParts": "sagewai.core._records",
+    "SearchConfig": "sagewai.context._ranking",
     "SearchResult": "sagewai.core._records",
-    "UniversalAgent": "sagewai.agent",
+    "UniversalAgent": "sagewai.agent._agent",
 }
 
+__version__ = "0.1.0"
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

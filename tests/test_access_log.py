@@ -14,8 +14,8 @@ from sagewai.context._access_log import AccessLog
 from sagewai.core._queries import WriteBatch
 from sagewai.core._records import Fact, utcnow
 from sagewai.errors import BackendUnavailableError, InvalidInputError
+from sagewai.stores import SqliteMetadataStore
 from sagewai.stores.memory._metadata import InMemoryMetadataStore
-from sagewai.stores.sqlite import SqliteMetadataStore
 from tests.helpers import memory_engine
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from sagewai.agent import UniversalAgent, tool_pairing_problems
-from sagewai.context.bridge import MemoryBridge
+from sagewai.context import MemoryBridge
 from sagewai.context._engine import ContextEngine
 from sagewai.context._ranking import is_context_record
 from sagewai.context.episodes import EpisodeStore

@@ -74,7 +74,7 @@ async def make_engine(
         elif backend == "local":
             engine = ContextEngine.local(folder, project_id=f"proj-{role}", embedder=embedder)
         else:
-            from sagewai.stores.postgres import PostgresMetadataStore
+            from sagewai.stores import PostgresMetadataStore
 
             assert postgres_place is not None
             dsn, base_schema = postgres_place

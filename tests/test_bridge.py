@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from sagewai.context.bridge import MemoryBridge, fact_id_for
+from sagewai.context import MemoryBridge, fact_id_for
 from sagewai.context.episodes import EpisodeStore
 from sagewai.core._conversation import ChatMessage, Conversation
 from sagewai.core._records import FactStatus, FactType

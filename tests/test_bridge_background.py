@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from sagewai.context.bridge import MemoryBridge
+from sagewai.context import MemoryBridge
 from sagewai.context._engine import ContextEngine
 from sagewai.context.bridge._journal import WriteAheadJournal
 from sagewai.core._queries import WriteBatch

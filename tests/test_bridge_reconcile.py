@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from sagewai.context.bridge import MemoryBridge
+from sagewai.context import MemoryBridge
 from sagewai.context._reconcile import Candidate, ClaimIndex, LLMReconciler, ReconcilingWriter
 from sagewai.core._claims import Claim, Neighbour, ReconcileAction, decide, negation_pair
 from sagewai.core._records import ChangeAction, Fact, FactStatus, FactType, Provenance

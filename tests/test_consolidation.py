@@ -22,16 +22,12 @@ from sagewai.core._embedder import Vector
 from sagewai.core._queries import FactQuery, VectorFilter, VectorHit, WriteBatch
 from sagewai.core._records import ChangeAction, Fact, FactStatus, Provenance
 from sagewai.errors import BackendError, InvalidInputError, ScopeError
-from sagewai.intelligence.consolidation import (
-    ActionKind,
-    ConsolidationReport,
-    MemoryConsolidator,
-)
+from sagewai.intelligence import ActionKind, ConsolidationReport, MemoryConsolidator
+from sagewai.stores import SqliteMetadataStore
 from sagewai.stores.base._metadata import MetadataStore
 from sagewai.stores.base._vector import VectorStore
 from sagewai.stores.memory._metadata import InMemoryMetadataStore
 from sagewai.stores.memory._vector import InMemoryVectorStore
-from sagewai.stores.sqlite import SqliteMetadataStore
 from sagewai.testing import FakeEmbedder
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)

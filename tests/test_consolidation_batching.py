@@ -25,7 +25,7 @@ from sagewai.context._engine import ContextEngine
 from sagewai.core._embedder import Vector
 from sagewai.core._queries import VectorFilter, VectorHit
 from sagewai.core._records import Fact, FactStatus
-from sagewai.intelligence.consolidation import ConsolidationReport, MemoryConsolidator
+from sagewai.intelligence import ConsolidationReport, MemoryConsolidator
 from sagewai.intelligence.consolidation._run import Run
 from sagewai.stores.memory._metadata import InMemoryMetadataStore
 from sagewai.stores.memory._vector import InMemoryVectorStore

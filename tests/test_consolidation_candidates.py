@@ -21,7 +21,7 @@ from sagewai.context._engine import ContextEngine
 from sagewai.core._embedder import Vector
 from sagewai.core._queries import VectorFilter, VectorHit
 from sagewai.core._records import Fact, FactStatus
-from sagewai.intelligence.consolidation import ConsolidationReport, MemoryConsolidator
+from sagewai.intelligence import ConsolidationReport, MemoryConsolidator
 from sagewai.intelligence.consolidation import _candidates as candidates
 from sagewai.intelligence.consolidation._selection import Selection
 from sagewai.intelligence.consolidation._structure import structure_of

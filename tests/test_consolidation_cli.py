@@ -14,9 +14,9 @@ from sagewai.cli._consolidate import EXIT_LOCKED, ProgressBar, run_consolidate
 from sagewai.cli._main import build_parser, main
 from sagewai.context._engine import ContextEngine
 from sagewai.core._records import FactStatus
-from sagewai.intelligence.consolidation import ConsolidationProgress
+from sagewai.intelligence import ConsolidationProgress
+from sagewai.stores import SqliteMetadataStore
 from sagewai.stores.qdrant._edge import QdrantEdgeVectorStore
-from sagewai.stores.sqlite import SqliteMetadataStore
 
 
 @pytest.fixture(scope="module")

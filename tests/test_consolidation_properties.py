@@ -22,7 +22,7 @@ from sagewai.context._engine import ContextEngine
 from sagewai.core._records import Fact, FactStatus
 from sagewai.errors import BackendError
 from sagewai.extraction._exact_values import find_exact_values
-from sagewai.intelligence.consolidation import MemoryConsolidator
+from sagewai.intelligence import MemoryConsolidator
 from tests.test_consolidation import (
     DAY,
     NOW,

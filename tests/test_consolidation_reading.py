@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sagewai.intelligence.consolidation import MemoryConsolidator
+from sagewai.intelligence import MemoryConsolidator
 from sagewai.intelligence.consolidation import _candidates as candidates
 from sagewai.intelligence.consolidation import _reading as reading
 from sagewai.intelligence.consolidation import _structure as structure

@@ -16,10 +16,10 @@ from sagewai.context._engine import ContextEngine
 from sagewai.core._queries import WriteBatch
 from sagewai.core._records import ChangeAction, FactStatus
 from sagewai.errors import BackendError, InvalidInputError, LockedError
-from sagewai.intelligence.consolidation import ActionKind, MemoryConsolidator
+from sagewai.intelligence import ActionKind, MemoryConsolidator
+from sagewai.stores import SqliteMetadataStore
 from sagewai.stores.base._vector import ProjectVectorStore
 from sagewai.stores.memory._vector import InMemoryVectorStore
-from sagewai.stores.sqlite import SqliteMetadataStore
 from sagewai.testing import FakeEmbedder
 from tests.test_consolidation import (
     DAY,
@@ -210,7 +210,7 @@ async def test_progress_is_reported_after_each_batch(ctx: ContextEngine) -> None
 def failing_postgres_store(dsn: str, schema: str) -> Any:
     """A PostgreSQL store failing its ``fail_on``-th apply once (the subclass is made here so
     this module imports without asyncpg)."""
-    from sagewai.stores.postgres import PostgresMetadataStore
+    from sagewai.stores import PostgresMetadataStore
 
     class FailingPostgresStore(PostgresMetadataStore):
         applies = 0

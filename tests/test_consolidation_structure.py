@@ -14,7 +14,7 @@ import pytest
 
 from sagewai.context._engine import ContextEngine
 from sagewai.core._records import ChangeAction, Fact, FactStatus
-from sagewai.intelligence.consolidation import MemoryConsolidator
+from sagewai.intelligence import MemoryConsolidator
 from sagewai.intelligence.consolidation._dedup import DedupProfile, merge_refusal, merge_rule
 from sagewai.intelligence.consolidation._equivalence import same_statement, structural_refusal
 from sagewai.intelligence.consolidation._report import ConsolidationReport

@@ -23,11 +23,10 @@ from sagewai.context._engine import ContextEngine
 from sagewai.core._queries import ChangeQuery, FactQuery, WriteBatch
 from sagewai.core._records import ChangeAction, Fact, FactChange, FactStatus, utcnow
 from sagewai.errors import BackendError, FactConflictError, InvalidInputError
-from sagewai.intelligence.consolidation import MemoryConsolidator
+from sagewai.intelligence import MemoryConsolidator
 from sagewai.intelligence.consolidation._run import Run
-from sagewai.stores.memory import InMemoryVectorStore
+from sagewai.stores import InMemoryVectorStore, SqliteMetadataStore
 from sagewai.stores.qdrant._edge import QdrantEdgeVectorStore
-from sagewai.stores.sqlite import SqliteMetadataStore
 from sagewai.stores.sqlite import _writer as writing
 from sagewai.testing import FakeEmbedder
 from tests.helpers import add_dated

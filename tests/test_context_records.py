@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sagewai.agent._recall import by_source, verbatim
-from sagewai.context.bridge import MemoryBridge
+from sagewai.context import MemoryBridge
 from sagewai.context._ranking import (
     CONTEXT_MARK,
     RankedCandidate,

@@ -266,8 +266,7 @@ async def test_embedder_and_store_dimension_must_agree() -> None:
 
 async def test_bulk_load_enters_the_stores_blocks_and_loads_the_same_facts(tmp_path: Path) -> None:
     from sagewai import ContextEngine
-    from sagewai.stores.qdrant import QdrantEdgeVectorStore
-    from sagewai.stores.sqlite import SqliteMetadataStore
+    from sagewai.stores import QdrantEdgeVectorStore, SqliteMetadataStore
     from sagewai.testing import FakeEmbedder
 
     texts = [f"note {i} about the Lisbon trip" for i in range(40)]

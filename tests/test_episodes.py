@@ -14,15 +14,14 @@ import pytest
 
 from sagewai.context.episodes import (
     EpisodeStore,
-    EpisodeStoreBase,
     LLMSummarizer,
     PersistentEpisodeStore,
-    SqliteEpisodeStore,
     extractive_summary,
 )
 from sagewai.core._conversation import ChatMessage
 from sagewai.errors import ConfigurationError
 from sagewai.llm._errors import ModelTimeoutError
+from sagewai.stores import EpisodeStoreBase, SqliteEpisodeStore
 from sagewai.testing import FakeEmbedder
 from sagewai.testing._llm import ScriptedLLM
 from sagewai.testing.conformance import EpisodeStoreConformance

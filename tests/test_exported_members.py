@@ -15,12 +15,11 @@ EXPECTED = [
     "ContextScope",
     "Fact",
     "FactChange",
+    "FactFields",
     "FactKind",
     "FactStatus",
     "FactType",
-    "ProjectStores",
     "Provenance",
-    "SagewaiError",
     "ScoreParts",
     "SearchConfig",
     "SearchResult",
@@ -88,12 +87,17 @@ def test_intelligence_all_is_curated() -> None:
 
     assert sorted(intelligence.__all__) == intelligence.__all__
     for name in intelligence.__all__:
-        assert getattr(intelligence, name).__module__.startswith("sagewai.intelligence")
+        # The extractors' own package is sagewai.extraction; the seed names them here too.
+        module = getattr(intelligence, name).__module__
+        assert module.startswith(("sagewai.intelligence", "sagewai.extraction")), name
 
 
 STORES = [
+    "BatchWriter",
     "EpisodeStoreBase",
     "GraphMemory",
+    "GraphStore",
+    "GraphWrite",
     "InMemoryEpisodeStore",
     "InMemoryGraphStore",
     "InMemoryMetadataStore",
@@ -103,15 +107,16 @@ STORES = [
     "PgVectorStore",
     "PostgresEpisodeStore",
     "PostgresMetadataStore",
+    "ProjectGraph",
     "ProjectStores",
+    "ProjectVectorStore",
     "QdrantEdgeVectorStore",
     "QdrantVectorStore",
     "SqliteEpisodeStore",
     "SqliteGraphStore",
     "SqliteMetadataStore",
     "VectorStore",
-    "resolve_stores",
-]
+    "resolve_stores"]
 
 
 def test_stores_export_every_backend() -> None:
@@ -122,7 +127,8 @@ def test_stores_export_every_backend() -> None:
     for name in stores.__all__:
         value = getattr(stores, name)
         assert isinstance(value, type) or callable(value), name
-        assert value.__name__ in {name, "EpisodeStore", "PersistentEpisodeStore"}, name
+        # GraphMemory is the seed's name of GraphStore.
+        assert value.__name__ in {name, "GraphStore"}, name
     assert set(stores.__all__) <= set(dir(stores))
 
 
@@ -138,13 +144,8 @@ def test_importing_stores_loads_no_driver() -> None:
 
 
 def test_episode_stores_have_descriptive_names_beside_the_seed_names() -> None:
-    from sagewai.context.episodes import (
-        EpisodeStore,
-        InMemoryEpisodeStore,
-        PersistentEpisodeStore,
-        PostgresEpisodeStore,
-        SqliteEpisodeStore,
-    )
+    from sagewai.context.episodes import EpisodeStore, PersistentEpisodeStore
+    from sagewai.stores import InMemoryEpisodeStore, PostgresEpisodeStore, SqliteEpisodeStore
 
     assert InMemoryEpisodeStore is EpisodeStore
     assert PostgresEpisodeStore is PersistentEpisodeStore
@@ -156,60 +157,40 @@ def test_context_package_exports_are_curated() -> None:
 
     assert context.__all__ == sorted(context.__all__)
     for name in context.__all__:
-        # ChatMessage and Conversation are records of the core layer, re-exported here.
-        assert getattr(context, name).__module__.startswith(("sagewai.context", "sagewai.core"))
+        assert getattr(context, name).__module__.startswith("sagewai.context"), name
 
 
 CORE = [
-    "ChangeAction",
+    "BatchQueue",
     "ChangeQuery",
     "ChatMessage",
     "ContextScope",
     "Conversation",
-    "Embedder",
-    "Entity",
-    "Episode",
-    "EpisodeFilter",
-    "Fact",
-    "FactChange",
-    "FactKind",
     "FactQuery",
-    "FactStatus",
-    "FactType",
-    "GraphCounts",
-    "GraphDeletion",
-    "GraphPath",
+    "MemoryPort",
     "MessageLike",
-    "Neighbourhood",
     "Predicate",
-    "Provenance",
-    "Relation",
     "ScopeAddress",
-    "ScoreParts",
-    "SearchResult",
     "Transition",
-    "Vector",
     "VectorFilter",
     "VectorHit",
     "VectorPayload",
     "VectorRecord",
-    "Vectors",
     "WriteBatch",
     "clean_json",
     "clean_text",
     "is_single_valued",
     "keyword_terms",
-    "name_key",
     "new_id",
     "normalize_predicate",
     "relation_predicate",
     "utcnow",
-    "validate_identifier",
+    "validate_identifier"
 ]
 
 
 def test_core_exports_are_curated_and_light() -> None:
-    """A backend of your own needs the records and query types: one import path, cheap."""
+    """A backend of your own needs the query types (the records are at the root): cheap."""
     import sagewai.core as core
 
     assert core.__all__ == CORE
@@ -234,13 +215,56 @@ _PUBLIC = (
     "sagewai.core",
     "sagewai.embeddings",
     "sagewai.errors",
+    "sagewai.extraction",
     "sagewai.graph",
     "sagewai.integrations",
     "sagewai.intelligence",
     "sagewai.llm",
     "sagewai.stores",
     "sagewai.testing",
+    "sagewai.testing.conformance",
 )
+
+DESIGN_ALIASES = {
+    ("sagewai", "ContextEngine"),
+    ("sagewai", "ContextScope"),
+    ("sagewai", "UniversalAgent"),
+    ("sagewai.intelligence", "ExtractedFact"),
+    ("sagewai.intelligence", "FactExtractor"),
+    ("sagewai.intelligence", "HybridFactExtractor"),
+    ("sagewai.intelligence", "LLMFactExtractor"),
+    ("sagewai.intelligence", "RuleBasedFactExtractor"),
+}
+"""DESIGN.md section 1's import lines that name a class outside its own package."""
+
+
+def _public_packages() -> list[str]:
+    import pkgutil
+
+    return ["sagewai"] + [
+        info.name
+        for info in pkgutil.walk_packages(sagewai.__path__, "sagewai.")
+        if info.ispkg and not any(part.startswith("_") for part in info.name.split("."))
+    ]
+
+
+def test_every_public_name_has_one_home() -> None:
+    """A name is exported by one package only, but for the seed's documented import paths; the
+    implementation folders (``sagewai.stores.sqlite``, ``sagewai.context.bridge``, ...) export
+    nothing of their own."""
+    import importlib
+
+    homes: dict[str, list[str]] = {}
+    for package in _public_packages():
+        for name in getattr(importlib.import_module(package), "__all__", []):
+            if (package, name) not in DESIGN_ALIASES:
+                homes.setdefault(name, []).append(package)
+    assert {name: where for name, where in homes.items() if len(where) > 1} == {}
+    for package, name in DESIGN_ALIASES:
+        module = importlib.import_module(package)
+        assert name in module.__all__, (package, name)
+    for folder in ("sagewai.stores.sqlite", "sagewai.context.bridge", "sagewai.stores.base"):
+        assert not hasattr(importlib.import_module(folder), "__all__"), folder
 
 
 def test_examples_import_only_public_paths() -> None:

@@ -11,8 +11,8 @@ import pytest
 from sagewai.core._queries import WriteBatch
 from sagewai.core._records import Fact, FactKind, FactStatus, FactType, Provenance
 from sagewai.core._scope import ContextScope
+from sagewai.stores import SqliteMetadataStore
 from sagewai.stores.base._sql import FACT_COLUMNS, fact_from_row, validated_fact_from_row
-from sagewai.stores.sqlite import SqliteMetadataStore
 from sagewai.stores.sqlite._database import from_micros
 from sagewai.testing.conformance._metadata import P1, full_fact
 

@@ -11,10 +11,11 @@ import pytest
 
 from sagewai.embeddings._fake import FakeEmbedder
 from sagewai.errors import ConfigurationError, ExtractionError
-from sagewai.graph import Entity, InMemoryGraphStore, ProjectGraph, SqliteGraphStore
+from sagewai.graph import Entity
 from sagewai.intelligence._entities import ExtractedEntity, GLiNEREntityExtractor
 from sagewai.intelligence._graph_builder import ConversationGraphBuilder, GraphUpdateResult
 from sagewai.intelligence._relations import ExtractedRelation, HeuristicRelationExtractor
+from sagewai.stores import InMemoryGraphStore, ProjectGraph, SqliteGraphStore
 
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
 

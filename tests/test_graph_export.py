@@ -23,12 +23,12 @@ from sagewai.errors import InvalidInputError
 from sagewai.graph import (
     Entity,
     Relation,
-    SqliteGraphStore,
     export_graph,
     graph_to_graphml,
     graph_to_html,
     graph_to_json,
 )
+from sagewai.stores import SqliteGraphStore
 
 T0 = datetime(2024, 3, 1, tzinfo=UTC)
 XSS = '</script><script>alert("pwned")</script><img src=x onerror=alert(1)>'

@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from sagewai.core._records import Provenance
 from sagewai.errors import BackendError, BackendUnavailableError, InvalidInputError
-from sagewai.graph import Entity, NebulaGraphStore, Relation
+from sagewai.graph import Entity, Relation
+from sagewai.stores import NebulaGraphStore
 from sagewai.stores.nebula import _ngql as ngql
 from sagewai.testing._nebula import FakeNebulaSession, _read_string
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from sagewai.errors import BackendError
-from sagewai.graph import GRAPH_FILENAME, Entity, SqliteGraphStore
+from sagewai.graph import GRAPH_FILENAME, Entity
+from sagewai.stores import SqliteGraphStore
 
 
 def test_path_rules(tmp_path: Path) -> None:

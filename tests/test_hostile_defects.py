@@ -233,7 +233,7 @@ async def test_add_many_is_all_or_nothing_in_memory_and_sqlite(tmp_path: Path) -
 async def test_add_many_is_all_or_nothing_on_postgres(
     postgres_dsn: str, postgres_schema: str
 ) -> None:
-    from sagewai.stores.postgres import PostgresMetadataStore
+    from sagewai.stores import PostgresMetadataStore
 
     embedder = FakeEmbedder()
     store = PostgresMetadataStore(postgres_dsn, schema=postgres_schema)
@@ -408,7 +408,7 @@ async def test_asyncpg_client_errors_are_translated(
     import asyncpg
 
     from sagewai.errors import BackendError
-    from sagewai.stores.postgres import PostgresMetadataStore
+    from sagewai.stores import PostgresMetadataStore
 
     real = await asyncpg.create_pool(postgres_dsn, min_size=1, max_size=2)
     pool = _DyingPool(real)

@@ -179,7 +179,7 @@ def backend(
     elif name == "local":
         engine = ContextEngine.local(tmp_path / "mem", project_id="p", embedder=embedder)
     else:
-        from sagewai.stores.postgres import PostgresMetadataStore
+        from sagewai.stores import PostgresMetadataStore
 
         dsn = request.getfixturevalue("postgres_dsn")
         schema = f"sagewai_test_{uuid.uuid4().hex[:12]}"

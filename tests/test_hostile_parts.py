@@ -160,8 +160,8 @@ def engine_kind(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tupl
             return ContextEngine.in_memory(project_id="p", embedder=embedder)
         if kind == "local":
             return ContextEngine.local(tmp_path / "mem", project_id="p", embedder=embedder)
+        from sagewai.stores import PostgresMetadataStore
         from sagewai.stores.memory._vector import InMemoryVectorStore
-        from sagewai.stores.postgres import PostgresMetadataStore
 
         schema = f"sagewai_test_{uuid.uuid4().hex[:12]}"
         schemas.append(schema)
@@ -454,7 +454,8 @@ _episode_call = st.one_of(
 def episodes(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> Iterator[tuple[str, asyncio.Runner, Any]]:
-    from sagewai.context.episodes import EpisodeStore, SqliteEpisodeStore
+    from sagewai.context.episodes import EpisodeStore
+    from sagewai.stores import SqliteEpisodeStore
 
     runner = asyncio.Runner()
     cleanup: list[Any] = []

@@ -265,8 +265,8 @@ def test_isolation_when_only_the_vector_store_object_is_shared(operations: list[
 def test_isolation_in_one_folder(tmp_path: Path) -> None:
     # What several ContextEngine.local(folder, project_id=...) share: the folder's SQLite
     # metadata, its embedded vector index and its graph file.
+    from sagewai.stores import SqliteMetadataStore
     from sagewai.stores.qdrant._edge import QdrantEdgeVectorStore
-    from sagewai.stores.sqlite import SqliteMetadataStore
     from sagewai.stores.sqlite._graph import SqliteGraphStore
     from sagewai.testing import FakeEmbedder
 
@@ -312,7 +312,7 @@ def test_isolation_in_one_folder(tmp_path: Path) -> None:
 def test_isolation_on_a_shared_postgres_store(postgres_dsn: str) -> None:
     import uuid
 
-    from sagewai.stores.postgres import PostgresMetadataStore
+    from sagewai.stores import PostgresMetadataStore
 
     schema = f"sagewai_test_{uuid.uuid4().hex[:12]}"
     metadata = PostgresMetadataStore(postgres_dsn, schema=schema)
@@ -400,9 +400,9 @@ PART_OPERATIONS = st.one_of(
 
 async def _graph_case(store: object, operations: list[object]) -> None:
     from sagewai.intelligence import ConversationGraphBuilder
-    from sagewai.stores.base._graph import GraphMemory
+    from sagewai.stores.base._graph import GraphStore
 
-    assert isinstance(store, GraphMemory)
+    assert isinstance(store, GraphStore)
     graphs = {p: store.for_project(p) for p in PROJECTS}
     builders = {p: ConversationGraphBuilder(graph_store=graphs[p]) for p in PROJECTS}
     said: dict[str, set[str]] = {p: set() for p in PROJECTS}
@@ -501,7 +501,7 @@ def test_episode_isolation_on_a_shared_in_memory_store(operations: list[object])
 
 
 def test_episode_isolation_on_a_shared_sqlite_store(tmp_path: Path) -> None:
-    from sagewai.context.episodes import SqliteEpisodeStore
+    from sagewai.stores import SqliteEpisodeStore
     from sagewai.testing import FakeEmbedder
 
     store = SqliteEpisodeStore(tmp_path / "episodes.sqlite3", embedder=FakeEmbedder())

@@ -23,7 +23,10 @@ Read from the bottom up (a module may import its own layer and any layer listed 
 
 Every import statement counts: module level, inside functions, and under ``if TYPE_CHECKING:``
 (a type-only import upward is still a dependency a reader must follow). Besides the layers, no
-two packages may import each other, directly or around a longer loop.
+two packages may import each other, directly or around a longer loop, and no two modules may
+import each other at module level (``TYPE_CHECKING`` imports included): a reader follows a
+module's imports down, never around a circle back to it. An import inside a function (the lazy
+import of an optional backend or of a default implementation) is not part of a circle.
 """
 
 from __future__ import annotations
@@ -81,7 +84,10 @@ def imports_of(module: str) -> frozenset[str]:
 
 
 def _imports(module: str) -> Iterator[str]:
-    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    yield from _targets(module, ast.parse(MODULES[module].read_text(encoding="utf-8")))
+
+
+def _targets(module: str, tree: ast.AST) -> Iterator[str]:
     package = module if _is_package(module) else module.rpartition(".")[0]
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -103,6 +109,68 @@ def _imports(module: str) -> Iterator[str]:
             resolved = _resolve(target)
             if resolved is not None and resolved != module:
                 yield resolved
+
+
+@functools.cache
+def module_level_imports_of(module: str) -> frozenset[str]:
+    """The modules of ours that ``module`` imports outside any function (``TYPE_CHECKING``
+    blocks included)."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    outside: list[ast.stmt] = []
+    pending: list[ast.stmt] = list(tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        outside.append(node)
+        for field in ("body", "orelse", "handlers", "finalbody"):
+            children = getattr(node, field, None)
+            if isinstance(children, list):
+                pending.extend(c for c in children if isinstance(c, ast.stmt))
+    found = set()
+    for node in outside:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            holder = ast.Module(body=[node], type_ignores=[])
+            found.update(_targets(module, holder))
+    return frozenset(found)
+
+
+def module_cycles(graph: dict[str, frozenset[str]] | dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (each holds a circle)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+    counter = 0
+
+    def visit(node: str) -> None:
+        nonlocal counter
+        index[node] = low[node] = counter
+        counter += 1
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return groups
 
 
 def layer_of(module: str) -> int:
@@ -145,9 +213,17 @@ def test_no_module_imports_upward() -> None:
 
 
 def package_of(module: str) -> str:
-    """The package a module belongs to; a module of the root (``sagewai.errors``) stands alone."""
+    """The package a module belongs to; a module of the root (``sagewai.errors``) stands alone.
+
+    A package's ``__init__`` is its door: it names what its modules and sub-packages hold, so it
+    stands above them as a node of its own (``sagewai.context (door)``). The door of
+    ``sagewai.context`` names the bridge, whose modules use the engine's modules: the door
+    depends on both, and neither on the door.
+    """
+    if _is_package(module):
+        return f"{module} (door)"
     parent = module.rpartition(".")[0]
-    return module if _is_package(module) or parent == "sagewai" else parent
+    return module if parent == "sagewai" else parent
 
 
 def package_graph() -> dict[str, set[str]]:
@@ -195,11 +271,25 @@ def test_no_import_cycle_between_packages() -> None:
     assert loop is None, "packages import each other: " + " -> ".join(loop or [])
 
 
+def test_no_module_level_circle() -> None:
+    import sys
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+    graph = {module: set(module_level_imports_of(module)) for module in MODULES}
+    circles = module_cycles(graph)
+    assert circles == [], "modules import each other: " + "; ".join(
+        " <-> ".join(group) for group in circles
+    )
+
+
 def test_the_checks_catch_what_they_look_for() -> None:
     """The detectors themselves: a loop is found, and an upward import is seen."""
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None
+    assert module_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert module_cycles({"a": {"b"}, "b": set()}) == []
+    assert "sagewai.context._engine" not in module_level_imports_of("sagewai.context._search")
     assert layer_of("sagewai.core._records") < layer_of("sagewai.stores.sqlite")
-    assert layer_of("sagewai.extraction._rules") < layer_of("sagewai.context.bridge")
-    assert layer_of("sagewai.context.bridge") < layer_of("sagewai.intelligence.consolidation")
+    assert layer_of("sagewai.extraction._rules") < layer_of("sagewai.context.bridge._bridge")
+    assert layer_of("sagewai.context.bridge._bridge") < layer_of("sagewai.intelligence")
     assert "sagewai.core._records" in set(imports_of("sagewai.context._engine"))

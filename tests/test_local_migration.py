@@ -17,10 +17,10 @@ from sagewai.context._engine import ContextEngine
 from sagewai.core._pieces import piece_ids
 from sagewai.core._queries import VectorFilter, VectorPayload, VectorRecord, WriteBatch
 from sagewai.core._records import Fact
+from sagewai.stores import SqliteMetadataStore
 from sagewai.stores._local import MANIFEST, LocalLayout
 from sagewai.stores._local_migration import migrate_vector_ids
 from sagewai.stores.qdrant._edge import QdrantEdgeVectorStore
-from sagewai.stores.sqlite import SqliteMetadataStore
 from sagewai.testing import FakeEmbedder
 
 pytest.importorskip("qdrant_edge")

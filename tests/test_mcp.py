@@ -57,8 +57,8 @@ async def any_engine(backend: tuple[str, str, str], tmp_path: Path) -> ContextEn
         return ContextEngine.in_memory(project_id="demo", embedder=embedder)
     if kind == "embedded":
         return ContextEngine.local(tmp_path / "memory", project_id="demo", embedder=embedder)
+    from sagewai.stores import PostgresMetadataStore
     from sagewai.stores.memory._vector import InMemoryVectorStore
-    from sagewai.stores.postgres import PostgresMetadataStore
 
     metadata = PostgresMetadataStore(dsn, schema=schema)
     await metadata.migrate()

@@ -14,7 +14,7 @@ import pytest
 from sagewai import ContextEngine
 from sagewai.cli._stores import open_engine
 from sagewai.errors import ConfigurationError, InvalidInputError
-from sagewai.stores.postgres import PostgresMetadataStore
+from sagewai.stores import PostgresMetadataStore
 from sagewai.stores.postgres._pgvector import PgVectorStore
 from sagewai.testing import FakeEmbedder
 

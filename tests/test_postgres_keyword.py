@@ -15,10 +15,9 @@ import pytest
 
 from sagewai.core._queries import FactQuery, WriteBatch
 from sagewai.core._records import Fact
-from sagewai.stores.base import MetadataStore
+from sagewai.stores import MetadataStore, SqliteMetadataStore
 from sagewai.stores.postgres import _metadata as metadata_module
 from sagewai.stores.postgres._metadata import PostgresMetadataStore, significant_terms
-from sagewai.stores.sqlite import SqliteMetadataStore
 
 pytestmark = pytest.mark.postgres
 

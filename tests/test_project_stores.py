@@ -8,12 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from sagewai import ContextEngine, FactStatus, ProjectStores
+from sagewai import ContextEngine, FactStatus
 from sagewai.context.episodes import EpisodeStore
 from sagewai.core._queries import FactQuery, VectorFilter
 from sagewai.errors import ConfigurationError, InvalidInputError
-from sagewai.graph import InMemoryGraphStore
-from sagewai.stores import InMemoryMetadataStore, InMemoryVectorStore
+from sagewai.stores import (
+    InMemoryGraphStore,
+    InMemoryMetadataStore,
+    InMemoryVectorStore,
+    ProjectStores,
+)
 from sagewai.testing import FakeEmbedder
 
 

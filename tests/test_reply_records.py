@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from sagewai.context.bridge import MemoryBridge
+from sagewai.context import MemoryBridge
 from sagewai.context._query import analyse_query, asks_about_replies
 from sagewai.context._ranking import (
     REPLY_MARK,

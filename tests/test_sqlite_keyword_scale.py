@@ -9,7 +9,7 @@ import pytest
 
 from sagewai.core._queries import FactQuery, WriteBatch
 from sagewai.core._records import Fact
-from sagewai.stores.sqlite import SqliteMetadataStore
+from sagewai.stores import SqliteMetadataStore
 
 P = "scale"
 

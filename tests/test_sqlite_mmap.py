@@ -18,7 +18,7 @@ import pytest
 from sagewai.core._queries import FactQuery, WriteBatch
 from sagewai.core._records import Fact
 from sagewai.errors import InvalidInputError
-from sagewai.stores.sqlite import SqliteMetadataStore
+from sagewai.stores import SqliteMetadataStore
 from sagewai.stores.sqlite._metadata import DEFAULT_MMAP_SIZE
 
 P = "p"

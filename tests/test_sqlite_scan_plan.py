@@ -16,8 +16,8 @@ from sagewai.core._queries import FactQuery, WriteBatch
 from sagewai.core._records import Fact, FactKind, FactStatus
 from sagewai.core._scope import ContextScope
 from sagewai.intelligence.consolidation._selection import Selection
+from sagewai.stores import SqliteMetadataStore
 from sagewai.stores.base._sql import fact_conditions
-from sagewai.stores.sqlite import SqliteMetadataStore
 from sagewai.stores.sqlite._metadata import _FACT_SELECT, _SqliteBinder
 
 P = "scan"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from sagewai.core._queries import FactQuery, WriteBatch
 from sagewai.core._records import Fact, FactStatus
-from sagewai.stores.sqlite import SqliteMetadataStore
+from sagewai.stores import SqliteMetadataStore
 
 P = "p"
 

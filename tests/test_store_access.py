@@ -24,7 +24,7 @@ import pytest
 import sagewai
 from sagewai.context._engine import ContextEngine
 from sagewai.stores.base._episodes import EpisodeStoreBase
-from sagewai.stores.base._graph import GraphMemory, ProjectGraph
+from sagewai.stores.base._graph import GraphStore, ProjectGraph
 from sagewai.stores.base._metadata import MetadataStore
 from sagewai.stores.base._vector import VectorStore
 
@@ -46,7 +46,7 @@ GRAPH_WRITES = (
     "upsert_relation",
     "upsert_relations",
 )
-"""The write methods of the graph contract (:class:`GraphMemory` and its :class:`ProjectGraph`)."""
+"""The write methods of the graph contract (:class:`GraphStore` and its :class:`ProjectGraph`)."""
 EPISODE_WRITES = (
     "delete_project",
     "delete_session",
@@ -179,7 +179,7 @@ def test_the_listed_write_methods_are_the_contracts() -> None:
     for name in VECTOR_WRITES:
         assert callable(getattr(VectorStore, name)), name
     for name in GRAPH_WRITES:
-        assert callable(getattr(ProjectGraph, name, None) or getattr(GraphMemory, name)), name
+        assert callable(getattr(ProjectGraph, name, None) or getattr(GraphStore, name)), name
     for name in EPISODE_WRITES:
         assert callable(getattr(EpisodeStoreBase, name)), name
 

@@ -55,10 +55,10 @@ from sagewai.llm._base import LLMClient
 from sagewai.llm._errors import is_model_unreachable
 
 if TYPE_CHECKING:
+    from sagewai.context import MemoryBridge
     from sagewai.context._engine import ContextEngine
-    from sagewai.context.bridge import MemoryBridge
-    from sagewai.context.episodes import EpisodeStoreBase
     from sagewai.intelligence._graph_builder import ConversationGraphBuilder
+    from sagewai.stores import EpisodeStoreBase
     from sagewai.stores.base._graph import ProjectGraph
 
 __all__ = ["AgentForgetReport", "AgentReply", "UniversalAgent"]

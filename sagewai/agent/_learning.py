@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 from sagewai.errors import SagewaiError
 
 if TYPE_CHECKING:
+    from sagewai.context import MemoryBridge
     from sagewai.context._engine import ContextEngine
-    from sagewai.context.bridge import MemoryBridge
     from sagewai.intelligence._graph_builder import ConversationGraphBuilder
 
 __all__ = ["LearnedMessage", "TurnLearner", "default_bridge"]
@@ -139,7 +139,7 @@ def default_bridge(
     must not consume a scripted conversation's answers. The model, when used, gets its own
     client (no retries of its own: the extractor retries, then falls back to the rules).
     """
-    from sagewai.context.bridge import MemoryBridge
+    from sagewai.context import MemoryBridge
     from sagewai.extraction import (
         HybridFactExtractor,
         LLMFactExtractor,

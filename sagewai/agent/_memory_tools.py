@@ -19,8 +19,8 @@ from sagewai.core._claims import ReconcileAction
 from sagewai.core._records import FactType, Provenance, utcnow
 
 if TYPE_CHECKING:
+    from sagewai.context import MemoryBridge
     from sagewai.context._engine import ContextEngine
-    from sagewai.context.bridge import MemoryBridge
 
 __all__ = ["FORGET_TOOL", "SAVE_TOOL", "SEARCH_TOOL", "memory_tools", "save_fact"]
 

@@ -28,7 +28,7 @@ from sagewai.core._scope import ContextScope
 from sagewai.errors import ConfigurationError, LockedError, SagewaiError
 
 if TYPE_CHECKING:
-    from sagewai.intelligence.consolidation import ConsolidationProgress, ConsolidationReport
+    from sagewai.intelligence import ConsolidationProgress, ConsolidationReport
 
 __all__ = [
     "EXIT_LOCKED",
@@ -127,7 +127,7 @@ class ProgressBar:
 
     Example:
         >>> import io
-        >>> from sagewai.intelligence.consolidation import ConsolidationProgress
+        >>> from sagewai.intelligence import ConsolidationProgress
         >>> out = io.StringIO()
         >>> ProgressBar(out, enabled=True)(ConsolidationProgress(50, 100, 1, 3))
         >>> out.getvalue().strip()
@@ -194,7 +194,7 @@ async def run_consolidate(args: argparse.Namespace, *, stderr: TextIO | None = N
         ConfigurationError: bad arguments or store (exit code 2).
         SagewaiError: the run failed (exit code 1).
     """
-    from sagewai.intelligence.consolidation import MemoryConsolidator
+    from sagewai.intelligence import MemoryConsolidator
 
     stderr = stderr or sys.stderr
     scope: str | None = None if args.scope == "all" else args.scope

@@ -1,4 +1,11 @@
-"""The context layer: the engine, its stores, scopes, the memory bridge and episodes.
+"""The context layer: the engine, the memory bridge, episodes and archives.
+
+* :class:`ContextEngine` (also named at the root, ``from sagewai import ContextEngine``): the one
+  door to a project's stored knowledge;
+* :class:`MemoryBridge` with its :class:`BridgeSettings`: conversation turns in, verbatim records
+  and reconciled facts out (:mod:`sagewai.context.bridge` holds its collaborators);
+* :mod:`sagewai.context.episodes`: whole sessions; :mod:`sagewai.context.archive`: export,
+  import and migration of a project.
 
 Names are imported on first use so that importing this package stays light.
 """
@@ -10,17 +17,36 @@ from typing import TYPE_CHECKING
 from sagewai._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from sagewai.context.bridge import MemoryBridge
-    from sagewai.core._conversation import ChatMessage, Conversation
-    from sagewai.stores._project import ProjectStores
+    from sagewai.context._engine import ContextEngine
+    from sagewai.context.bridge._bridge import MemoryBridge
+    from sagewai.context.bridge._settings import BridgeOptions, BridgeSettings
+    from sagewai.context.bridge._turns import (
+        BridgeStats,
+        BridgeTurn,
+        fact_id_for,
+        message_record_id,
+    )
 
-__all__ = ["ChatMessage", "Conversation", "MemoryBridge", "ProjectStores"]
+__all__ = [
+    "BridgeOptions",
+    "BridgeSettings",
+    "BridgeStats",
+    "BridgeTurn",
+    "ContextEngine",
+    "MemoryBridge",
+    "fact_id_for",
+    "message_record_id",
+]
 
 _LAZY = {
-    "ChatMessage": "sagewai.core._conversation",
-    "Conversation": "sagewai.core._conversation",
-    "MemoryBridge": "sagewai.context.bridge",
-    "ProjectStores": "sagewai.stores._project",
+    "BridgeOptions": "sagewai.context.bridge._settings",
+    "BridgeSettings": "sagewai.context.bridge._settings",
+    "BridgeStats": "sagewai.context.bridge._turns",
+    "BridgeTurn": "sagewai.context.bridge._turns",
+    "ContextEngine": "sagewai.context._engine",
+    "MemoryBridge": "sagewai.context.bridge._bridge",
+    "fact_id_for": "sagewai.context.bridge._turns",
+    "message_record_id": "sagewai.context.bridge._turns",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from sagewai.core._embedder import Embedder
     from sagewai.core._fact_fields import FactFields
     from sagewai.stores.base._episodes import EpisodeStoreBase
-    from sagewai.stores.base._graph import GraphMemory, ProjectGraph
+    from sagewai.stores.base._graph import GraphStore, ProjectGraph
     from sagewai.stores.base._metadata import MetadataStore
     from sagewai.stores.base._vector import VectorStore
 
@@ -119,7 +119,7 @@ class ContextEngine(Resource):
         vector_store: VectorStore,
         project_id: str,
         embedder: Embedder | None = None,
-        graph_store: ProjectGraph | GraphMemory | None = None,
+        graph_store: ProjectGraph | GraphStore | None = None,
         org_id: str | None = None,
         episode_store: EpisodeStoreBase | None = None,
         search_config: SearchConfig | None = None,
@@ -133,7 +133,7 @@ class ContextEngine(Resource):
         metadata_store: MetadataStore | None = None,
         vector_store: VectorStore | None = None,
         embedder: Embedder | None = None,
-        graph_store: ProjectGraph | GraphMemory | None = None,
+        graph_store: ProjectGraph | GraphStore | None = None,
         org_id: str | None = None,
         episode_store: EpisodeStoreBase | None = None,
         search_config: SearchConfig | None = None,
@@ -148,7 +148,7 @@ class ContextEngine(Resource):
                 raise InvalidInputError(
                     "a ContextEngine needs stores= or both metadata_store= and vector_store="
                 )
-            graph: GraphMemory | None = None
+            graph: GraphStore | None = None
             if isinstance(graph_store, ProjectGraph):
                 if graph_store.project_id != self.project_id:
                     raise InvalidInputError(

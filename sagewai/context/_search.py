@@ -1,23 +1,45 @@
 """Hybrid search: :class:`Searcher`, the body of :meth:`ContextEngine.search`.
 
-The searcher stores nothing: it reads the dense index, the keyword index and (with
-``graph_hops``) the graph through the engine's port (:class:`~sagewai.core.MemoryPort`),
-re-checks every candidate against the metadata store, fuses the scores
-(:mod:`sagewai.context._ranking`) and records which facts were shown. How each step is tuned is
-in :class:`SearchConfig`; the one thing it remembers between searches is whether the index holds
-pieces of long records.
+A search is six steps, each a method of :class:`Searcher` (``docs/architecture.md`` draws them):
+
+1. ``_request``: the arguments checked, the scope's readable keys, the store filters, the query
+   analysed once (:mod:`sagewai.context._query`);
+2. ``_candidates``: the keyword index and the dense index side by side, the graph's bonus with
+   ``graph_hops`` (:mod:`sagewai.context._graph_expansion`), every hit read back and re-checked
+   against the truth;
+3. ``_rank``: dense and keyword evidence fused with the speaker, time and graph bonuses
+   (:func:`sagewai.context._ranking.fuse`);
+4. ``_with_neighbours``: the turns next to the best candidates fetched and ranked with them;
+5. ``_results``: a message and the facts drawn from it folded into one result, ``top_k`` kept;
+6. ``_mark_read``: the results' read marks (recent use slows decay).
+
+The searcher stores nothing: every read goes through the engine's port
+(:class:`~sagewai.core.MemoryPort`). How each step is tuned is in :class:`SearchConfig`; the one
+thing it remembers between searches is whether the index holds pieces of long records.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import operator
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from sagewai.context._graph_expansion import graph_bonus
-from sagewai.context._ranking import SearchConfig, fuse
+from sagewai.context._query import QueryAnalysis, analyse_query
+from sagewai.context._ranking import (
+    RankedCandidate,
+    SearchConfig,
+    SourceGroup,
+    fuse,
+    group_by_source,
+    limit_per_message,
+    neighbour_key,
+    neighbour_wanted,
+)
 from sagewai.core._arguments import aware_time, check_int, check_number, enum_values, string_list
 from sagewai.core._embedder import Vector
 from sagewai.core._pieces import is_piece, record_id
@@ -80,6 +102,34 @@ def _record_hits(hits: Sequence[VectorHit], piece_weight: float) -> list[VectorH
     return merged
 
 
+@dataclass(frozen=True, slots=True)
+class _Request:
+    """One search, checked: what to find, where to look, how to rank."""
+
+    text: str
+    top_k: int
+    fact_query: FactQuery
+    vector_filter: VectorFilter
+    analysis: QueryAnalysis
+    config: SearchConfig
+    pool: int
+    graph_hops: int
+    as_of: datetime | None
+    min_score: float | None
+
+
+@dataclass(slots=True)
+class _Candidates:
+    """What the indexes found, read back from the truth."""
+
+    facts: dict[str, Fact]
+    dense: list[tuple[str, float]]
+    keyword: list[tuple[str, float]]
+    bonus: dict[str, float]
+    query_vector: Vector
+    now: datetime
+
+
 class Searcher:
     """The hybrid search of one engine (see the module and ``ContextEngine.search``).
 
@@ -97,7 +147,7 @@ class Searcher:
         self.config = config
         self.dense_pieces_seen = False
         """Whether a search has met a long record's piece among its dense hits: from then on
-        every search asks the dense index for twice its pool (see ``dense_search`` below)."""
+        every search asks the dense index for twice its pool (see :meth:`_dense`)."""
 
     async def search(
         self,
@@ -118,24 +168,54 @@ class Searcher:
     ) -> list[SearchResult]:
         """Answer :meth:`ContextEngine.search <sagewai.context._engine.ContextEngine.search>`.
 
-        The arguments and the steps are documented on the engine's method, which delegates here.
-        Every read goes through the engine's port, so a search sees what the engine's callers
-        see: this project's records, re-checked against the truth.
+        The arguments are documented on the engine's method, which delegates here; the steps
+        are the module's.
         """
-        import dataclasses
-
-        import numpy as np
-
-        from sagewai.context._query import analyse_query
-        from sagewai.context._ranking import (
-            RankedCandidate,
-            SourceGroup,
-            group_by_source,
-            limit_per_message,
-            neighbour_key,
-            neighbour_wanted,
+        request = self._request(
+            query,
+            top_k,
+            scope=scope,
+            user_id=user_id,
+            session_id=session_id,
+            fact_types=fact_types,
+            kinds=kinds,
+            tags=tags,
+            statuses=statuses,
+            as_of=as_of,
+            graph_hops=graph_hops,
+            min_score=min_score,
+            config=search_config or self.config,
         )
+        found = await self._candidates(request)  # both indexes, the graph, re-checked
+        ranked = self._rank(request, found)  # fused evidence and bonuses
+        ranked = await self._with_neighbours(request, found, ranked)  # turns next to the best
+        results = self._results(request, ranked)  # one result per source, top_k
+        self._mark_read(request, results, found.now)  # recent use slows decay
+        return results
 
+    def _request(
+        self,
+        query: str,
+        top_k: int,
+        *,
+        scope: ContextScope | str | None,
+        user_id: str | None,
+        session_id: str | None,
+        fact_types: Sequence[FactType | str] | None,
+        kinds: Sequence[FactKind | str] | None,
+        tags: Sequence[str] | None,
+        statuses: Sequence[FactStatus | str] | None,
+        as_of: datetime | None,
+        graph_hops: int,
+        min_score: float | None,
+        config: SearchConfig,
+    ) -> _Request:
+        """The arguments checked, the scope's filters built and the query analysed once.
+
+        Raises:
+            InvalidInputError: empty or oversized query, bad ``top_k`` or filters.
+            ScopeError: a scope named without its identifier.
+        """
         if not isinstance(query, str) or not query.strip():
             raise InvalidInputError("the search query must be non-empty text")
         query = clean_text(query)
@@ -150,7 +230,6 @@ class Searcher:
         kinds = enum_values(kinds, FactKind, "kinds")
         statuses = enum_values(statuses, FactStatus, "statuses")
         tags = string_list(tags, "tags")
-        config = search_config or self.config
         address = self.port.address(scope, user_id=user_id, session_id=session_id)
         if statuses is None:
             statuses = AS_OF_STATUSES if as_of is not None else SEARCHABLE
@@ -171,94 +250,140 @@ class Searcher:
             tags_any=fact_query.tags_any,
             valid_at=as_of,
         )
-        analysis = analyse_query(query, strip_stopwords=config.strip_stopwords)
-        # Grouping by source folds several records into one result: fetch enough for top_k.
-        pool = max(config.candidates, 2 * top_k if config.group_by_source else top_k)
+        return _Request(
+            text=query,
+            top_k=top_k,
+            fact_query=fact_query,
+            vector_filter=vector_filter,
+            analysis=analyse_query(query, strip_stopwords=config.strip_stopwords),
+            config=config,
+            # Grouping by source folds several records into one result: fetch enough for top_k.
+            pool=max(config.candidates, 2 * top_k if config.group_by_source else top_k),
+            graph_hops=graph_hops,
+            as_of=as_of,
+            min_score=min_score,
+        )
 
-        async def dense_search() -> tuple[Vector, list[VectorHit]]:
-            vector = await self.port.embedder.embed_query(query)
-            # A long record's pieces are hits of their own: a store holding them is asked for
-            # twice the pool, each record scored by its best vector (its own or a piece's), and
-            # ``pool`` records kept. Until a search meets a piece, the index is asked for ``pool``
-            # hits: without a piece among them they are the records the larger answer would keep,
-            # in the same order (a piece ranked below them cannot lift its record above them; an
-            # approximate index searches with the same beam while twice the pool is within its
-            # own, 128 by default); with one, it is asked again. Half the hits read at a million
-            # facts: 0.2 to 0.3 ms of a search.
-            if not self.dense_pieces_seen:
-                hits = await self.port.nearest(vector, pool, vector_filter)
-                if not any(is_piece(hit.id) for hit in hits):
-                    return vector, _record_hits(hits, config.piece_weight)
-                self.dense_pieces_seen = True
-            hits = await self.port.nearest(vector, 2 * pool, vector_filter)
-            return vector, _record_hits(hits, config.piece_weight)[:pool]
-
+    async def _candidates(self, request: _Request) -> _Candidates:
+        """Both indexes' hits (and the graph's bonus), read back and re-checked."""
         # The keyword index and the dense path (embed, then search) run side by side; the keyword
         # side reads its hits' records as it goes. It starts first: its store reads in a thread of
         # its own, while a dense index may search in this one (Qdrant edge does: see
         # ``QdrantEdgeVectorStore._call``), and would otherwise finish before the keyword side
         # began.
         keyword_found, (query_vector, dense) = await asyncio.gather(
-            self.port.keyword_facts(fact_query, analysis.keyword_text, pool),
-            dense_search(),
+            self.port.keyword_facts(
+                request.fact_query, request.analysis.keyword_text, request.pool
+            ),
+            self._dense(request),
         )
-        keyword = [(fact.id, score) for fact, score in keyword_found]
         bonus: dict[str, float] = {}
-        if graph_hops and self.graph is not None:
-            bonus = await graph_bonus(self.port, self.graph, query, fact_query, graph_hops, pool)
+        if request.graph_hops and self.graph is not None:
+            bonus = await graph_bonus(
+                self.port,
+                self.graph,
+                request.text,
+                request.fact_query,
+                request.graph_hops,
+                request.pool,
+            )
         read = {fact.id: fact for fact, _ in keyword_found}
         missing = [i for i in dict.fromkeys([h.id for h in dense] + list(bonus)) if i not in read]
         hydrated = [*read.values(), *(await self.port.get_many(missing) if missing else ())]
         # Defence in depth: every hit is re-checked against the truth, whatever the index said.
-        facts = {fact.id: fact for fact in hydrated if fact_query.matches(fact)}
-        dense_hits = [(h.id, h.score) for h in dense]
-        now = utcnow()
+        facts = {fact.id: fact for fact in hydrated if request.fact_query.matches(fact)}
+        return _Candidates(
+            facts=facts,
+            dense=[(h.id, h.score) for h in dense],
+            keyword=[(fact.id, score) for fact, score in keyword_found],
+            bonus=bonus,
+            query_vector=query_vector,
+            now=utcnow(),
+        )
 
-        def rank(extra_dense: Mapping[str, float] | None = None) -> list[RankedCandidate]:
-            return fuse(
-                facts,
-                dense_hits,
-                keyword,
-                config=config,
-                now=now,
-                bonus=bonus,
-                query=analysis,
-                extra_dense=extra_dense,
+    async def _dense(self, request: _Request) -> tuple[Vector, list[VectorHit]]:
+        """The query's vector and the dense index's hits, one per record, best first."""
+        vector = await self.port.embedder.embed_query(request.text)
+        pool, where, weight = request.pool, request.vector_filter, request.config.piece_weight
+        # A long record's pieces are hits of their own: a store holding them is asked for
+        # twice the pool, each record scored by its best vector (its own or a piece's), and
+        # ``pool`` records kept. Until a search meets a piece, the index is asked for ``pool``
+        # hits: without a piece among them they are the records the larger answer would keep,
+        # in the same order (a piece ranked below them cannot lift its record above them; an
+        # approximate index searches with the same beam while twice the pool is within its
+        # own, 128 by default); with one, it is asked again. Half the hits read at a million
+        # facts: 0.2 to 0.3 ms of a search.
+        if not self.dense_pieces_seen:
+            hits = await self.port.nearest(vector, pool, where)
+            if not any(is_piece(hit.id) for hit in hits):
+                return vector, _record_hits(hits, weight)
+            self.dense_pieces_seen = True
+        hits = await self.port.nearest(vector, 2 * pool, where)
+        return vector, _record_hits(hits, weight)[:pool]
+
+    def _rank(
+        self,
+        request: _Request,
+        found: _Candidates,
+        extra_dense: Mapping[str, float] | None = None,
+    ) -> list[RankedCandidate]:
+        """The candidates fused (see :func:`~sagewai.context._ranking.fuse`)."""
+        return fuse(
+            found.facts,
+            found.dense,
+            found.keyword,
+            config=request.config,
+            now=found.now,
+            bonus=found.bonus,
+            query=request.analysis,
+            extra_dense=extra_dense,
+        )
+
+    async def _with_neighbours(
+        self, request: _Request, found: _Candidates, ranked: list[RankedCandidate]
+    ) -> list[RankedCandidate]:
+        """The ranking again, with the turns next to the best candidates in their sessions.
+
+        Neighbouring turns of the best candidates may be outside both candidate pools: they are
+        fetched (one indexed query per session), scored on the dense scale, and ranked with the
+        rest. The per-session query filters on the project only (cheap in every backend); the
+        few facts at the wanted positions are then checked against the full scope filter.
+        """
+        import numpy as np
+
+        config, fact_query = request.config, request.fact_query
+        if config.neighbour_weight <= 0 or not ranked:
+            return ranked
+        seeds = sorted(ranked, key=lambda c: (-c.relevance, c.fact.id))[: config.neighbour_seeds]
+        wanted = neighbour_wanted((c.fact for c in seeds), config.neighbour_window)
+        neighbours: list[Fact] = []
+        for session in sorted(wanted):
+            in_session = await self.port.find(
+                dataclasses.replace(fact_query, scope_keys=None, session_id=session)
             )
+            neighbours.extend(
+                fact
+                for fact in in_session
+                if fact.id not in found.facts
+                and (key := neighbour_key(fact)) is not None
+                and key[0] == session
+                and key[1] in wanted[session]
+                and fact_query.matches(fact)
+            )
+        if not neighbours:
+            return ranked
+        vectors = await self.port.get_vectors([fact.id for fact in neighbours])
+        query_array = np.asarray(found.query_vector, dtype=np.float32)
+        extra = {
+            fact_id: float(np.asarray(vector, dtype=np.float32) @ query_array)
+            for fact_id, vector in vectors.items()
+        }
+        found.facts.update((fact.id, fact) for fact in neighbours if fact.id in extra)
+        return self._rank(request, found, extra)
 
-        ranked = rank()
-        if config.neighbour_weight > 0 and ranked:
-            # Neighbouring turns of the best candidates may be outside both candidate pools:
-            # fetch them (one indexed query per session), score them on the dense scale, re-rank.
-            # The per-session query filters on the project only (cheap in every backend); the
-            # few facts at the wanted positions are then checked against the full scope filter.
-            seeds = sorted(ranked, key=lambda c: (-c.relevance, c.fact.id))[
-                : config.neighbour_seeds
-            ]
-            wanted = neighbour_wanted((c.fact for c in seeds), config.neighbour_window)
-            found: list[Fact] = []
-            for neighbour_session in sorted(wanted):
-                session_facts = await self.port.find(
-                    dataclasses.replace(fact_query, scope_keys=None, session_id=neighbour_session)
-                )
-                found.extend(
-                    fact
-                    for fact in session_facts
-                    if fact.id not in facts
-                    and (key := neighbour_key(fact)) is not None
-                    and key[0] == neighbour_session
-                    and key[1] in wanted[neighbour_session]
-                    and fact_query.matches(fact)
-                )
-            if found:
-                vectors = await self.port.get_vectors([fact.id for fact in found])
-                query_array = np.asarray(query_vector, dtype=np.float32)
-                extra = {
-                    fact_id: float(np.asarray(vector, dtype=np.float32) @ query_array)
-                    for fact_id, vector in vectors.items()
-                }
-                facts.update((fact.id, fact) for fact in found if fact.id in extra)
-                ranked = rank(extra)
+    def _results(self, request: _Request, ranked: list[RankedCandidate]) -> list[SearchResult]:
+        """One result per source (a message with the facts drawn from it), ``top_k`` of them."""
+        config = request.config
         if config.group_by_source:
             groups = group_by_source(ranked, config.related_weight)
         else:
@@ -268,7 +393,7 @@ class Searcher:
             ]
         # Every field is valid already (records as stored, parts as fused): assembled, not
         # validated again (validation re-checked each record's scope, for every result).
-        results = [
+        return [
             assembled(
                 SearchResult,
                 {
@@ -278,15 +403,18 @@ class Searcher:
                     "related": tuple(other.fact for other in group.others),
                 },
             )
-            for group in groups[:top_k]
-            if min_score is None or group.score >= min_score
+            for group in groups[: request.top_k]
+            if request.min_score is None or group.score >= request.min_score
         ]
-        if results and config.track_access and as_of is None:
-            own = [
-                fact.id
-                for r in results
-                for fact in (r.fact, *r.related)
-                if fact.project_id == self.port.project_id
-            ]
-            self.port.record_access(own, now)
-        return results
+
+    def _mark_read(self, request: _Request, results: Sequence[SearchResult], now: datetime) -> None:
+        """Stamp the results' own records as read (a search of the past stamps nothing)."""
+        if not results or not request.config.track_access or request.as_of is not None:
+            return
+        own = [
+            fact.id
+            for result in results
+            for fact in (result.fact, *result.related)
+            if fact.project_id == self.port.project_id
+        ]
+        self.port.record_access(own, now)

@@ -1,19 +1,18 @@
 """The core layer: the records, scopes, query types, text rules and decisions all else stands on.
 
 Nothing here imports another part of sagewai but the exception tree (:mod:`sagewai.errors`) and
-the lazy-export helper:
+the lazy-export helper. This package names what a backend of your own or a helper of the engine
+speaks besides the records the root package names (:class:`~sagewai.Fact` and its kin):
 
-* records: facts and their audit rows (:class:`Fact`, :class:`FactChange`), conversation
-  messages, episodes, graph entities and relations;
-* :class:`ContextScope` and :class:`ScopeAddress`, the scope model every store filters on;
 * the query and row types the store contracts speak (:class:`FactQuery`, :class:`WriteBatch`,
-  :class:`VectorFilter`, ...) and the :class:`Embedder` protocol;
-* the one tokeniser (:func:`keyword_terms`) and the text rules (:func:`clean_text`);
-* :mod:`sagewai.core._lifecycle`, every fact transition and the audit row it writes;
-* :mod:`sagewai.core._predicates`, the one predicate vocabulary of facts and the graph.
+  :class:`VectorFilter`, ...), and :class:`MemoryPort`, what the engine's helpers may read and
+  write (``ctx.port``);
+* :class:`ContextScope` and :class:`ScopeAddress`, the scope model every store filters on;
+* conversation messages (:class:`ChatMessage`, :class:`Conversation`);
+* the one tokeniser (:func:`keyword_terms`), the text rules (:func:`clean_text`) and the one
+  predicate vocabulary of facts and the graph (:func:`normalize_predicate`).
 
-A third-party backend needs only these names and the contracts in :mod:`sagewai.stores`. Names
-load on first use, so importing this package loads neither pydantic models nor numpy.
+Names load on first use, so importing this package loads neither pydantic models nor numpy.
 
 Example:
     >>> from sagewai.core import FactQuery, keyword_terms, normalize_predicate
@@ -31,18 +30,8 @@ from sagewai._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from sagewai.core._conversation import ChatMessage, Conversation, MessageLike
-    from sagewai.core._embedder import Embedder, Vector, Vectors
-    from sagewai.core._episode_records import Episode, EpisodeFilter
-    from sagewai.core._graph_matching import name_key
-    from sagewai.core._graph_records import (
-        Entity,
-        GraphCounts,
-        GraphDeletion,
-        GraphPath,
-        Neighbourhood,
-        Relation,
-    )
     from sagewai.core._lifecycle import Transition
+    from sagewai.core._port import BatchQueue, MemoryPort
     from sagewai.core._predicates import (
         Predicate,
         is_single_valued,
@@ -58,62 +47,31 @@ if TYPE_CHECKING:
         VectorRecord,
         WriteBatch,
     )
-    from sagewai.core._records import (
-        ChangeAction,
-        Fact,
-        FactChange,
-        FactKind,
-        FactStatus,
-        FactType,
-        Provenance,
-        ScoreParts,
-        SearchResult,
-        new_id,
-        utcnow,
-    )
+    from sagewai.core._records import new_id, utcnow
     from sagewai.core._scope import ContextScope, ScopeAddress, validate_identifier
     from sagewai.core._text import clean_json, clean_text, keyword_terms
 
 __all__ = [
-    "ChangeAction",
+    "BatchQueue",
     "ChangeQuery",
     "ChatMessage",
     "ContextScope",
     "Conversation",
-    "Embedder",
-    "Entity",
-    "Episode",
-    "EpisodeFilter",
-    "Fact",
-    "FactChange",
-    "FactKind",
     "FactQuery",
-    "FactStatus",
-    "FactType",
-    "GraphCounts",
-    "GraphDeletion",
-    "GraphPath",
+    "MemoryPort",
     "MessageLike",
-    "Neighbourhood",
     "Predicate",
-    "Provenance",
-    "Relation",
     "ScopeAddress",
-    "ScoreParts",
-    "SearchResult",
     "Transition",
-    "Vector",
     "VectorFilter",
     "VectorHit",
     "VectorPayload",
     "VectorRecord",
-    "Vectors",
     "WriteBatch",
     "clean_json",
     "clean_text",
     "is_single_valued",
     "keyword_terms",
-    "name_key",
     "new_id",
     "normalize_predicate",
     "relation_predicate",
@@ -122,50 +80,31 @@ __all__ = [
 ]
 
 _LAZY = {
-    "ContextScope": "sagewai.core._scope",
-    "ScopeAddress": "sagewai.core._scope",
-    "validate_identifier": "sagewai.core._scope",
-    "clean_json": "sagewai.core._text",
-    "clean_text": "sagewai.core._text",
-    "keyword_terms": "sagewai.core._text",
-    "ChangeAction": "sagewai.core._records",
-    "Fact": "sagewai.core._records",
-    "FactChange": "sagewai.core._records",
-    "FactKind": "sagewai.core._records",
-    "FactStatus": "sagewai.core._records",
-    "FactType": "sagewai.core._records",
-    "Provenance": "sagewai.core._records",
-    "ScoreParts": "sagewai.core._records",
-    "SearchResult": "sagewai.core._records",
-    "new_id": "sagewai.core._records",
-    "utcnow": "sagewai.core._records",
-    "ChatMessage": "sagewai.core._conversation",
-    "Conversation": "sagewai.core._conversation",
-    "MessageLike": "sagewai.core._conversation",
-    "Episode": "sagewai.core._episode_records",
-    "EpisodeFilter": "sagewai.core._episode_records",
-    "Entity": "sagewai.core._graph_records",
-    "GraphCounts": "sagewai.core._graph_records",
-    "GraphDeletion": "sagewai.core._graph_records",
-    "GraphPath": "sagewai.core._graph_records",
-    "Neighbourhood": "sagewai.core._graph_records",
-    "Relation": "sagewai.core._graph_records",
-    "name_key": "sagewai.core._graph_matching",
+    "BatchQueue": "sagewai.core._port",
     "ChangeQuery": "sagewai.core._queries",
+    "ChatMessage": "sagewai.core._conversation",
+    "ContextScope": "sagewai.core._scope",
+    "Conversation": "sagewai.core._conversation",
     "FactQuery": "sagewai.core._queries",
+    "MemoryPort": "sagewai.core._port",
+    "MessageLike": "sagewai.core._conversation",
+    "Predicate": "sagewai.core._predicates",
+    "ScopeAddress": "sagewai.core._scope",
+    "Transition": "sagewai.core._lifecycle",
     "VectorFilter": "sagewai.core._queries",
     "VectorHit": "sagewai.core._queries",
     "VectorPayload": "sagewai.core._queries",
     "VectorRecord": "sagewai.core._queries",
     "WriteBatch": "sagewai.core._queries",
-    "Embedder": "sagewai.core._embedder",
-    "Vector": "sagewai.core._embedder",
-    "Vectors": "sagewai.core._embedder",
-    "Transition": "sagewai.core._lifecycle",
-    "Predicate": "sagewai.core._predicates",
+    "clean_json": "sagewai.core._text",
+    "clean_text": "sagewai.core._text",
     "is_single_valued": "sagewai.core._predicates",
+    "keyword_terms": "sagewai.core._text",
+    "new_id": "sagewai.core._records",
     "normalize_predicate": "sagewai.core._predicates",
     "relation_predicate": "sagewai.core._predicates",
+    "utcnow": "sagewai.core._records",
+    "validate_identifier": "sagewai.core._scope",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

@@ -16,8 +16,8 @@ from sagewai.core._scope import validate_identifier
 from sagewai.errors import FactNotFoundError, InvalidInputError
 
 if TYPE_CHECKING:
+    from sagewai.context import MemoryBridge
     from sagewai.context._engine import ContextEngine
-    from sagewai.context.bridge import MemoryBridge
     from sagewai.extraction._base import FactExtractor
 
 __all__ = ["LIST_LIMIT", "ScopeRefusedError", "ScopedMemory", "fact_view"]
@@ -139,7 +139,7 @@ class ScopedMemory:
     def _bridge(self, engine: ContextEngine) -> MemoryBridge:
         bridge = self._bridges.get(engine.project_id)
         if bridge is None:
-            from sagewai.context.bridge import MemoryBridge
+            from sagewai.context import MemoryBridge
             from sagewai.extraction._rules import RuleBasedFactExtractor
 
             bridge = self._bridges[engine.project_id] = MemoryBridge(
@@ -196,7 +196,7 @@ class ScopedMemory:
                 text, user_id=user, session_id=session_id, fact_type=fact_type, subject=subject
             )
             return {"mode": mode, "stored": [fact_view(fact)]}
-        from sagewai.context.bridge import fact_id_for
+        from sagewai.context import fact_id_for
 
         session_id = session_id or f"mcp-{user}"
         message_id = new_id()

@@ -47,7 +47,7 @@ from sagewai.intelligence._relations import (
     HeuristicRelationExtractor,
     RelationExtractor,
 )
-from sagewai.stores.base._graph import GraphMemory, GraphWrite, ProjectGraph
+from sagewai.stores.base._graph import GraphStore, GraphWrite, ProjectGraph
 
 __all__ = ["ConversationGraphBuilder", "GraphUpdateResult"]
 
@@ -167,11 +167,11 @@ class ConversationGraphBuilder:
             (used only with an ``embedder``; names of different labels never merge this way).
         max_entities_per_message: Most mentions kept per message (highest scores first).
         embedder: Optional embedder for fuzzy name merging.
-        project_id: Required only when ``graph_store`` is a bare :class:`GraphMemory`.
+        project_id: Required only when ``graph_store`` is a bare :class:`GraphStore`.
 
     Example:
         >>> import asyncio
-        >>> from sagewai.graph import InMemoryGraphStore
+        >>> from sagewai.stores import InMemoryGraphStore
         >>> graph = InMemoryGraphStore().for_project("demo")
         >>> builder = ConversationGraphBuilder(graph_store=graph)
         >>> result = asyncio.run(builder.process_conversation([
@@ -184,7 +184,7 @@ class ConversationGraphBuilder:
 
     def __init__(
         self,
-        graph_store: ProjectGraph | GraphMemory | None,
+        graph_store: ProjectGraph | GraphStore | None,
         entity_extractor: EntityExtractor | None = None,
         relation_extractor: RelationExtractor | None = None,
         dedup_threshold: float = 0.85,
@@ -198,7 +198,7 @@ class ConversationGraphBuilder:
                 "ConversationGraphBuilder needs a graph store: pass ctx.graph_store (an engine "
                 "with a graph) or SqliteGraphStore(path).for_project(project_id)"
             )
-        if isinstance(graph_store, GraphMemory):
+        if isinstance(graph_store, GraphStore):
             if project_id is None:
                 raise ConfigurationError(
                     "graph_store is a shared store: pass project_id=..., or a view from "

@@ -8,15 +8,17 @@ backend is used, and a missing one fails with the exact ``pip install "sagewai[.
   :class:`QdrantVectorStore`, :class:`PgVectorStore`;
 * metadata (:class:`MetadataStore`): :class:`InMemoryMetadataStore`,
   :class:`SqliteMetadataStore`, :class:`PostgresMetadataStore`;
-* graph (:class:`GraphMemory`): :class:`InMemoryGraphStore`, :class:`SqliteGraphStore`,
-  :class:`NebulaGraphStore`;
-* episodes (:class:`EpisodeStoreBase`): :class:`InMemoryEpisodeStore`,
-  :class:`SqliteEpisodeStore`, :class:`PostgresEpisodeStore`.
+* graph (:class:`GraphStore`, the seed's ``GraphMemory``): :class:`InMemoryGraphStore`,
+  :class:`SqliteGraphStore`, :class:`NebulaGraphStore`;
+* episodes (:class:`EpisodeStoreBase`; ``EpisodeStore`` is the seed's name of the in-memory one,
+  in :mod:`sagewai.context.episodes`): :class:`InMemoryEpisodeStore`, :class:`SqliteEpisodeStore`,
+  :class:`PostgresEpisodeStore`;
+* the set an engine runs on (:class:`ProjectStores`: everything in memory, or in one folder) and
+  :func:`resolve_stores`, the one reader of a ``--store`` string.
 
-Inside, the package holds backends only, grouped by technology: ``base`` (the four contracts and
-their query and record types), ``memory``, ``sqlite`` (one plumbing module for its three stores),
-``postgres`` (one pool module for its three stores), ``qdrant`` and ``nebula``. Every backend
-passes the conformance suite of its contract (:mod:`sagewai.testing.conformance`).
+Inside, the package holds backends only, grouped by technology: ``base`` (the four contracts),
+``memory``, ``sqlite``, ``postgres``, ``qdrant`` and ``nebula``; import them from here. Every
+backend passes the conformance suite of its contract (:mod:`sagewai.testing.conformance`).
 
 Example:
     >>> import asyncio
@@ -42,23 +44,33 @@ from typing import TYPE_CHECKING
 from sagewai._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from sagewai.core._graph_records import GraphWrite
     from sagewai.stores._project import ProjectStores
     from sagewai.stores._resolve import resolve_stores
-    from sagewai.stores.base import EpisodeStoreBase, GraphMemory, MetadataStore, VectorStore
-    from sagewai.stores.memory import (
-        InMemoryEpisodeStore,
-        InMemoryGraphStore,
-        InMemoryMetadataStore,
-        InMemoryVectorStore,
-    )
-    from sagewai.stores.nebula import NebulaGraphStore
-    from sagewai.stores.postgres import PgVectorStore, PostgresEpisodeStore, PostgresMetadataStore
-    from sagewai.stores.qdrant import QdrantEdgeVectorStore, QdrantVectorStore
-    from sagewai.stores.sqlite import SqliteEpisodeStore, SqliteGraphStore, SqliteMetadataStore
+    from sagewai.stores.base._episodes import EpisodeStoreBase
+    from sagewai.stores.base._graph import GraphMemory, GraphStore, ProjectGraph
+    from sagewai.stores.base._metadata import BatchWriter, MetadataStore
+    from sagewai.stores.base._vector import ProjectVectorStore, VectorStore
+    from sagewai.stores.memory._episodes import InMemoryEpisodeStore
+    from sagewai.stores.memory._graph import InMemoryGraphStore
+    from sagewai.stores.memory._metadata import InMemoryMetadataStore
+    from sagewai.stores.memory._vector import InMemoryVectorStore
+    from sagewai.stores.nebula._graph import NebulaGraphStore
+    from sagewai.stores.postgres._episodes import PostgresEpisodeStore
+    from sagewai.stores.postgres._metadata import PostgresMetadataStore
+    from sagewai.stores.postgres._pgvector import PgVectorStore
+    from sagewai.stores.qdrant._edge import QdrantEdgeVectorStore
+    from sagewai.stores.qdrant._server import QdrantVectorStore
+    from sagewai.stores.sqlite._episodes import SqliteEpisodeStore
+    from sagewai.stores.sqlite._graph import SqliteGraphStore
+    from sagewai.stores.sqlite._metadata import SqliteMetadataStore
 
 __all__ = [
+    "BatchWriter",
     "EpisodeStoreBase",
     "GraphMemory",
+    "GraphStore",
+    "GraphWrite",
     "InMemoryEpisodeStore",
     "InMemoryGraphStore",
     "InMemoryMetadataStore",
@@ -68,7 +80,9 @@ __all__ = [
     "PgVectorStore",
     "PostgresEpisodeStore",
     "PostgresMetadataStore",
+    "ProjectGraph",
     "ProjectStores",
+    "ProjectVectorStore",
     "QdrantEdgeVectorStore",
     "QdrantVectorStore",
     "SqliteEpisodeStore",
@@ -79,25 +93,30 @@ __all__ = [
 ]
 
 _LAZY = {
+    "BatchWriter": "sagewai.stores.base._metadata",
     "EpisodeStoreBase": "sagewai.stores.base._episodes",
     "GraphMemory": "sagewai.stores.base._graph",
-    "MetadataStore": "sagewai.stores.base._metadata",
-    "VectorStore": "sagewai.stores.base._vector",
+    "GraphStore": "sagewai.stores.base._graph",
+    "GraphWrite": "sagewai.core._graph_records",
     "InMemoryEpisodeStore": "sagewai.stores.memory._episodes",
     "InMemoryGraphStore": "sagewai.stores.memory._graph",
     "InMemoryMetadataStore": "sagewai.stores.memory._metadata",
     "InMemoryVectorStore": "sagewai.stores.memory._vector",
+    "MetadataStore": "sagewai.stores.base._metadata",
     "NebulaGraphStore": "sagewai.stores.nebula._graph",
     "PgVectorStore": "sagewai.stores.postgres._pgvector",
     "PostgresEpisodeStore": "sagewai.stores.postgres._episodes",
     "PostgresMetadataStore": "sagewai.stores.postgres._metadata",
+    "ProjectGraph": "sagewai.stores.base._graph",
     "ProjectStores": "sagewai.stores._project",
-    "resolve_stores": "sagewai.stores._resolve",
+    "ProjectVectorStore": "sagewai.stores.base._vector",
     "QdrantEdgeVectorStore": "sagewai.stores.qdrant._edge",
     "QdrantVectorStore": "sagewai.stores.qdrant._server",
     "SqliteEpisodeStore": "sagewai.stores.sqlite._episodes",
     "SqliteGraphStore": "sagewai.stores.sqlite._graph",
     "SqliteMetadataStore": "sagewai.stores.sqlite._metadata",
+    "VectorStore": "sagewai.stores.base._vector",
+    "resolve_stores": "sagewai.stores._resolve",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

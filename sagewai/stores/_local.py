@@ -121,7 +121,7 @@ class LocalLayout:
         Only the folder's own SQLite metadata store can hold such points: a folder whose
         metadata lives elsewhere (stores swapped in by hand) has nothing to upgrade.
         """
-        from sagewai.stores.sqlite import SqliteMetadataStore
+        from sagewai.stores.sqlite._metadata import SqliteMetadataStore
 
         if not isinstance(metadata_store, SqliteMetadataStore):
             return

@@ -23,7 +23,7 @@ from sagewai.errors import InvalidInputError
 if TYPE_CHECKING:
     from sagewai.core._embedder import Embedder
     from sagewai.stores.base._episodes import EpisodeStoreBase
-    from sagewai.stores.base._graph import GraphMemory
+    from sagewai.stores.base._graph import GraphStore
     from sagewai.stores.base._metadata import MetadataStore
     from sagewai.stores.base._vector import VectorStore
 
@@ -75,7 +75,7 @@ class ProjectStores:
 
     metadata: MetadataStore
     vectors: VectorStore
-    graph: GraphMemory | None = None
+    graph: GraphStore | None = None
     episodes: EpisodeStoreBase | None = None
     embedder: Embedder
     folder: Path | None = None
@@ -121,9 +121,9 @@ class ProjectStores:
         (whole sessions); see :mod:`sagewai.stores._local`. Nothing is opened or created by
         this call: the folder is made on first open, and reopening it finds everything again.
         """
+        from sagewai.stores.sqlite._metadata import SqliteMetadataStore
         from sagewai.stores._local import LocalLayout
         from sagewai.stores.qdrant._edge import QdrantEdgeVectorStore
-        from sagewai.stores.sqlite import SqliteMetadataStore
         from sagewai.stores.sqlite._episodes import SqliteEpisodeStore
         from sagewai.stores.sqlite._graph import SqliteGraphStore
 

@@ -11,7 +11,7 @@ It needs ``nebula3-python`` (``pip install "sagewai[nebula]"``) for the result t
 
 Example:
     >>> import asyncio
-    >>> from sagewai.graph import NebulaGraphStore
+    >>> from sagewai.stores import NebulaGraphStore
     >>> from sagewai.testing._nebula import FakeNebulaSession
     >>> session = FakeNebulaSession()
     >>> store = NebulaGraphStore(session=session)

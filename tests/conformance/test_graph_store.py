@@ -16,12 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from sagewai.graph import (
-    GraphMemory,
-    InMemoryGraphStore,
-    NebulaGraphStore,
-    SqliteGraphStore,
-)
+from sagewai.stores import GraphStore, InMemoryGraphStore, NebulaGraphStore, SqliteGraphStore
 from sagewai.testing.conformance import GraphStoreConformance
 from sagewai.testing.conformance._graph import GraphStoreFactory
 from sagewai.testing.conformance._support import async_fixture
@@ -29,13 +24,13 @@ from sagewai.testing.conformance._support import async_fixture
 
 class TestInMemoryGraphStore(GraphStoreConformance):
     @pytest.fixture
-    def make_store(self) -> Callable[[], GraphMemory]:
+    def make_store(self) -> Callable[[], GraphStore]:
         return InMemoryGraphStore
 
 
 class TestSqliteGraphStore(GraphStoreConformance):
     @pytest.fixture
-    def make_store(self, tmp_path: Path) -> Callable[[], GraphMemory]:
+    def make_store(self, tmp_path: Path) -> Callable[[], GraphStore]:
         return lambda: SqliteGraphStore(tmp_path / "graph.sqlite3")
 
 
@@ -44,7 +39,7 @@ class TestNebulaGraphStoreOnTheStandIn(GraphStoreConformance):
     def make_store(self) -> GraphStoreFactory:
         from sagewai.testing._nebula import FakeNebulaSession
 
-        async def make() -> GraphMemory:
+        async def make() -> GraphStore:
             store = NebulaGraphStore(session=FakeNebulaSession(), retry_delay=0.0)
             await store.setup(wait_seconds=0)
             return store
@@ -55,7 +50,7 @@ class TestNebulaGraphStoreOnTheStandIn(GraphStoreConformance):
 @pytest.mark.skipif(not os.environ.get("NEBULA_ADDRESS"), reason="NEBULA_ADDRESS is not set")
 class TestNebulaGraphStoreOnACluster(GraphStoreConformance):
     @async_fixture
-    async def store(self) -> AsyncIterator[GraphMemory]:
+    async def store(self) -> AsyncIterator[GraphStore]:
         space = f"sagewai_test_{uuid.uuid4().hex[:10]}"
         store = NebulaGraphStore(addresses=[os.environ["NEBULA_ADDRESS"]], space=space)
         await store.setup(partition_num=1, wait_seconds=90)

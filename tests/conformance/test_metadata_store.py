@@ -30,6 +30,7 @@ from sagewai.errors import (
     ConfigurationError,
     LockedError,
 )
+from sagewai.stores import PostgresMetadataStore, SqliteMetadataStore
 from sagewai.stores.base._metadata import MetadataStore
 from sagewai.stores.base._sql import (
     index_terms,
@@ -39,9 +40,7 @@ from sagewai.stores.base._sql import (
     tsvector_literal,
 )
 from sagewai.stores.memory._metadata import InMemoryMetadataStore
-from sagewai.stores.postgres import PostgresMetadataStore
 from sagewai.stores.postgres._pool import lock_key
-from sagewai.stores.sqlite import SqliteMetadataStore
 from sagewai.testing.conformance import MetadataStoreConformance
 from sagewai.testing.conformance._metadata import (
     FILTERS,
@@ -154,7 +153,7 @@ async def test_words_in_most_facts_of_a_large_store_are_ignored(
 LOCK_PROBE = """
 import asyncio, sys
 from sagewai.errors import LockedError
-from sagewai.stores.sqlite import SqliteMetadataStore
+from sagewai.stores import SqliteMetadataStore
 
 async def main() -> None:
     store = SqliteMetadataStore(sys.argv[1])
@@ -174,7 +173,7 @@ WRITER = """
 import asyncio, sys
 from sagewai.core._queries import WriteBatch
 from sagewai.core._records import Fact
-from sagewai.stores.sqlite import SqliteMetadataStore
+from sagewai.stores import SqliteMetadataStore
 
 async def main() -> None:
     async with SqliteMetadataStore(sys.argv[1]) as store:

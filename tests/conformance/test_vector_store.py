@@ -28,10 +28,10 @@ import pytest
 from sagewai.core._embedder import normalize_rows
 from sagewai.core._queries import VectorFilter, VectorHit, VectorRecord
 from sagewai.errors import BackendUnavailableError, ConfigurationError, InvalidInputError
+from sagewai.stores import QdrantVectorStore
 from sagewai.stores.base._vector import VectorStore
 from sagewai.stores.memory._vector import InMemoryVectorStore
 from sagewai.stores.postgres._pgvector import PgVectorStore
-from sagewai.stores.qdrant import QdrantVectorStore
 from sagewai.stores.qdrant._common import (
     OPEN_END_SENTINEL,
     decode_payload,

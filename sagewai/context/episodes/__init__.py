@@ -1,12 +1,12 @@
 """Episodes: whole sessions kept as they happened, found again by what was discussed.
 
-Three stores share one behaviour (the base class holds it): :class:`InMemoryEpisodeStore`,
-:class:`SqliteEpisodeStore` for the embedded default (``episodes.sqlite3`` in the engine's folder)
-and :class:`PostgresEpisodeStore` on PostgreSQL. ``EpisodeStore`` and ``PersistentEpisodeStore``
-are the same classes under the names of the original design (in memory and PostgreSQL). Give one
-to ``ContextEngine(episode_store=...)`` and ``engine.forget(...)`` reaches it. The stores live
-with every other backend in :mod:`sagewai.stores` (their contract in ``sagewai.stores.base``); this
-package holds the episode records and summarizers, and names the stores too.
+The seed's names live here: :class:`EpisodeStore` (in memory) and :class:`PersistentEpisodeStore`
+(PostgreSQL), with the :class:`Episode` record. The same stores, and the SQLite one of the
+embedded default (``episodes.sqlite3`` in the engine's folder), are in :mod:`sagewai.stores` under
+their descriptive names (``InMemoryEpisodeStore``, ``PostgresEpisodeStore``,
+``SqliteEpisodeStore``); their contract is :class:`~sagewai.stores.EpisodeStoreBase`. This package
+also holds what an episode's summary is made with. Give a store to
+``ContextEngine(episode_store=...)`` (or ``ctx.episodes.attach``) and ``forget`` reaches it.
 
 Example:
     >>> import asyncio
@@ -20,30 +20,46 @@ Example:
     ['s1']
 """
 
-from sagewai.core._episode_records import Episode, EpisodeFilter
-from sagewai.stores.base._episodes import EpisodeStoreBase, rank_episodes
-from sagewai.stores.base._summary import (
-    EpisodeSummarizer,
-    ExtractiveSummarizer,
-    LLMSummarizer,
-    extractive_summary,
-)
-from sagewai.stores.memory._episodes import EpisodeStore, InMemoryEpisodeStore
-from sagewai.stores.postgres._episodes import PersistentEpisodeStore, PostgresEpisodeStore
-from sagewai.stores.sqlite._episodes import SqliteEpisodeStore
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sagewai._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from sagewai.core._episode_records import Episode, EpisodeFilter
+    from sagewai.stores.base._episodes import rank_episodes
+    from sagewai.stores.base._summary import (
+        EpisodeSummarizer,
+        ExtractiveSummarizer,
+        LLMSummarizer,
+        extractive_summary,
+    )
+    from sagewai.stores.memory._episodes import EpisodeStore
+    from sagewai.stores.postgres._episodes import PersistentEpisodeStore
 
 __all__ = [
     "Episode",
     "EpisodeFilter",
     "EpisodeStore",
-    "EpisodeStoreBase",
     "EpisodeSummarizer",
     "ExtractiveSummarizer",
-    "InMemoryEpisodeStore",
     "LLMSummarizer",
     "PersistentEpisodeStore",
-    "PostgresEpisodeStore",
-    "SqliteEpisodeStore",
     "extractive_summary",
     "rank_episodes",
 ]
+
+_LAZY = {
+    "Episode": "sagewai.core._episode_records",
+    "EpisodeFilter": "sagewai.core._episode_records",
+    "EpisodeStore": "sagewai.stores.memory._episodes",
+    "EpisodeSummarizer": "sagewai.stores.base._summary",
+    "ExtractiveSummarizer": "sagewai.stores.base._summary",
+    "LLMSummarizer": "sagewai.stores.base._summary",
+    "PersistentEpisodeStore": "sagewai.stores.postgres._episodes",
+    "extractive_summary": "sagewai.stores.base._summary",
+    "rank_episodes": "sagewai.stores.base._episodes",
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

@@ -52,8 +52,8 @@ from sagewai.integrations.langgraph._items import (
 )
 
 if TYPE_CHECKING:
+    from sagewai.context import MemoryBridge
     from sagewai.context._engine import ContextEngine
-    from sagewai.context.bridge import MemoryBridge
 
 __all__ = ["SagewaiStore"]
 

@@ -3,23 +3,7 @@
 Run it on a schedule (``sagewai consolidate``, see docs/consolidation.md) or from code:
 
     report = await MemoryConsolidator(context_engine=ctx).consolidate(dry_run=True)
+
+Import :class:`~sagewai.intelligence.MemoryConsolidator` and its records from
+:mod:`sagewai.intelligence`; this package holds their implementation.
 """
-
-from sagewai.intelligence.consolidation._config import ConsolidationSettings, ContradictionStrategy
-from sagewai.intelligence.consolidation._consolidator import MemoryConsolidator
-from sagewai.intelligence.consolidation._report import (
-    ActionKind,
-    ConsolidationAction,
-    ConsolidationProgress,
-    ConsolidationReport,
-)
-
-__all__ = [
-    "ActionKind",
-    "ConsolidationAction",
-    "ConsolidationProgress",
-    "ConsolidationReport",
-    "ConsolidationSettings",
-    "ContradictionStrategy",
-    "MemoryConsolidator",
-]

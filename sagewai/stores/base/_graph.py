@@ -1,4 +1,4 @@
-"""The graph store contract: :class:`GraphMemory` and its per-project view :class:`ProjectGraph`.
+"""The graph store contract: :class:`GraphStore` and its per-project view :class:`ProjectGraph`.
 
 A graph store is shared by many projects, so every core method takes ``project_id`` explicitly and
 never returns, changes or deletes another project's data. Backends implement a narrow async core
@@ -34,15 +34,15 @@ from sagewai.core._graph_records import (
 from sagewai.core._scope import validate_identifier
 from sagewai.errors import IntegrityError, InvalidInputError
 
-__all__ = ["MAX_DEPTH", "GraphMemory", "GraphWrite", "ProjectGraph"]
+__all__ = ["MAX_DEPTH", "GraphMemory", "GraphStore", "GraphWrite", "ProjectGraph"]
 
 MAX_DEPTH = 4
-"""Deepest traversal :meth:`GraphMemory.neighbours` and :meth:`GraphMemory.paths` accept."""
+"""Deepest traversal :meth:`GraphStore.neighbours` and :meth:`GraphStore.paths` accept."""
 
 _R = TypeVar("_R", Entity, Relation)
 
 
-class GraphMemory(ABC):
+class GraphStore(ABC):
     """A knowledge graph of entities and time-bounded relations, shared by many projects.
 
     Subclasses implement the private core; everything public is defined here once. Use
@@ -51,7 +51,8 @@ class GraphMemory(ABC):
 
     Example:
         >>> import asyncio
-        >>> from sagewai.graph import InMemoryGraphStore, Entity, Relation
+        >>> from sagewai.stores import InMemoryGraphStore
+        >>> from sagewai.graph import Entity, Relation
         >>> async def demo() -> list[str]:
         ...     graph = InMemoryGraphStore().for_project("demo")
         ...     alice = await graph.upsert_entity(Entity(project_id="demo", name="Alice"))
@@ -478,14 +479,18 @@ def _check_depth(depth: int) -> None:
         raise InvalidInputError(f"depth must be an integer from 1 to {MAX_DEPTH}, got {depth!r}")
 
 
+GraphMemory = GraphStore
+"""The seed's name of :class:`GraphStore` (DESIGN's diagram: ``GraphMemory``)."""
+
+
 class ProjectGraph:
-    """One project's view of a shared :class:`GraphMemory`: the same operations, no ``project_id``.
+    """One project's view of a shared :class:`GraphStore`: the same operations, no ``project_id``.
 
     Everything read or written through the view is confined to its project. Build one with
     ``store.for_project("p")``; ``ContextEngine.graph_store`` returns one.
 
     Example:
-        >>> from sagewai.graph import InMemoryGraphStore
+        >>> from sagewai.stores import InMemoryGraphStore
         >>> graph = InMemoryGraphStore().for_project("demo")
         >>> graph.project_id
         'demo'
@@ -493,7 +498,7 @@ class ProjectGraph:
 
     __slots__ = ("_project_id", "_store")
 
-    def __init__(self, store: GraphMemory, project_id: str) -> None:
+    def __init__(self, store: GraphStore, project_id: str) -> None:
         self._store = store
         self._project_id = validate_identifier(project_id, "project_id")
 
@@ -506,12 +511,12 @@ class ProjectGraph:
         return self._project_id
 
     @property
-    def store(self) -> GraphMemory:
+    def store(self) -> GraphStore:
         """The shared store behind the view."""
         return self._store
 
     async def open(self) -> None:
-        """Open the store behind the view (see :meth:`GraphMemory.open`)."""
+        """Open the store behind the view (see :meth:`GraphStore.open`)."""
         await self._store.open()
 
     async def close(self) -> None:
@@ -523,7 +528,7 @@ class ProjectGraph:
         return GraphWrite(self._project_id)
 
     async def apply(self, write: GraphWrite) -> None:
-        """See :meth:`GraphMemory.apply`; the write must be for this view's project."""
+        """See :meth:`GraphStore.apply`; the write must be for this view's project."""
         if write.project_id != self._project_id:
             raise InvalidInputError(
                 f"this view is bound to project {self._project_id!r}, not {write.project_id!r}"
@@ -531,31 +536,31 @@ class ProjectGraph:
         await self._store.apply(write)
 
     async def upsert_entities(self, entities: Sequence[Entity]) -> None:
-        """See :meth:`GraphMemory.upsert_entities`."""
+        """See :meth:`GraphStore.upsert_entities`."""
         await self._store.upsert_entities(self._project_id, entities)
 
     async def upsert_entity(self, entity: Entity) -> Entity:
-        """See :meth:`GraphMemory.upsert_entity`."""
+        """See :meth:`GraphStore.upsert_entity`."""
         return await self._store.upsert_entity(self._project_id, entity)
 
     async def upsert_relations(self, relations: Sequence[Relation]) -> None:
-        """See :meth:`GraphMemory.upsert_relations`."""
+        """See :meth:`GraphStore.upsert_relations`."""
         await self._store.upsert_relations(self._project_id, relations)
 
     async def upsert_relation(self, relation: Relation) -> Relation:
-        """See :meth:`GraphMemory.upsert_relation`."""
+        """See :meth:`GraphStore.upsert_relation`."""
         return await self._store.upsert_relation(self._project_id, relation)
 
     async def get_entity(self, entity_id: str) -> Entity | None:
-        """See :meth:`GraphMemory.get_entity`."""
+        """See :meth:`GraphStore.get_entity`."""
         return await self._store.get_entity(self._project_id, entity_id)
 
     async def get_entities(self, ids: Sequence[str]) -> list[Entity]:
-        """See :meth:`GraphMemory.get_entities`."""
+        """See :meth:`GraphStore.get_entities`."""
         return await self._store.get_entities(self._project_id, ids)
 
     async def entities(self, *, label: str | None = None) -> list[Entity]:
-        """See :meth:`GraphMemory.entities`."""
+        """See :meth:`GraphStore.entities`."""
         return await self._store.entities(self._project_id, label=label)
 
     async def relations(
@@ -567,7 +572,7 @@ class ProjectGraph:
         active_only: bool = False,
         valid_at: datetime | None = None,
     ) -> list[Relation]:
-        """See :meth:`GraphMemory.relations`."""
+        """See :meth:`GraphStore.relations`."""
         return await self._store.relations(
             self._project_id,
             subject_id=subject_id,
@@ -578,21 +583,21 @@ class ProjectGraph:
         )
 
     async def entities_named(self, name: str) -> list[Entity]:
-        """See :meth:`GraphMemory.entities_named`."""
+        """See :meth:`GraphStore.entities_named`."""
         return await self._store.entities_named(self._project_id, name)
 
     async def find_entities(self, text: str) -> list[Entity]:
-        """See :meth:`GraphMemory.find_entities`."""
+        """See :meth:`GraphStore.find_entities`."""
         return await self._store.find_entities(self._project_id, text)
 
     async def search_entities(self, query: str, *, limit: int = 10) -> list[Entity]:
-        """See :meth:`GraphMemory.search_entities`."""
+        """See :meth:`GraphStore.search_entities`."""
         return await self._store.search_entities(self._project_id, query, limit=limit)
 
     async def neighbours(
         self, entity_id: str, depth: int = 1, *, active_only: bool = True
     ) -> Neighbourhood:
-        """See :meth:`GraphMemory.neighbours`."""
+        """See :meth:`GraphStore.neighbours`."""
         return await self._store.neighbours(
             self._project_id, entity_id, depth, active_only=active_only
         )
@@ -606,7 +611,7 @@ class ProjectGraph:
         limit: int = 10,
         active_only: bool = True,
     ) -> list[GraphPath]:
-        """See :meth:`GraphMemory.paths`."""
+        """See :meth:`GraphStore.paths`."""
         return await self._store.paths(
             self._project_id,
             source_id,
@@ -617,21 +622,21 @@ class ProjectGraph:
         )
 
     async def counts(self) -> GraphCounts:
-        """See :meth:`GraphMemory.counts`."""
+        """See :meth:`GraphStore.counts`."""
         return await self._store.counts(self._project_id)
 
     async def delete_entities(self, entity_ids: Sequence[str]) -> GraphDeletion:
-        """See :meth:`GraphMemory.delete_entities`."""
+        """See :meth:`GraphStore.delete_entities`."""
         return await self._store.delete_entities(self._project_id, entity_ids)
 
     async def delete_subject(self, name: str) -> GraphDeletion:
-        """See :meth:`GraphMemory.delete_subject`."""
+        """See :meth:`GraphStore.delete_subject`."""
         return await self._store.delete_subject(self._project_id, name)
 
     async def delete_session(self, session_id: str, *, subject: str | None = None) -> GraphDeletion:
-        """See :meth:`GraphMemory.delete_session`."""
+        """See :meth:`GraphStore.delete_session`."""
         return await self._store.delete_session(self._project_id, session_id, subject=subject)
 
     async def delete_all(self) -> GraphDeletion:
-        """Forget this project's whole graph (see :meth:`GraphMemory.delete_project`)."""
+        """Forget this project's whole graph (see :meth:`GraphStore.delete_project`)."""
         return await self._store.delete_project(self._project_id)

@@ -50,7 +50,7 @@ def bm25(
     return scores
 
 
-class EpisodeStore(EpisodeStoreBase):
+class InMemoryEpisodeStore(EpisodeStoreBase):
     """Episodes held in process memory; for tests, notebooks and short-lived agents.
 
     Args:
@@ -122,5 +122,5 @@ class EpisodeStore(EpisodeStoreBase):
         return len(doomed)
 
 
-InMemoryEpisodeStore = EpisodeStore
-"""Episodes in memory: the descriptive name of :class:`EpisodeStore`."""
+EpisodeStore = InMemoryEpisodeStore
+"""The seed's name of :class:`InMemoryEpisodeStore` (DESIGN: ``EpisodeStore()``)."""

@@ -11,7 +11,7 @@ from collections.abc import Collection, Sequence
 
 from sagewai.core._graph_matching import entity_keys
 from sagewai.core._graph_records import Entity, Relation
-from sagewai.stores.base._graph import GraphMemory, GraphWrite
+from sagewai.stores.base._graph import GraphStore, GraphWrite
 
 __all__ = ["InMemoryGraphStore"]
 
@@ -64,11 +64,11 @@ class _ProjectData:
         self.entities.pop(entity_id, None)
 
 
-class InMemoryGraphStore(GraphMemory):
+class InMemoryGraphStore(GraphStore):
     """Entities, relations and their indexes (name keys, edge ends) in process memory, per project.
 
     Example:
-        >>> from sagewai.graph import InMemoryGraphStore
+        >>> from sagewai.stores import InMemoryGraphStore
         >>> graph = InMemoryGraphStore().for_project("demo")
     """
 

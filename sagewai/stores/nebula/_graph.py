@@ -24,7 +24,7 @@ from typing import Any, Protocol, TypeVar
 from sagewai._optional import require
 from sagewai.core._graph_records import Entity, Relation
 from sagewai.errors import BackendError, BackendUnavailableError, InvalidInputError
-from sagewai.stores.base._graph import GraphMemory, GraphWrite
+from sagewai.stores.base._graph import GraphStore, GraphWrite
 from sagewai.stores.base._graph_codec import (
     entity_from_row,
     entity_to_row,
@@ -118,7 +118,7 @@ def _edge_key(relation: Relation) -> tuple[str, str, int]:
     )
 
 
-class NebulaGraphStore(GraphMemory):
+class NebulaGraphStore(GraphStore):
     """A graph store in a NebulaGraph space shared by many projects.
 
     Args:
@@ -135,7 +135,7 @@ class NebulaGraphStore(GraphMemory):
         batch_size: Rows per ``INSERT`` / ``DELETE`` / ``FETCH`` statement.
 
     Example:
-        >>> from sagewai.graph import NebulaGraphStore
+        >>> from sagewai.stores import NebulaGraphStore
         >>> store = NebulaGraphStore(addresses=["127.0.0.1:9669"], space="sagewai")
         >>> # await store.setup()  # once, creates the space, tag, edge type and indexes
         >>> graph = store.for_project("demo")

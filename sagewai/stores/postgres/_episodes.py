@@ -46,7 +46,7 @@ def _conditions(where: EpisodeFilter, params: list[Any]) -> str:
     return equal_conditions("e", [(c, getattr(where, c)) for c in columns], params, "$")
 
 
-class PersistentEpisodeStore(EpisodeStoreBase):
+class PostgresEpisodeStore(EpisodeStoreBase):
     """Episodes in PostgreSQL (``pip install "sagewai[postgres]"``).
 
     Args:
@@ -268,5 +268,5 @@ class PersistentEpisodeStore(EpisodeStoreBase):
         return int(status.split()[-1])
 
 
-PostgresEpisodeStore = PersistentEpisodeStore
-"""Episodes on PostgreSQL: the descriptive name of :class:`PersistentEpisodeStore`."""
+PersistentEpisodeStore = PostgresEpisodeStore
+"""The seed's name of :class:`PostgresEpisodeStore` (DESIGN: ``PersistentEpisodeStore(...)``)."""

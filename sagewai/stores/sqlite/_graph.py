@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from sagewai.core._graph_matching import entity_keys
 from sagewai.core._graph_records import Entity, Relation
-from sagewai.stores.base._graph import GraphMemory, GraphWrite
+from sagewai.stores.base._graph import GraphStore, GraphWrite
 from sagewai.stores.base._graph_codec import (
     ENTITY_COLUMNS,
     RELATION_COLUMNS,
@@ -53,7 +53,7 @@ def _marks(n: int) -> str:
     return ", ".join("?" * n)
 
 
-class SqliteGraphStore(GraphMemory):
+class SqliteGraphStore(GraphStore):
     """A graph store in one SQLite file (or in memory with ``":memory:"``).
 
     Args:
@@ -64,7 +64,8 @@ class SqliteGraphStore(GraphMemory):
 
     Example:
         >>> import asyncio, tempfile
-        >>> from sagewai.graph import SqliteGraphStore, Entity
+        >>> from sagewai.stores import SqliteGraphStore
+        >>> from sagewai.graph import Entity
         >>> async def demo(folder: str) -> int:
         ...     async with SqliteGraphStore(folder) as store:
         ...         graph = store.for_project("demo")

@@ -15,7 +15,7 @@ backends::
 
 * :class:`MetadataStoreConformance` for a :class:`~sagewai.stores.MetadataStore`;
 * :class:`VectorStoreConformance` for a :class:`~sagewai.stores.VectorStore`;
-* :class:`GraphStoreConformance` for a :class:`~sagewai.stores.GraphMemory`;
+* :class:`GraphStoreConformance` for a :class:`~sagewai.stores.GraphStore`;
 * :class:`EpisodeStoreConformance` for an :class:`~sagewai.stores.EpisodeStoreBase`.
 
 The suites need ``pytest`` and ``pytest-asyncio``; importing one without them raises

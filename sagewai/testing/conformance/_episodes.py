@@ -22,11 +22,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from sagewai.context.episodes import (
-    EpisodeStoreBase,
-)
 from sagewai.core._conversation import ChatMessage
 from sagewai.errors import InvalidInputError
+from sagewai.stores import EpisodeStoreBase
 from sagewai.testing.conformance._support import async_fixture, mark_async_tests
 
 __all__ = ["EpisodeStoreConformance"]

@@ -23,12 +23,8 @@ import pytest
 from sagewai.core._graph_matching import MAX_MENTION_WORDS
 from sagewai.core._records import Provenance
 from sagewai.errors import IntegrityError, InvalidInputError
-from sagewai.graph import (
-    Entity,
-    GraphMemory,
-    GraphWrite,
-    Relation,
-)
+from sagewai.graph import Entity, Relation
+from sagewai.stores import GraphStore, GraphWrite
 from sagewai.testing.conformance._support import (
     async_fixture,
     mark_async_tests,
@@ -37,7 +33,7 @@ from sagewai.testing.conformance._support import (
 
 __all__ = ["GraphStoreConformance"]
 
-GraphStoreFactory = Callable[[], GraphMemory | Awaitable[GraphMemory]]
+GraphStoreFactory = Callable[[], GraphStore | Awaitable[GraphStore]]
 """Makes a new, empty graph store (not yet opened); it may be a coroutine function."""
 
 P1, P2 = "proj-1", "proj-2"
@@ -78,7 +74,7 @@ def relation(
 # --------------------------------------------------------------------------- traversal
 
 
-async def _chain(store: GraphMemory) -> list[Entity]:
+async def _chain(store: GraphStore) -> list[Entity]:
     """a -> b -> c -> d, and a -> e with an ended relation."""
     a, b, c, d, e = (entity(n) for n in "ABCDE")
     await store.upsert_entities(P1, [a, b, c, d, e])
@@ -104,14 +100,14 @@ class GraphStoreConformance:
         raise NotImplementedError("override the make_store fixture to return a store factory")
 
     @async_fixture
-    async def store(self, make_store: GraphStoreFactory) -> AsyncIterator[GraphMemory]:
+    async def store(self, make_store: GraphStoreFactory) -> AsyncIterator[GraphStore]:
         """A fresh, empty, open store from :meth:`make_store`, closed after the test."""
         async with opened(make_store()) as store:
             yield store
 
     # --------------------------------------------------------------------------- round trips
 
-    async def test_entity_round_trip_keeps_every_field(self, store: GraphMemory) -> None:
+    async def test_entity_round_trip_keeps_every_field(self, store: GraphStore) -> None:
         ana = entity(
             "Ana Lima",
             label="person",
@@ -125,7 +121,7 @@ class GraphStoreConformance:
 
     @pytest.mark.parametrize("name", HOSTILE_NAMES)
     async def test_hostile_names_round_trip_and_are_found(
-        self, store: GraphMemory, name: str
+        self, store: GraphStore, name: str
     ) -> None:
         hostile = entity(name, label=name, aliases=(name + " alias",))
         plain = entity("Plain")
@@ -141,7 +137,7 @@ class GraphStoreConformance:
         assert stored.session_ids == ("s'1\"\\",)
         assert (await store.counts(P1)).entities == 2
 
-    async def test_relation_round_trip_keeps_validity_and_sources(self, store: GraphMemory) -> None:
+    async def test_relation_round_trip_keeps_validity_and_sources(self, store: GraphStore) -> None:
         ana, acme = entity("Ana"), entity("Acme")
         await store.upsert_entities(P1, [ana, acme])
         closed = relation(
@@ -159,7 +155,7 @@ class GraphStoreConformance:
         assert await store.relations(P1, valid_at=T0 + timedelta(days=1)) == [closed]
         assert await store.relations(P1, valid_at=T0 + timedelta(days=4)) == []
 
-    async def test_upsert_replaces_by_id_and_reindexes_names(self, store: GraphMemory) -> None:
+    async def test_upsert_replaces_by_id_and_reindexes_names(self, store: GraphStore) -> None:
         ana = entity("Ana")
         await store.upsert_entity(P1, ana)
         renamed = ana.model_copy(update={"name": "Joana", "aliases": ("Jo",)})
@@ -168,7 +164,7 @@ class GraphStoreConformance:
         assert await store.entities_named(P1, "Ana") == []
         assert await store.entities_named(P1, "jo") == [renamed]
 
-    async def test_relation_needs_both_ends_in_the_project(self, store: GraphMemory) -> None:
+    async def test_relation_needs_both_ends_in_the_project(self, store: GraphStore) -> None:
         ana, elsewhere = entity("Ana"), entity("Acme", project=P2)
         await store.upsert_entity(P1, ana)
         await store.upsert_entity(P2, elsewhere)
@@ -177,20 +173,20 @@ class GraphStoreConformance:
             await store.upsert_relation(P1, cross)
         assert await store.relations(P1) == []
 
-    async def test_a_batch_is_all_or_nothing(self, store: GraphMemory) -> None:
+    async def test_a_batch_is_all_or_nothing(self, store: GraphStore) -> None:
         good, foreign = entity("Good"), entity("Foreign", project=P2)
         with pytest.raises(InvalidInputError):
             await store.apply(GraphWrite(P1, put_entities=[good, foreign]))
         assert await store.entities(P1) == []
         assert await store.entities(P2) == []
 
-    async def test_a_view_refuses_another_projects_write(self, store: GraphMemory) -> None:
+    async def test_a_view_refuses_another_projects_write(self, store: GraphStore) -> None:
         with pytest.raises(InvalidInputError):
             await store.for_project(P1).apply(GraphWrite(P2, put_entities=[entity("X", P2)]))
 
     # --------------------------------------------------------------------------- isolation
 
-    async def test_projects_never_see_each_other(self, store: GraphMemory) -> None:
+    async def test_projects_never_see_each_other(self, store: GraphStore) -> None:
         shared_id = "same-id"
         mine = entity("Ana", id=shared_id)
         theirs = entity("Ana", project=P2, id=shared_id, label="robot")
@@ -219,7 +215,7 @@ class GraphStoreConformance:
 
     async def test_find_entities_is_word_bounded_case_insensitive_longest_first(
         self,
-        store: GraphMemory,
+        store: GraphStore,
     ) -> None:
         bob = entity("Bob", aliases=("Robert",))
         smith = entity("Alice Smith")
@@ -234,7 +230,7 @@ class GraphStoreConformance:
         assert await store.find_entities(P1, "Bobby and Alicesmith") == []
         assert await store.find_entities(P1, "") == []
 
-    async def test_search_entities_exact_then_partial(self, store: GraphMemory) -> None:
+    async def test_search_entities_exact_then_partial(self, store: GraphStore) -> None:
         berlin, berliner, other = entity("Berlin"), entity("Berliner Dom"), entity("Paris")
         await store.upsert_entities(P1, [berlin, berliner, other])
         assert [e.name for e in await store.search_entities(P1, "berlin")] == [
@@ -244,7 +240,7 @@ class GraphStoreConformance:
         assert [e.name for e in await store.search_entities(P1, "BERLIN", limit=1)] == ["Berlin"]
         assert await store.search_entities(P1, "tokyo") == []
 
-    async def test_neighbours_by_depth_with_provenance(self, store: GraphMemory) -> None:
+    async def test_neighbours_by_depth_with_provenance(self, store: GraphStore) -> None:
         a, b, c, _, e = await _chain(store)
         one = await store.neighbours(P1, a.id, depth=1)
         assert one.center == a
@@ -264,7 +260,7 @@ class GraphStoreConformance:
             await store.neighbours(P1, "missing", depth=1)
         assert e.id not in {x.id for x in two.entities}
 
-    async def test_paths_shortest_first_within_depth(self, store: GraphMemory) -> None:
+    async def test_paths_shortest_first_within_depth(self, store: GraphStore) -> None:
         a, b, c, d, e = await _chain(store)
         shortcut = relation(a, "invested_in", c)
         await store.upsert_relation(P1, shortcut)
@@ -284,7 +280,7 @@ class GraphStoreConformance:
 
     async def test_delete_subject_removes_entity_and_its_edges_by_name_or_alias(
         self,
-        store: GraphMemory,
+        store: GraphStore,
     ) -> None:
         a, b, c, _, _ = await _chain(store)
         await store.upsert_entity(P1, b.model_copy(update={"aliases": ("Bee",)}))
@@ -298,7 +294,7 @@ class GraphStoreConformance:
 
     async def test_delete_session_removes_only_what_only_that_session_said(
         self,
-        store: GraphMemory,
+        store: GraphStore,
     ) -> None:
         ana = entity("Ana", session_ids=("s1",))
         lisbon = entity("Lisbon", session_ids=("s1",))
@@ -330,19 +326,19 @@ class GraphStoreConformance:
         assert await store.get_entity(P1, tea.id) is None  # only s1 and s2 ever named it
         assert await store.get_entity(P1, ana.id) is not None  # it lost s1 earlier while linked
 
-    async def test_delete_project_reports_counts(self, store: GraphMemory) -> None:
+    async def test_delete_project_reports_counts(self, store: GraphStore) -> None:
         await _chain(store)
         report = await store.delete_project(P1)
         assert (report.entities_deleted, report.relations_deleted) == (5, 4)
         assert (await store.counts(P1)).entities == 0
         assert await store.relations(P1) == []
 
-    async def test_counts(self, store: GraphMemory) -> None:
+    async def test_counts(self, store: GraphStore) -> None:
         await _chain(store)
         counts = await store.counts(P1)
         assert (counts.entities, counts.relations, counts.active_relations) == (5, 4, 3)
 
-    async def test_project_view_has_the_same_operations(self, store: GraphMemory) -> None:
+    async def test_project_view_has_the_same_operations(self, store: GraphStore) -> None:
         graph = store.for_project(P1)
         ana = await graph.upsert_entity(entity("Ana"))
         acme = await graph.upsert_entity(entity("Acme"))
