@@ -116,7 +116,8 @@ STORES = [
     "SqliteGraphStore",
     "SqliteMetadataStore",
     "VectorStore",
-    "resolve_stores"]
+    "resolve_stores",
+]
 
 
 def test_stores_export_every_backend() -> None:
@@ -185,7 +186,7 @@ CORE = [
     "normalize_predicate",
     "relation_predicate",
     "utcnow",
-    "validate_identifier"
+    "validate_identifier",
 ]
 
 

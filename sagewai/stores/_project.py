@@ -121,11 +121,11 @@ class ProjectStores:
         (whole sessions); see :mod:`sagewai.stores._local`. Nothing is opened or created by
         this call: the folder is made on first open, and reopening it finds everything again.
         """
-        from sagewai.stores.sqlite._metadata import SqliteMetadataStore
         from sagewai.stores._local import LocalLayout
         from sagewai.stores.qdrant._edge import QdrantEdgeVectorStore
         from sagewai.stores.sqlite._episodes import SqliteEpisodeStore
         from sagewai.stores.sqlite._graph import SqliteGraphStore
+        from sagewai.stores.sqlite._metadata import SqliteMetadataStore
 
         layout = LocalLayout(Path(path))
         embedder = _default_embedder(embedder)
