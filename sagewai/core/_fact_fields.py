@@ -30,7 +30,7 @@ class FactFields(TypedDict, total=False):
     """
 
     fact_type: FactType | str
-    """``decision | preference | event | action | general`` (default ``general``)."""
+    """What kind of statement it is, a :class:`~sagewai.FactType` (default ``general``)."""
     scope: ContextScope | str | None
     """USER when a ``user_id`` is given, else PROJECT; ``"session"`` keeps it session-local."""
     user_id: str | None

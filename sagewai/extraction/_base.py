@@ -97,7 +97,7 @@ class ExtractedFact(BaseModel):
     Attributes:
         content: A self-contained sentence, first person resolved ("Alice moved to Berlin last
             month (2024-02)"); exact values appear in it verbatim.
-        fact_type: decision, preference, event, action or general.
+        fact_type: What kind of statement it is (a :class:`~sagewai.FactType`).
         confidence: How likely the fact is correct and worth keeping, in ``[0, 1]``; the rule
             extractor's values are calibrated on a labelled set (see ``docs/extraction.md``).
         subject: Who or what the fact is about ("Alice", "Alice's sister", "the staging database").
