@@ -25,7 +25,13 @@ from sagewai.context._access import StoreAccess
 from sagewai.context._episode_access import EpisodeAccess
 from sagewai.context._forgetting import delete_records
 from sagewai.context._ranking import SearchConfig
-from sagewai.context._search import MAX_QUERY_CHARS, MAX_TOP_K, SEARCHABLE, Searcher
+from sagewai.context._search import (
+    MAX_QUERY_CHARS,
+    MAX_TOP_K,
+    SEARCHABLE,
+    Searcher,
+    SearchRequest,
+)
 from sagewai.core import _lifecycle as lifecycle
 from sagewai.core._arguments import check_flag, check_int, check_scope, enum_values, string_list
 from sagewai.core._chunking import chunk_text
@@ -541,7 +547,8 @@ class ContextEngine(Resource):
             InvalidInputError: empty or oversized query, bad ``top_k``.
             ScopeError: a scope named without its identifier.
         """
-        return await self._searcher.search(
+        request = SearchRequest.of(
+            self._access,
             query,
             top_k,
             scope=scope,
@@ -554,8 +561,9 @@ class ContextEngine(Resource):
             as_of=as_of,
             graph_hops=graph_hops,
             min_score=min_score,
-            search_config=search_config,
+            config=search_config or self._searcher.config,
         )
+        return await self._searcher.search(request)
 
     async def history(self, fact_id: str) -> builtins.list[FactChange]:
         """Every recorded change of this fact, oldest first (a tombstone after deletion)."""

@@ -1,9 +1,10 @@
 """Hybrid search: :class:`Searcher`, the body of :meth:`ContextEngine.search`.
 
-A search is six steps, each a method of :class:`Searcher` (``docs/architecture.md`` draws them):
+A search is six steps (``docs/architecture.md`` draws them), the first building a
+:class:`SearchRequest`, the others methods of :class:`Searcher`:
 
-1. ``_request``: the arguments checked, the scope's readable keys, the store filters, the query
-   analysed once (:mod:`sagewai.context._query`);
+1. :meth:`SearchRequest.of`: the arguments checked, the scope's readable keys, the store
+   filters, the query analysed once (:mod:`sagewai.context._query`);
 2. ``_candidates``: the keyword index and the dense index side by side, the graph's bonus with
    ``graph_hops`` (:mod:`sagewai.context._graph_expansion`), every hit read back and re-checked
    against the truth;
@@ -61,7 +62,14 @@ if TYPE_CHECKING:
     from sagewai.core._port import MemoryPort
     from sagewai.stores.base._graph import ProjectGraph
 
-__all__ = ["AS_OF_STATUSES", "MAX_QUERY_CHARS", "MAX_TOP_K", "SEARCHABLE", "Searcher"]
+__all__ = [
+    "AS_OF_STATUSES",
+    "MAX_QUERY_CHARS",
+    "MAX_TOP_K",
+    "SEARCHABLE",
+    "SearchRequest",
+    "Searcher",
+]
 
 MAX_QUERY_CHARS = 4_000
 MAX_TOP_K = 1_000
@@ -103,8 +111,8 @@ def _record_hits(hits: Sequence[VectorHit], piece_weight: float) -> list[VectorH
 
 
 @dataclass(frozen=True, slots=True)
-class _Request:
-    """One search, checked: what to find, where to look, how to rank."""
+class SearchRequest:
+    """One search, checked: what to find, where to look, how to rank (built by :meth:`of`)."""
 
     text: str
     top_k: int
@@ -116,6 +124,79 @@ class _Request:
     graph_hops: int
     as_of: datetime | None
     min_score: float | None
+
+    @classmethod
+    def of(
+        cls,
+        port: MemoryPort,
+        query: str,
+        top_k: int,
+        *,
+        scope: ContextScope | str | None,
+        user_id: str | None,
+        session_id: str | None,
+        fact_types: Sequence[FactType | str] | None,
+        kinds: Sequence[FactKind | str] | None,
+        tags: Sequence[str] | None,
+        statuses: Sequence[FactStatus | str] | None,
+        as_of: datetime | None,
+        graph_hops: int,
+        min_score: float | None,
+        config: SearchConfig,
+    ) -> SearchRequest:
+        """Step 1: the arguments checked, the scope's filters built, the query analysed once.
+
+        Raises:
+            InvalidInputError: empty or oversized query, bad ``top_k`` or filters.
+            ScopeError: a scope named without its identifier.
+        """
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidInputError("the search query must be non-empty text")
+        query = clean_text(query)
+        if len(query) > MAX_QUERY_CHARS:
+            raise InvalidInputError(f"the search query is longer than {MAX_QUERY_CHARS} characters")
+        check_int(top_k, "top_k", low=1, high=MAX_TOP_K)
+        check_int(graph_hops, "graph_hops", low=0, high=2)
+        if min_score is not None:
+            check_number(min_score, "min_score")
+        as_of = aware_time(as_of, "as_of")
+        fact_types = enum_values(fact_types, FactType, "fact_types")
+        kinds = enum_values(kinds, FactKind, "kinds")
+        statuses = enum_values(statuses, FactStatus, "statuses")
+        tags = string_list(tags, "tags")
+        address = port.address(scope, user_id=user_id, session_id=session_id)
+        if statuses is None:
+            statuses = AS_OF_STATUSES if as_of is not None else SEARCHABLE
+        fact_query = FactQuery(
+            project_id=port.project_id,
+            scope_keys=address.readable_keys(),
+            statuses=tuple(FactStatus(s) for s in statuses),
+            kinds=None if kinds is None else tuple(FactKind(k) for k in kinds),
+            fact_types=None if fact_types is None else tuple(FactType(t) for t in fact_types),
+            tags_any=None if tags is None else tuple(tags),
+            valid_at=as_of,
+        )
+        vector_filter = VectorFilter.for_types(
+            fact_query.scope_keys or (),
+            statuses=fact_query.statuses,
+            kinds=fact_query.kinds,
+            fact_types=fact_query.fact_types,
+            tags_any=fact_query.tags_any,
+            valid_at=as_of,
+        )
+        return cls(
+            text=query,
+            top_k=top_k,
+            fact_query=fact_query,
+            vector_filter=vector_filter,
+            analysis=analyse_query(query, strip_stopwords=config.strip_stopwords),
+            config=config,
+            # Grouping by source folds several records into one result: fetch enough for top_k.
+            pool=max(config.candidates, 2 * top_k if config.group_by_source else top_k),
+            graph_hops=graph_hops,
+            as_of=as_of,
+            min_score=min_score,
+        )
 
 
 @dataclass(slots=True)
@@ -149,43 +230,8 @@ class Searcher:
         """Whether a search has met a long record's piece among its dense hits: from then on
         every search asks the dense index for twice its pool (see :meth:`_dense`)."""
 
-    async def search(
-        self,
-        query: str,
-        top_k: int = 5,
-        *,
-        scope: ContextScope | str | None = None,
-        user_id: str | None = None,
-        session_id: str | None = None,
-        fact_types: Sequence[FactType | str] | None = None,
-        kinds: Sequence[FactKind | str] | None = None,
-        tags: Sequence[str] | None = None,
-        statuses: Sequence[FactStatus | str] | None = None,
-        as_of: datetime | None = None,
-        graph_hops: int = 0,
-        min_score: float | None = None,
-        search_config: SearchConfig | None = None,
-    ) -> list[SearchResult]:
-        """Answer :meth:`ContextEngine.search <sagewai.context._engine.ContextEngine.search>`.
-
-        The arguments are documented on the engine's method, which delegates here; the steps
-        are the module's.
-        """
-        request = self._request(
-            query,
-            top_k,
-            scope=scope,
-            user_id=user_id,
-            session_id=session_id,
-            fact_types=fact_types,
-            kinds=kinds,
-            tags=tags,
-            statuses=statuses,
-            as_of=as_of,
-            graph_hops=graph_hops,
-            min_score=min_score,
-            config=search_config or self.config,
-        )
+    async def search(self, request: SearchRequest) -> list[SearchResult]:
+        """Answer a checked search (see the module for the steps)."""
         found = await self._candidates(request)  # both indexes, the graph, re-checked
         ranked = self._rank(request, found)  # fused evidence and bonuses
         ranked = await self._with_neighbours(request, found, ranked)  # turns next to the best
@@ -193,78 +239,7 @@ class Searcher:
         self._mark_read(request, results, found.now)  # recent use slows decay
         return results
 
-    def _request(
-        self,
-        query: str,
-        top_k: int,
-        *,
-        scope: ContextScope | str | None,
-        user_id: str | None,
-        session_id: str | None,
-        fact_types: Sequence[FactType | str] | None,
-        kinds: Sequence[FactKind | str] | None,
-        tags: Sequence[str] | None,
-        statuses: Sequence[FactStatus | str] | None,
-        as_of: datetime | None,
-        graph_hops: int,
-        min_score: float | None,
-        config: SearchConfig,
-    ) -> _Request:
-        """The arguments checked, the scope's filters built and the query analysed once.
-
-        Raises:
-            InvalidInputError: empty or oversized query, bad ``top_k`` or filters.
-            ScopeError: a scope named without its identifier.
-        """
-        if not isinstance(query, str) or not query.strip():
-            raise InvalidInputError("the search query must be non-empty text")
-        query = clean_text(query)
-        if len(query) > MAX_QUERY_CHARS:
-            raise InvalidInputError(f"the search query is longer than {MAX_QUERY_CHARS} characters")
-        check_int(top_k, "top_k", low=1, high=MAX_TOP_K)
-        check_int(graph_hops, "graph_hops", low=0, high=2)
-        if min_score is not None:
-            check_number(min_score, "min_score")
-        as_of = aware_time(as_of, "as_of")
-        fact_types = enum_values(fact_types, FactType, "fact_types")
-        kinds = enum_values(kinds, FactKind, "kinds")
-        statuses = enum_values(statuses, FactStatus, "statuses")
-        tags = string_list(tags, "tags")
-        address = self.port.address(scope, user_id=user_id, session_id=session_id)
-        if statuses is None:
-            statuses = AS_OF_STATUSES if as_of is not None else SEARCHABLE
-        fact_query = FactQuery(
-            project_id=self.port.project_id,
-            scope_keys=address.readable_keys(),
-            statuses=tuple(FactStatus(s) for s in statuses),
-            kinds=None if kinds is None else tuple(FactKind(k) for k in kinds),
-            fact_types=None if fact_types is None else tuple(FactType(t) for t in fact_types),
-            tags_any=None if tags is None else tuple(tags),
-            valid_at=as_of,
-        )
-        vector_filter = VectorFilter.for_types(
-            fact_query.scope_keys or (),
-            statuses=fact_query.statuses,
-            kinds=fact_query.kinds,
-            fact_types=fact_query.fact_types,
-            tags_any=fact_query.tags_any,
-            valid_at=as_of,
-        )
-        return _Request(
-            text=query,
-            top_k=top_k,
-            fact_query=fact_query,
-            vector_filter=vector_filter,
-            analysis=analyse_query(query, strip_stopwords=config.strip_stopwords),
-            config=config,
-            # Grouping by source folds several records into one result: fetch enough for top_k.
-            pool=max(config.candidates, 2 * top_k if config.group_by_source else top_k),
-            graph_hops=graph_hops,
-            as_of=as_of,
-            min_score=min_score,
-        )
-
-    async def _candidates(self, request: _Request) -> _Candidates:
+    async def _candidates(self, request: SearchRequest) -> _Candidates:
         """Both indexes' hits (and the graph's bonus), read back and re-checked."""
         # The keyword index and the dense path (embed, then search) run side by side; the keyword
         # side reads its hits' records as it goes. It starts first: its store reads in a thread of
@@ -301,7 +276,7 @@ class Searcher:
             now=utcnow(),
         )
 
-    async def _dense(self, request: _Request) -> tuple[Vector, list[VectorHit]]:
+    async def _dense(self, request: SearchRequest) -> tuple[Vector, list[VectorHit]]:
         """The query's vector and the dense index's hits, one per record, best first."""
         vector = await self.port.embedder.embed_query(request.text)
         pool, where, weight = request.pool, request.vector_filter, request.config.piece_weight
@@ -323,7 +298,7 @@ class Searcher:
 
     def _rank(
         self,
-        request: _Request,
+        request: SearchRequest,
         found: _Candidates,
         extra_dense: Mapping[str, float] | None = None,
     ) -> list[RankedCandidate]:
@@ -340,7 +315,7 @@ class Searcher:
         )
 
     async def _with_neighbours(
-        self, request: _Request, found: _Candidates, ranked: list[RankedCandidate]
+        self, request: SearchRequest, found: _Candidates, ranked: list[RankedCandidate]
     ) -> list[RankedCandidate]:
         """The ranking again, with the turns next to the best candidates in their sessions.
 
@@ -381,7 +356,7 @@ class Searcher:
         found.facts.update((fact.id, fact) for fact in neighbours if fact.id in extra)
         return self._rank(request, found, extra)
 
-    def _results(self, request: _Request, ranked: list[RankedCandidate]) -> list[SearchResult]:
+    def _results(self, request: SearchRequest, ranked: list[RankedCandidate]) -> list[SearchResult]:
         """One result per source (a message with the facts drawn from it), ``top_k`` of them."""
         config = request.config
         if config.group_by_source:
@@ -407,7 +382,9 @@ class Searcher:
             if request.min_score is None or group.score >= request.min_score
         ]
 
-    def _mark_read(self, request: _Request, results: Sequence[SearchResult], now: datetime) -> None:
+    def _mark_read(
+        self, request: SearchRequest, results: Sequence[SearchResult], now: datetime
+    ) -> None:
         """Stamp the results' own records as read (a search of the past stamps nothing)."""
         if not results or not request.config.track_access or request.as_of is not None:
             return

@@ -117,30 +117,41 @@ class RecordBuilder:
             split: dict[str, JsonValue] = (
                 {"part": part, "parts": len(parts)} if len(parts) > 1 else {}
             )
-            try:
-                out.append(
-                    Fact(
-                        id=message_record_id(
-                            self.project_id, turn.session_id, turn.message_id, part
-                        ),
-                        project_id=self.project_id,
-                        org_id=self.org_id,
-                        scope=self.scope_of(turn),
-                        user_id=turn.user_id,
-                        session_id=turn.session_id,
-                        kind=FactKind.MESSAGE,
-                        content=content,
-                        tags=turn.tags,
-                        metadata={**split, **reply},
-                        sources=(source,),
-                        created_at=min(turn.timestamp, utcnow()),
-                        valid_from=turn.timestamp,
-                    )
-                )
-            except (ValidationError, ValueError) as exc:
-                self.stats.facts_invalid += 1
-                logger.warning("message %s could not be stored verbatim: %s", turn.message_id, exc)
+            record_id = message_record_id(self.project_id, turn.session_id, turn.message_id, part)
+            record = self._message(turn, record_id, content, {**split, **reply}, source)
+            if record is not None:
+                out.append(record)
         return out
+
+    def _message(
+        self,
+        turn: BridgeTurn,
+        record_id: str,
+        content: str,
+        metadata: dict[str, JsonValue],
+        source: Provenance,
+    ) -> Fact | None:
+        """A record of kind ``message`` drawn from ``turn`` (``None``, counted, when invalid)."""
+        try:
+            return Fact(
+                id=record_id,
+                project_id=self.project_id,
+                org_id=self.org_id,
+                scope=self.scope_of(turn),
+                user_id=turn.user_id,
+                session_id=turn.session_id,
+                kind=FactKind.MESSAGE,
+                content=content,
+                tags=turn.tags,
+                metadata=metadata,
+                sources=(source,),
+                created_at=min(turn.timestamp, utcnow()),
+                valid_from=turn.timestamp,
+            )
+        except (ValidationError, ValueError) as exc:
+            self.stats.facts_invalid += 1
+            logger.warning("message %s: a record could not be built: %s", turn.message_id, exc)
+            return None
 
     def context(self, turn: BridgeTurn, previous: Said | None) -> Fact | None:
         """The message with the end of the turn before it: what it answers or refers to.
@@ -170,26 +181,8 @@ class RecordBuilder:
         metadata: dict[str, JsonValue] = {CONTEXT_MARK: len(before) + 1}
         if turn.message.role == "assistant":
             metadata[REPLY_MARK] = True
-        try:
-            return Fact(
-                id=context_record_id(self.project_id, turn.session_id, turn.message_id),
-                project_id=self.project_id,
-                org_id=self.org_id,
-                scope=self.scope_of(turn),
-                user_id=turn.user_id,
-                session_id=turn.session_id,
-                kind=FactKind.MESSAGE,
-                content=f"{before}\n{text}",
-                tags=turn.tags,
-                metadata=metadata,
-                sources=(source,),
-                created_at=min(turn.timestamp, utcnow()),
-                valid_from=turn.timestamp,
-            )
-        except (ValidationError, ValueError) as exc:
-            self.stats.facts_invalid += 1
-            logger.warning("message %s has no context record: %s", turn.message_id, exc)
-            return None
+        record_id = context_record_id(self.project_id, turn.session_id, turn.message_id)
+        return self._message(turn, record_id, f"{before}\n{text}", metadata, source)
 
     def candidates(
         self,
