@@ -13,8 +13,9 @@ from sagewai.context._ranking import (
     group_by_source,
     is_context_record,
 )
-from sagewai.context.bridge._turns import context_prefix, context_record_id
+from sagewai.context.bridge._turns import context_prefix
 from sagewai.core._conversation import Conversation
+from sagewai.core._ids import context_record_id
 from sagewai.core._records import Fact, FactKind, Provenance
 from sagewai.errors import ConfigurationError
 from sagewai.extraction._rules import RuleBasedFactExtractor

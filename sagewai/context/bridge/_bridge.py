@@ -48,7 +48,6 @@ from sagewai.context.bridge._sessions import Sessions
 from sagewai.context.bridge._settings import BridgeOptions, BridgeSettings
 from sagewai.context.bridge._stages import ExtractStage, RecordStage
 from sagewai.context.bridge._turns import (
-    FACT_NAMESPACE,
     RECORD_DRAIN,
     BridgeStats,
     BridgeTurn,
@@ -56,6 +55,7 @@ from sagewai.context.bridge._turns import (
 )
 from sagewai.context.bridge._workers import BackgroundWorkers
 from sagewai.core._conversation import Conversation, MessageLike
+from sagewai.core._ids import FACT_NAMESPACE
 from sagewai.core._records import Fact, new_id
 from sagewai.errors import ConfigurationError
 from sagewai.extraction._base import ExtractedFact, FactExtractor

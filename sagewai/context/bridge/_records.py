@@ -30,11 +30,9 @@ from sagewai.context.bridge._turns import (
     BridgeStats,
     BridgeTurn,
     context_prefix,
-    context_record_id,
-    fact_id_for,
-    message_record_id,
 )
 from sagewai.core import _records as records
+from sagewai.core._ids import context_record_id, fact_id_for, message_record_id
 from sagewai.core._records import Fact, FactKind, Provenance, utcnow
 from sagewai.core._scope import ContextScope
 from sagewai.extraction._base import ExtractedFact, ExtractionContext

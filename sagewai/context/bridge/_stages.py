@@ -30,8 +30,8 @@ from sagewai.context.bridge._turns import (
     BridgeStats,
     BridgeTurn,
     PendingTurn,
-    message_record_id,
 )
+from sagewai.core._ids import message_record_id
 from sagewai.core._port import MemoryPort
 from sagewai.core._records import Fact
 from sagewai.errors import InvalidInputError, SagewaiRuntimeError

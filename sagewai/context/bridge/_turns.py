@@ -1,10 +1,10 @@
-"""What the bridge keeps about a message: its deterministic ids, the accepted turn (what the
-journal holds), the recorded turn waiting for extraction, and the bridge's counters.
+"""What the bridge keeps about a message: the accepted turn (what the journal holds), the
+recorded turn waiting for extraction, and the bridge's counters. The records' deterministic ids
+are in :mod:`sagewai.core._ids`.
 """
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -21,10 +21,8 @@ if TYPE_CHECKING:
     )
 
 
-FACT_NAMESPACE = uuid.UUID("6f1c1f4e-8a43-5b0e-9d52-2f0f3c1d7a10")
 EXTRACTION_ROLES = {"user", "assistant", "system", "tool"}
 ROLE_FOR_EXTRACTION = {"developer": "system", "function": "tool"}
-MESSAGE_NAMESPACE = uuid.UUID("3a7e9c14-52d8-5b6f-8e01-9d4c2b7f6a53")
 MAX_SESSIONS = 10_000
 RETRY_DELAYS = (0.1, 0.5, 2.0)
 MODEL_FACT_INDEX = 1000
@@ -33,48 +31,10 @@ SIBLING_JOURNALS = 8
 RECORD_DRAIN = 256
 
 
-def fact_id_for(project_id: str, session_id: str, message_id: str, index: int) -> str:
-    """The deterministic id of the ``index``-th fact extracted from one message.
-
-    Replaying a message gives the same ids, so a replay upserts instead of duplicating.
-
-    Example:
-        >>> fact_id_for("p", "s1", "m1", 0) == fact_id_for("p", "s1", "m1", 0)
-        True
-    """
-    name = "\x1f".join((project_id, session_id, message_id, str(index)))
-    return str(uuid.uuid5(FACT_NAMESPACE, name))
-
-
-def message_record_id(project_id: str, session_id: str, message_id: str, part: int = 0) -> str:
-    """The deterministic id of the verbatim record of one message (``part`` of a long one).
-
-    The facts drawn from the message carry the same ``session_id`` and
-    ``sources[0].message_id``, so a reader finds a fact's message with this id.
-
-    Example:
-        >>> message_record_id("p", "s1", "m1") == message_record_id("p", "s1", "m1")
-        True
-    """
-    name = "\x1f".join((project_id, session_id, message_id, str(part)))
-    return str(uuid.uuid5(MESSAGE_NAMESPACE, name))
-
-
 CONTEXT_MESSAGE_CHARS = 1000
 """Messages up to this long get a context record (the end of the turn before them)."""
 CONTEXT_PREFIX_CHARS = 300
 """How much of the turn before a message its context record carries (its end, cut at a word)."""
-
-
-def context_record_id(project_id: str, session_id: str, message_id: str) -> str:
-    """The deterministic id of a message's context record (the message with the turn before).
-
-    Example:
-        >>> context_record_id("p", "s1", "m1") != message_record_id("p", "s1", "m1")
-        True
-    """
-    name = "\x1f".join((project_id, session_id, message_id, "context"))
-    return str(uuid.uuid5(MESSAGE_NAMESPACE, name))
 
 
 def context_prefix(previous: str, limit: int = CONTEXT_PREFIX_CHARS) -> str:
