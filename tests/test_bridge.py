@@ -8,8 +8,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from sagewai.context import MemoryBridge, fact_id_for
+from sagewai.context import MemoryBridge
 from sagewai.context.episodes import EpisodeStore
+from sagewai.core import fact_id_for
 from sagewai.core._conversation import ChatMessage, Conversation
 from sagewai.core._records import FactStatus, FactType
 from sagewai.core._scope import ContextScope

@@ -21,8 +21,9 @@ from pathlib import Path
 import pytest
 
 from sagewai import ContextEngine, UniversalAgent
-from sagewai.context import MemoryBridge, message_record_id
+from sagewai.context import MemoryBridge
 from sagewai.context._ranking import is_context_record
+from sagewai.core import message_record_id
 from sagewai.core._records import FactKind, FactStatus
 from sagewai.intelligence import (
     HybridFactExtractor,

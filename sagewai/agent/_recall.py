@@ -350,7 +350,7 @@ class MemoryRecaller:
                     quotes.setdefault(key, verbatim(record).content)
         missing = [key for key in keys if key not in quotes]
         if missing:
-            from sagewai.context import message_record_id
+            from sagewai.core._ids import message_record_id
 
             project = self.engine.project_id
             ids = {message_record_id(project, s, m): (s, m) for s, m in missing}

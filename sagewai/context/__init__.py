@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from sagewai.context.bridge._bridge import MemoryBridge
     from sagewai.context.bridge._settings import BridgeOptions, BridgeSettings
     from sagewai.context.bridge._turns import BridgeStats, BridgeTurn
-    from sagewai.core._ids import fact_id_for, message_record_id
 
 __all__ = [
     "BridgeOptions",
@@ -30,8 +29,6 @@ __all__ = [
     "BridgeTurn",
     "ContextEngine",
     "MemoryBridge",
-    "fact_id_for",
-    "message_record_id",
 ]
 
 _LAZY = {
@@ -41,8 +38,6 @@ _LAZY = {
     "BridgeTurn": "sagewai.context.bridge._turns",
     "ContextEngine": "sagewai.context._engine",
     "MemoryBridge": "sagewai.context.bridge._bridge",
-    "fact_id_for": "sagewai.core._ids",
-    "message_record_id": "sagewai.core._ids",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

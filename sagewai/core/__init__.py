@@ -30,6 +30,7 @@ from sagewai._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from sagewai.core._conversation import ChatMessage, Conversation, MessageLike
+    from sagewai.core._ids import context_record_id, fact_id_for, message_record_id
     from sagewai.core._lifecycle import Transition
     from sagewai.core._port import BatchQueue, MemoryPort
     from sagewai.core._predicates import (
@@ -70,8 +71,11 @@ __all__ = [
     "WriteBatch",
     "clean_json",
     "clean_text",
+    "context_record_id",
+    "fact_id_for",
     "is_single_valued",
     "keyword_terms",
+    "message_record_id",
     "new_id",
     "normalize_predicate",
     "relation_predicate",
@@ -80,6 +84,9 @@ __all__ = [
 ]
 
 _LAZY = {
+    "context_record_id": "sagewai.core._ids",
+    "fact_id_for": "sagewai.core._ids",
+    "message_record_id": "sagewai.core._ids",
     "BatchQueue": "sagewai.core._port",
     "ChangeQuery": "sagewai.core._queries",
     "ChatMessage": "sagewai.core._conversation",

@@ -196,7 +196,7 @@ class ScopedMemory:
                 text, user_id=user, session_id=session_id, fact_type=fact_type, subject=subject
             )
             return {"mode": mode, "stored": [fact_view(fact)]}
-        from sagewai.context import fact_id_for
+        from sagewai.core._ids import fact_id_for
 
         session_id = session_id or f"mcp-{user}"
         message_id = new_id()
