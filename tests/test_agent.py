@@ -104,7 +104,7 @@ async def test_a_changed_preference_is_recalled_as_changed(engine: ContextEngine
     assert any("espresso" in line for line in now_true)
     assert not any("green tea" in line for line in now_true)  # the old value is not current
     changed = [line for line in after if "espresso" in line]
-    assert "previously: The user's favourite drink is green tea" in changed[0]
+    assert "was: The user's favourite drink is green tea" in changed[0]
     old = await engine.list(user_id="ana", statuses=[FactStatus.SUPERSEDED])
     assert [f.object for f in old] == ["green tea"]
 

@@ -97,7 +97,7 @@ async def test_the_offline_stand_in_answers_from_the_block_it_is_shown() -> None
             MemoryItem(
                 FACTS,
                 "[m2] The user's favourite drink is espresso. (preference; since 2024-06-01; "
-                "previously: The user's favourite drink is green tea.)",
+                "was: The user's favourite drink is green tea. until 2024-06-01)",
                 "b",
             ),
         ],

@@ -36,8 +36,8 @@ MESSAGES = "messages"
 GRAPH = "graph"
 EPISODES = "episodes"
 SECTION_TITLES = {
-    FACTS: "Facts (current values; 'previously' = no longer true; 'said' = the turn it came from):",
-    MESSAGES: "Said in earlier turns (verbatim; may be outdated):",
+    FACTS: "Facts (current values; 'was' = no longer true; 'said' = the turn it came from):",
+    MESSAGES: "Said in earlier turns (verbatim; 'changed' = no longer true):",
     GRAPH: "Knowledge graph (about the names in the message):",
     EPISODES: "Past conversations (summaries; may be outdated):",
 }

@@ -34,7 +34,14 @@ from sagewai.agent._memory_block import (
     clean_text,
     day,
 )
-from sagewai.core._records import ChangeAction, Fact, FactKind, FactStatus, SearchResult
+from sagewai.core._records import (
+    ChangeAction,
+    ClaimChange,
+    Fact,
+    FactKind,
+    FactStatus,
+    SearchResult,
+)
 from sagewai.errors import SagewaiRuntimeError
 
 if TYPE_CHECKING:
@@ -72,12 +79,14 @@ _IGNORED = frozenset(_QUESTION_WORDS.split())
 @dataclass(frozen=True, slots=True)
 class RecalledFact:
     """A fact (or a verbatim message) found for the message, its score, the value it replaced
-    (if any), and the text of the turn it was drawn from (if memory holds it)."""
+    (if any), the text of the turn it was drawn from (if memory holds it), and the claims it
+    stated that changed since (a message that said "I live in Berlin" before the move)."""
 
     fact: Fact
     score: float
-    previously: str | None = None
+    previously: Fact | None = None
     quote: str | None = None
+    changes: tuple[ClaimChange, ...] = ()
 
     @property
     def is_message(self) -> bool:
@@ -201,7 +210,9 @@ def fact_item(recalled: RecalledFact, ref: str, query: str = "") -> MemoryItem:
         when = day(fact.valid_from or fact.created_at)
         said = excerpt(fact.content, query, MESSAGE_CHARS)
         lead = " ".join(part for part in (when, f"{who}:" if who else "") if part)
-        return MemoryItem(MESSAGES, f'[{ref}] {lead} "{said}"'.replace("]  ", "] "), fact.id)
+        changed = "; ".join(changed_note(change) for change in recalled.changes)
+        text = f'[{ref}] {lead} "{said}"' + (f" ({changed})" if changed else "")
+        return MemoryItem(MESSAGES, text.replace("]  ", "] "), fact.id)
     notes: list[str] = []
     event = fact.metadata.get("event_time")
     if isinstance(event, str) and event and event not in fact.content:
@@ -209,12 +220,38 @@ def fact_item(recalled: RecalledFact, ref: str, query: str = "") -> MemoryItem:
     since = day(fact.valid_from or fact.created_at)
     if since:
         notes.append(f"since {since}")
-    if recalled.previously:
-        notes.append(f"previously: {clean_text(recalled.previously, limit=200)}")
+    if recalled.previously is not None:
+        older = recalled.previously
+        until = day(older.valid_to)
+        notes.append(
+            f"was: {clean_text(older.content, limit=200)}" + (f" until {until}" if until else "")
+        )
+    notes.extend(changed_note(change) for change in recalled.changes)
     if recalled.quote and adds_to(recalled.quote, fact.content):
         notes.append(f'said: "{excerpt(recalled.quote, query, QUOTE_CHARS)}"')
     said = excerpt(fact.content, query, FACT_CHARS)
     return MemoryItem(FACTS, f"[{ref}] {said} ({'; '.join(notes)})", fact.id)
+
+
+def changed_note(change: ClaimChange) -> str:
+    """How a changed claim reads in the block: the old claim, what holds now, and since when.
+
+    Example:
+        >>> from datetime import datetime, UTC
+        >>> from sagewai.core._records import Fact
+        >>> old = Fact(project_id="p", content="Lives in Berlin.",
+        ...            valid_from=datetime(2025, 1, 1, tzinfo=UTC),
+        ...            valid_to=datetime(2026, 3, 9, tzinfo=UTC))
+        >>> new = Fact(project_id="p", content="Moved to Munich.")
+        >>> changed_note(ClaimChange(old=old, new=new, at=old.valid_to))
+        'changed: "Lives in Berlin." is no longer true since 2026-03-09, now: Moved to Munich.'
+    """
+    when = day(change.at)
+    old = clean_text(change.old.content, limit=160)
+    note = f'changed: "{old}" is no longer true' + (f" since {when}" if when else "")
+    if change.new is not None:
+        note += f", now: {clean_text(change.new.content, limit=160)}"
+    return note
 
 
 @dataclass(frozen=True, slots=True)
@@ -335,7 +372,11 @@ class MemoryRecaller:
                 # A short turn that said more than the one fact shown: quote it, not the span.
                 more = key is not None and len(facts_of.get(key, ())) > FACTS_PER_SOURCE
                 quote = said if more and len(said) <= QUOTE_CHARS else quote_of(r.fact, said)
-            out.append(RecalledFact(fact=r.fact, score=r.score, previously=p, quote=quote))
+            out.append(
+                RecalledFact(
+                    fact=r.fact, score=r.score, previously=p, quote=quote, changes=r.changes
+                )
+            )
         return out
 
     async def _quotes(
@@ -359,8 +400,8 @@ class MemoryRecaller:
                     quotes.setdefault(ids[record.id], record.content)
         return quotes
 
-    async def _previously(self, fact: Fact) -> str | None:
-        """The content of the fact this one superseded, from the audit log."""
+    async def _previously(self, fact: Fact) -> Fact | None:
+        """The fact this one superseded (the latest, when several), from the audit log."""
         related: list[str] = []
         for change in await self.engine.history(fact.id):
             if change.action is ChangeAction.CREATED:
@@ -374,7 +415,7 @@ class MemoryRecaller:
         ]
         if not older:
             return None
-        return max(older, key=lambda f: f.effective_from).content
+        return max(older, key=lambda f: f.effective_from)
 
     async def _relations(self, query: str, user_id: str | None) -> list[str]:
         if self.graph is None or self.max_relations < 1:

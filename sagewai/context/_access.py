@@ -28,6 +28,7 @@ from sagewai.context._access_log import AccessLog
 from sagewai.context._commit_queue import CommitQueue
 from sagewai.context._facts import build_fact, scope_address
 from sagewai.context._indexing import vector_records
+from sagewai.context._standing import mark_changed_sources
 from sagewai.core._arguments import check_int
 from sagewai.core._pieces import piece_ids
 from sagewai.core._queries import ChangeQuery, FactQuery, VectorPayload, WriteBatch
@@ -324,7 +325,9 @@ class StoreAccess:
         ``vectors`` (one row per fact of ``new``, from this engine's embedder) saves embedding
         again what the caller already embedded. ``previous`` (the stored versions of some
         upserts, as the caller read them) saves the index writes of upserts whose payload did
-        not change: a new strength or a reinforcement is metadata only.
+        not change: a new strength or a reinforcement is metadata only. A batch that supersedes
+        facts also marks the message records they were read from
+        (:mod:`sagewai.context._standing`).
 
         Raises:
             InvalidInputError: a batch of another project, a malformed batch, or a number of
@@ -334,6 +337,8 @@ class StoreAccess:
         if batch.project_id != self._project_id:
             raise InvalidInputError("a batch for another project cannot go through this engine")
         batch.validate()
+        # A superseded claim marks the messages it was read from (they are shown as changed).
+        batch = await mark_changed_sources(self, batch)
         new_ids = {fact.id for fact in new}
         if vectors is not None and len(vectors) != len(new):
             raise InvalidInputError(f"{len(vectors)} vectors given for {len(new)} new facts")

@@ -35,6 +35,8 @@ __all__ = [
     "QueryAnalysis",
     "analyse_query",
     "asks_about_replies",
+    "asks_about_the_past",
+    "is_chatter",
     "is_temporal_question",
     "keyword_query",
     "mentions_time",
@@ -97,6 +99,8 @@ class QueryAnalysis:
             and things the query names.
         temporal: The query asks when something happened or for how long.
         asks_replies: The query asks what the assistant said (see :func:`asks_about_replies`).
+        asks_past: The query asks what held before (see :func:`asks_about_the_past`): a changed
+            claim is then not ranked below what replaced it.
     """
 
     text: str
@@ -104,6 +108,7 @@ class QueryAnalysis:
     names: tuple[str, ...]
     temporal: bool
     asks_replies: bool = False
+    asks_past: bool = False
 
 
 def keyword_query(text: str, *, strip_stopwords: bool = True) -> str:
@@ -210,6 +215,67 @@ def asks_about_replies(text: str) -> bool:
     return _REPLY_QUESTION.search(text) is not None
 
 
+_PAST_QUESTION = re.compile(
+    r"\b(?:before|previous(?:ly)?|used\s+to|former(?:ly)?|earlier|originally|initially"
+    r"|in\s+the\s+past|back\s+then|at\s+(?:the|that)\s+time|prior|no\s+longer|anymore"
+    r"|any\s+more|old|past|history|change[ds]?|switch(?:ed)?\s+from|moved\s+from)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_about_the_past(text: str) -> bool:
+    """True when ``text`` asks what held before a change ("Where did I live before?").
+
+    A question about the present ("Where do I live?") is answered by what holds now, so the
+    ranking puts a record whose claim changed below what replaced it; a question that names the
+    past, or asks about the change itself, wants the old value too.
+
+    Example:
+        >>> asks_about_the_past("Where did I live before Munich?")
+        True
+        >>> asks_about_the_past("Which database did the orders service use previously?")
+        True
+        >>> asks_about_the_past("Where do I live?"), asks_about_the_past("Where did I move?")
+        (False, False)
+    """
+    return _PAST_QUESTION.search(text) is not None
+
+
+_SENTENCES = re.compile(r"[^.!?\n]+[.!?]*")
+MAX_QUESTION_WORDS = 15
+"""A message of questions up to this long holds nothing but the questions (a longer one, a
+request with its details, says things worth keeping)."""
+
+
+def is_chatter(text: str) -> bool:
+    """True when a message holds no statement: only short questions, or small talk.
+
+    "Where do I live now?" or "Thanks!" is kept verbatim (it was said) but answers nothing: the
+    ranking puts it below the records that do (:attr:`~sagewai.SearchConfig.chatter_floor`).
+    A request with its details ("Can you help me write a cover letter for the Acme job?") or
+    a statement followed by a question is not chatter.
+
+    Example:
+        >>> is_chatter("Where do I live now?"), is_chatter("Thanks so much!")
+        (True, True)
+        >>> is_chatter("I moved to Munich. Where should I eat?")
+        False
+    """
+    from sagewai.extraction._gates import is_small_talk
+
+    text = text.strip()
+    if not text or len(text) > 12 * MAX_QUESTION_WORDS:  # a long message says something
+        return False
+    if is_small_talk(text):
+        return True
+    if len(text.split()) > MAX_QUESTION_WORDS:
+        return False
+    sentences = [m.group(0).strip() for m in _SENTENCES.finditer(text) if m.group(0).strip()]
+    return bool(sentences) and all(
+        sentence.endswith("?") or is_small_talk(sentence) for sentence in sentences
+    )
+
+
 def analyse_query(text: str, *, strip_stopwords: bool = True) -> QueryAnalysis:
     """Analyse a query once for the ranking: keyword text, names, temporal intent.
 
@@ -223,4 +289,5 @@ def analyse_query(text: str, *, strip_stopwords: bool = True) -> QueryAnalysis:
         names=query_names(text),
         temporal=is_temporal_question(text),
         asks_replies=asks_about_replies(text),
+        asks_past=asks_about_the_past(text),
     )

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from datetime import datetime
 from typing import Literal, NamedTuple
 
@@ -44,16 +45,20 @@ __all__ = [
     "RankedCandidate",
     "SearchConfig",
     "SourceGroup",
+    "answers_first",
     "convex_fusion",
     "fuse",
     "group_by_source",
     "is_context_record",
     "is_reply_record",
     "limit_per_message",
+    "message_text",
     "neighbour_key",
     "neighbour_wanted",
+    "normal_form",
     "normalised_dense",
     "normalised_keyword",
+    "prefer_current",
     "recency_score",
     "rrf_fusion",
     "speaker_matches",
@@ -171,6 +176,15 @@ class SearchConfig(BaseModel):
     such questions is an assistant's reply, against about half the messages. Chosen on BEAM
     conversations 1 and 2 (R@10 0.717 at 1.0, 0.741 at 0.7, 0.754 at 0.5 and 0.4, 0.741 at
     0.3); 1 turns it off."""
+    changed_weight: float = Field(default=0.5, ge=0, le=1)
+    """Scale of the score of a record whose claim changed since (a message that said "I live in
+    Berlin" after the move to Munich; see :func:`prefer_current`) when the query asks about the
+    present; what replaced the claim takes the record's place, just above it."""
+    chatter_floor: float = Field(default=0.25, ge=0, le=1)
+    """A message that holds no statement (a question, small talk: see
+    :func:`~sagewai.context._query.is_chatter`) ranks below every record that scores at least
+    this share of its score (:func:`answers_first`): asking again "where do I live?" finds the
+    answer first, not the earlier question. 0 leaves such messages where they score."""
     track_access: bool = True
     """Record reads in ``last_accessed_at`` (reads keep a fact from decaying)."""
 
@@ -630,3 +644,103 @@ def group_by_source(
         groups.append(SourceGroup(1.0 - missing, best, others))
     groups.sort(key=lambda g: (-g.score, g.best.fact.id))
     return groups
+
+
+def message_text(fact: Fact) -> str:
+    """What a message record says itself: a context record's own message, without the end of
+    the turn before it; any other record's content.
+
+    Example:
+        >>> from sagewai.core._records import FactKind
+        >>> record = Fact(project_id="p", content="Q?\\nYes.", kind=FactKind.MESSAGE,
+        ...               metadata={CONTEXT_MARK: 3})
+        >>> message_text(record)
+        'Yes.'
+    """
+    if is_context_record(fact):
+        mark = fact.metadata.get(CONTEXT_MARK)
+        if isinstance(mark, int) and 0 <= mark <= len(fact.content):
+            return fact.content[mark:]
+    return fact.content
+
+
+def prefer_current(
+    ranked: Sequence[RankedCandidate],
+    successors: Mapping[str, Sequence[Fact]],
+    *,
+    changed_weight: float,
+) -> list[RankedCandidate]:
+    """The ranking for a question about the present: a changed claim gives way to its successor.
+
+    ``successors`` maps a candidate whose claim (the one the query asks) changed since to the
+    facts that hold now in its place. The candidate's score is scaled by ``changed_weight``; each
+    successor ranks at least where the candidate ranked (just above it), joining the candidates
+    if it was not one: the question the old record answered is answered by what replaced it.
+
+    Example:
+        >>> berlin = Fact(id="berlin", project_id="p", content="I live in Berlin")
+        >>> old = RankedCandidate(berlin, 0.6)
+        >>> munich = Fact(id="munich", project_id="p", content="I moved to Munich")
+        >>> new = RankedCandidate(munich, 0.3)
+        >>> [(c.fact.id, round(c.score, 2)) for c in prefer_current(
+        ...     [old, new], {"berlin": [munich]}, changed_weight=0.5)]
+        [('munich', 0.6), ('berlin', 0.3)]
+    """
+    out = {candidate.fact.id: candidate for candidate in ranked}
+    for candidate in ranked:
+        replacing = successors.get(candidate.fact.id)
+        if not replacing:
+            continue
+        out[candidate.fact.id] = candidate._replace(score=candidate.score * changed_weight)
+        for fact in replacing:
+            present = out.get(fact.id)
+            if present is None or present.score <= candidate.score:
+                out[fact.id] = RankedCandidate(
+                    fact,
+                    candidate.score + 1e-9,
+                    present.part_values if present is not None else NO_PARTS,
+                    max(candidate.relevance, present.relevance if present is not None else 0.0),
+                )
+    return sorted(out.values(), key=lambda c: (-c.score, c.fact.id))
+
+
+def answers_first(
+    ranked: Sequence[RankedCandidate], chatter: AbstractSet[str], *, floor: float
+) -> list[RankedCandidate]:
+    """The ranking with messages that hold no statement below the records that answer.
+
+    A ``chatter`` candidate (a question, small talk) is placed just below the weakest candidate
+    that is not chatter and scores at least ``floor`` times the chatter's score; with none, it
+    keeps its place.
+
+    Example:
+        >>> def c(i: str, score: float) -> RankedCandidate:
+        ...     return RankedCandidate(Fact(id=i, project_id="p", content=i), score)
+        >>> [x.fact.id for x in answers_first([c("q", 0.9), c("a", 0.4)], {"q"}, floor=0.25)]
+        ['a', 'q']
+        >>> [x.fact.id for x in answers_first([c("q", 0.9), c("a", 0.1)], {"q"}, floor=0.25)]
+        ['q', 'a']
+    """
+    if not chatter or floor <= 0:
+        return list(ranked)
+    answers = sorted((c.score for c in ranked if c.fact.id not in chatter), reverse=True)
+    out: list[RankedCandidate] = []
+    for candidate in ranked:
+        if candidate.fact.id in chatter:
+            answering = [score for score in answers if score >= floor * candidate.score]
+            if answering and answering[-1] <= candidate.score:
+                candidate = candidate._replace(score=answering[-1] - 1e-9)
+        out.append(candidate)
+    out.sort(key=lambda c: (-c.score, c.fact.id))
+    return out
+
+
+def normal_form(text: str) -> str:
+    """A text as compared for repeats: case, spacing and surrounding punctuation folded.
+
+    Example:
+        >>> normal_form("  The staging DB is db-7.internal:5432. ") == normal_form(
+        ...     "the staging db is db-7.internal:5432")
+        True
+    """
+    return " ".join(text.casefold().split()).strip(" .,;:!?\"'")

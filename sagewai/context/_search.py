@@ -1,6 +1,6 @@
 """Hybrid search: :class:`Searcher`, the body of :meth:`ContextEngine.search`.
 
-A search is six steps (``docs/architecture.md`` draws them), the first building a
+A search is eight steps (``docs/architecture.md`` draws them), the first building a
 :class:`SearchRequest`, the others methods of :class:`Searcher`:
 
 1. :meth:`SearchRequest.of`: the arguments checked, the scope's readable keys, the store
@@ -11,8 +11,15 @@ A search is six steps (``docs/architecture.md`` draws them), the first building 
 3. ``_rank``: dense and keyword evidence fused with the speaker, time and graph bonuses
    (:func:`sagewai.context._ranking.fuse`);
 4. ``_with_neighbours``: the turns next to the best candidates fetched and ranked with them;
-5. ``_results``: a message and the facts drawn from it folded into one result, ``top_k`` kept;
-6. ``_mark_read``: the results' read marks (recent use slows decay).
+5. ``_standing``: the claims the candidates stated that changed since, and what holds now
+   (:mod:`sagewai.context._standing`); which of them the query asks about;
+6. ``_present_first``: for a question about the present, a changed claim gives way to what
+   replaced it (:func:`~sagewai.context._ranking.prefer_current`), and a message that holds no
+   statement (a question, small talk) to the records that answer
+   (:func:`~sagewai.context._ranking.answers_first`);
+7. ``_results``: a message and the facts drawn from it folded into one result, repeats of the
+   same statement folded into it too, each with its standing; ``top_k`` kept;
+8. ``_mark_read``: the results' read marks (recent use slows decay).
 
 The searcher stores nothing: every read goes through the engine's port
 (:class:`~sagewai.core.MemoryPort`). How each step is tuned is in :class:`SearchConfig`; the one
@@ -30,27 +37,36 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from sagewai.context._graph_expansion import graph_bonus
-from sagewai.context._query import QueryAnalysis, analyse_query
+from sagewai.context._query import QueryAnalysis, analyse_query, is_chatter
 from sagewai.context._ranking import (
     RankedCandidate,
     SearchConfig,
     SourceGroup,
+    SourceKey,
+    answers_first,
     fuse,
     group_by_source,
     limit_per_message,
+    message_text,
     neighbour_key,
     neighbour_wanted,
+    normal_form,
+    prefer_current,
+    source_key,
 )
+from sagewai.context._standing import claim_changes
 from sagewai.core._arguments import aware_time, check_int, check_number, enum_values, string_list
 from sagewai.core._embedder import Vector
 from sagewai.core._pieces import is_piece, record_id
 from sagewai.core._queries import FactQuery, VectorFilter, VectorHit
 from sagewai.core._records import (
+    ClaimChange,
     Fact,
     FactKind,
     FactStatus,
     FactType,
     SearchResult,
+    Standing,
     assembled,
     utcnow,
 )
@@ -211,6 +227,37 @@ class _Candidates:
     now: datetime
 
 
+@dataclass(frozen=True, slots=True)
+class _Standing:
+    """What changed among a search's candidates (step 5)."""
+
+    changes: Mapping[str, list[ClaimChange]] = dataclasses.field(default_factory=dict)
+    """Record id -> the claims it stated that changed since."""
+    asked: frozenset[str] = frozenset()
+    """Records whose answering claim is one of those."""
+
+    def of(self, fact: Fact) -> Standing:
+        """A result's standing: changed when the claim it answers with changed."""
+        return Standing.CHANGED if fact.id in self.asked else Standing.CURRENT
+
+    def changes_of(self, group: SourceGroup) -> tuple[ClaimChange, ...]:
+        """The changes of a result's records, each old claim once, newest first."""
+        found: dict[str, ClaimChange] = {}
+        for candidate in (group.best, *group.others):
+            for change in self.changes.get(candidate.fact.id, ()):
+                found.setdefault(change.old.id, change)
+        return tuple(
+            sorted(found.values(), key=lambda c: c.at.timestamp() if c.at else 0.0, reverse=True)
+        )
+
+
+def _cosine(vector: Vector, query: Vector) -> float:
+    """The dot product of two unit vectors."""
+    import numpy as np
+
+    return float(np.asarray(vector, dtype=np.float32) @ np.asarray(query, dtype=np.float32))
+
+
 class Searcher:
     """The hybrid search of one engine (see the module and ``ContextEngine.search``).
 
@@ -235,7 +282,9 @@ class Searcher:
         found = await self._candidates(request)  # both indexes, the graph, re-checked
         ranked = self._rank(request, found)  # fused evidence and bonuses
         ranked = await self._with_neighbours(request, found, ranked)  # turns next to the best
-        results = self._results(request, ranked)  # one result per source, top_k
+        standing = await self._standing(found, ranked)  # changed claims and what holds now
+        ranked = self._present_first(request, ranked, standing)  # now before then, answers first
+        results = self._results(request, ranked, standing)  # one result per statement, top_k
         self._mark_read(request, results, found.now)  # recent use slows decay
         return results
 
@@ -356,8 +405,78 @@ class Searcher:
         found.facts.update((fact.id, fact) for fact in neighbours if fact.id in extra)
         return self._rank(request, found, extra)
 
-    def _results(self, request: SearchRequest, ranked: list[RankedCandidate]) -> list[SearchResult]:
-        """One result per source (a message with the facts drawn from it), ``top_k`` of them."""
+    async def _standing(self, found: _Candidates, ranked: list[RankedCandidate]) -> _Standing:
+        """The claims the candidates stated that changed since, and the candidates whose
+        answering claim is one of them.
+
+        A message may state several claims ("I live in Berlin and I work at Siemens."): it
+        answers with a changed one when that claim's fact is nearer the query than every fact of
+        the message that still holds (the vectors of both are read, one call).
+        """
+        changes = await claim_changes(self.port, [c.fact for c in ranked])
+        if not changes:
+            return _Standing()
+        siblings: dict[SourceKey, list[str]] = {}
+        for candidate in ranked:
+            key = source_key(candidate.fact)
+            fact = candidate.fact
+            if key is not None and fact.kind is FactKind.FACT and fact.id not in changes:
+                siblings.setdefault(key, []).append(fact.id)
+        wanted = {change.old.id for listed in changes.values() for change in listed}
+        for changed in changes:
+            key = source_key(found.facts[changed]) if changed in found.facts else None
+            wanted.update(siblings.get(key, ()) if key is not None else ())
+        vectors = await self.port.get_vectors(sorted(wanted))
+        query = found.query_vector
+
+        def nearness(fact_id: str) -> float:
+            vector = vectors.get(fact_id)
+            return -1.0 if vector is None else _cosine(vector, query)
+
+        asked: set[str] = set()
+        for candidate in ranked:
+            listed = changes.get(candidate.fact.id)
+            if not listed:
+                continue
+            if candidate.fact.kind is not FactKind.MESSAGE:
+                asked.add(candidate.fact.id)  # a superseded fact answers with its own claim
+                continue
+            key = source_key(candidate.fact)
+            holding = siblings.get(key, []) if key is not None else []
+            old = max(nearness(change.old.id) for change in listed)
+            if old >= max((nearness(i) for i in holding), default=-1.0):
+                asked.add(candidate.fact.id)
+        return _Standing(changes, frozenset(asked))
+
+    def _present_first(
+        self, request: SearchRequest, ranked: list[RankedCandidate], standing: _Standing
+    ) -> list[RankedCandidate]:
+        """For a question about the present: what holds now before what changed; answers
+        before messages that hold no statement (a question, small talk)."""
+        config = request.config
+        if standing.asked and request.as_of is None and not request.analysis.asks_past:
+            successors = {
+                changed: [
+                    change.new
+                    for change in standing.changes[changed]
+                    if change.new is not None and request.fact_query.matches(change.new)
+                ]
+                for changed in standing.asked
+            }
+            ranked = prefer_current(ranked, successors, changed_weight=config.changed_weight)
+        chatter = {
+            c.fact.id
+            for c in ranked
+            if c.fact.kind is FactKind.MESSAGE and is_chatter(message_text(c.fact))
+        }
+        return answers_first(ranked, chatter, floor=config.chatter_floor)
+
+    def _results(
+        self, request: SearchRequest, ranked: list[RankedCandidate], standing: _Standing
+    ) -> list[SearchResult]:
+        """One result per statement: a message with the facts drawn from it, and any repeat of
+        the same statement (the same normalised text, said again elsewhere); ``top_k`` of them,
+        each with its standing."""
         config = request.config
         if config.group_by_source:
             groups = group_by_source(ranked, config.related_weight)
@@ -366,6 +485,17 @@ class Searcher:
                 SourceGroup(c.score, c, ())
                 for c in limit_per_message(ranked, config.max_per_message)
             ]
+        kept: list[tuple[SourceGroup, list[Fact]]] = []
+        seen: dict[str, int] = {}
+        for group in groups:
+            if request.min_score is not None and group.score < request.min_score:
+                continue
+            form = normal_form(message_text(group.best.fact))
+            if form in seen:  # said again: one result, with the repeat as a source
+                kept[seen[form]][1].append(group.best.fact)
+            elif len(kept) < request.top_k:
+                seen[form] = len(kept)
+                kept.append((group, []))
         # Every field is valid already (records as stored, parts as fused): assembled, not
         # validated again (validation re-checked each record's scope, for every result).
         return [
@@ -376,10 +506,12 @@ class Searcher:
                     "score": group.score,
                     "parts": group.best.parts,
                     "related": tuple(other.fact for other in group.others),
+                    "standing": standing.of(group.best.fact),
+                    "changes": standing.changes_of(group),
+                    "repeats": tuple(repeats),
                 },
             )
-            for group in groups[: request.top_k]
-            if request.min_score is None or group.score >= request.min_score
+            for group, repeats in kept
         ]
 
     def _mark_read(

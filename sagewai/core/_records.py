@@ -28,6 +28,7 @@ from sagewai.core._text import clean_json, clean_text
 
 __all__ = [
     "ChangeAction",
+    "ClaimChange",
     "Fact",
     "FactChange",
     "FactKind",
@@ -36,6 +37,7 @@ __all__ = [
     "Provenance",
     "ScoreParts",
     "SearchResult",
+    "Standing",
     "assembled",
     "complete_fields",
     "new_id",
@@ -429,6 +431,32 @@ class ScoreParts(BaseModel):
     """Bonus for facts linked to entities named in the query (graph expansion)."""
 
 
+class Standing(StrEnum):
+    """Whether what a search result says still holds.
+
+    ``CHANGED``: the claim the result answers with was superseded since (a message that said
+    "I live in Berlin" after the user moved to Munich, or the superseded fact itself in a search
+    of the past); its :attr:`SearchResult.changes` say what replaced it, and when.
+    """
+
+    CURRENT = "current"
+    CHANGED = "changed"
+
+
+class ClaimChange(BaseModel):
+    """A claim a record stated that has changed since: the old fact and what replaced it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    old: Fact
+    """The superseded fact (its content holds the old value)."""
+    new: Fact | None = None
+    """What holds now: the last fact of the chain of facts that superseded ``old`` (``None``
+    when it is gone: deleted or forgotten)."""
+    at: datetime | None = None
+    """When the old claim stopped being true (``old.valid_to``)."""
+
+
 class SearchResult(BaseModel):
     """A fact found by a search, with its final score and the parts it was made of."""
 
@@ -440,3 +468,12 @@ class SearchResult(BaseModel):
     related: tuple[Fact, ...] = ()
     """Other records of the same source fused into this result (the message a fact was drawn
     from, or the facts drawn from a message), best first; ``fact`` is the best-scoring one."""
+    standing: Standing = Standing.CURRENT
+    """``CHANGED`` when the claim this result answers with was superseded since (see
+    :attr:`changes`); a search about the present ranks such a result below its successor."""
+    changes: tuple[ClaimChange, ...] = ()
+    """Claims this result's records stated that have changed since, newest change first; a
+    result may be ``CURRENT`` and still list a change of another claim of the same message."""
+    repeats: tuple[Fact, ...] = ()
+    """Other records saying the same thing (the same normalised content, from other messages or
+    sessions), folded into this result: the statement was said ``1 + len(repeats)`` times."""

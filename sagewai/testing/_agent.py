@@ -120,7 +120,7 @@ def echo_memory(messages: list[dict[str, Any]]) -> LLMResponse:
             return LLMResponse(content="I don't know that yet.")
         answers = []
         for _, content, notes in relevant[:2]:
-            before = notes.split("previously: ", 1)[1] if "previously: " in notes else ""
+            before = notes.split("was: ", 1)[1].split(" until ")[0] if "was: " in notes else ""
             answers.append(f"{content} (It used to be: {before})" if before else content)
         return LLMResponse(content="From memory: " + " ".join(answers))
     return LLMResponse(content="Got it.")

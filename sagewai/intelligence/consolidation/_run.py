@@ -25,6 +25,7 @@ from datetime import datetime
 from pydantic import JsonValue
 
 from sagewai.context._commit_queue import CommitQueue
+from sagewai.context._standing import mark_changed_sources
 from sagewai.core._embedder import Embedder, Vector
 from sagewai.core._port import MemoryPort
 from sagewai.core._queries import VectorFilter, VectorHit, WriteBatch
@@ -273,6 +274,9 @@ class Run:
             )
             queue = self.queue
             if queue is not None:
+                # Written behind this run, so marked here (``commit`` marks its own batches): the
+                # versions this run committed but that may not have landed yet are the newest.
+                batch = await mark_changed_sources(self.port, batch, known=landed)
                 landing = queue.submit(batch, previous=previous, state=state)
                 self.landing = (landing, dict(self.pending))
                 # The store may still hold the older versions of both batches: a page read
