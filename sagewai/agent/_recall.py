@@ -87,6 +87,7 @@ class RecalledFact:
     previously: Fact | None = None
     quote: str | None = None
     changes: tuple[ClaimChange, ...] = ()
+    rested_on: tuple[ClaimChange, ...] = ()
 
     @property
     def is_message(self) -> bool:
@@ -210,7 +211,10 @@ def fact_item(recalled: RecalledFact, ref: str, query: str = "") -> MemoryItem:
         when = day(fact.valid_from or fact.created_at)
         said = excerpt(fact.content, query, MESSAGE_CHARS)
         lead = " ".join(part for part in (when, f"{who}:" if who else "") if part)
-        changed = "; ".join(changed_note(change) for change in recalled.changes)
+        changed = "; ".join(
+            [changed_note(c) for c in recalled.changes]
+            + [rested_note(c) for c in recalled.rested_on]
+        )
         text = f'[{ref}] {lead} "{said}"' + (f" ({changed})" if changed else "")
         return MemoryItem(MESSAGES, text.replace("]  ", "] "), fact.id)
     notes: list[str] = []
@@ -227,6 +231,7 @@ def fact_item(recalled: RecalledFact, ref: str, query: str = "") -> MemoryItem:
             f"was: {clean_text(older.content, limit=200)}" + (f" until {until}" if until else "")
         )
     notes.extend(changed_note(change) for change in recalled.changes)
+    notes.extend(rested_note(change) for change in recalled.rested_on)
     if recalled.quote and adds_to(recalled.quote, fact.content):
         notes.append(f'said: "{excerpt(recalled.quote, query, QUOTE_CHARS)}"')
     said = excerpt(fact.content, query, FACT_CHARS)
@@ -251,6 +256,15 @@ def changed_note(change: ClaimChange) -> str:
     note = f'changed: "{old}" is no longer true' + (f" since {when}" if when else "")
     if change.new is not None:
         note += f", now: {clean_text(change.new.content, limit=160)}"
+    return note
+
+
+def rested_note(change: ClaimChange) -> str:
+    """How a record that rested on a changed claim reads: it may be out of date, and why."""
+    old = clean_text(change.old.content, limit=120)
+    note = f'may be out of date: said while "{old}" held'
+    if change.new is not None:
+        note += f", now: {clean_text(change.new.content, limit=120)}"
     return note
 
 
@@ -374,7 +388,12 @@ class MemoryRecaller:
                 quote = said if more and len(said) <= QUOTE_CHARS else quote_of(r.fact, said)
             out.append(
                 RecalledFact(
-                    fact=r.fact, score=r.score, previously=p, quote=quote, changes=r.changes
+                    fact=r.fact,
+                    score=r.score,
+                    previously=p,
+                    quote=quote,
+                    changes=r.changes,
+                    rested_on=r.rested_on,
                 )
             )
         return out

@@ -306,9 +306,29 @@ async def _search(engine: ContextEngine, args: argparse.Namespace) -> int:
     )
     if args.json:
         for result in results:
-            _json_line({"score": result.score, "fact": result.fact.model_dump(mode="json")})
+            _json_line(
+                {
+                    "score": result.score,
+                    "standing": result.standing.value,
+                    "fact": result.fact.model_dump(mode="json"),
+                    "changes": [
+                        {
+                            "was": change.old.content,
+                            "now": None if change.new is None else change.new.content,
+                            "since": None if change.at is None else change.at.isoformat(),
+                        }
+                        for change in result.changes
+                    ],
+                }
+            )
     elif results:
-        rows = [[f"{r.score:.3f}", *_fact_rows([r.fact])[0]] for r in results]
+        rows = []
+        for r in results:
+            row = [f"{r.score:.3f}", *_fact_rows([r.fact])[0]]
+            for change in r.changes:  # an old value is never shown unmarked
+                now = "gone" if change.new is None else change.new.content
+                row[-1] += f' [changed: "{change.old.content}" -> "{now}"]'
+            rows.append(row)
         print(format_table(["SCORE", *_FACT_HEADERS], rows, width=_width()))
     else:
         print("nothing found")

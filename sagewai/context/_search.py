@@ -235,10 +235,25 @@ class _Standing:
     """Record id -> the claims it stated that changed since."""
     asked: frozenset[str] = frozenset()
     """Records whose answering claim is one of those."""
+    rested_on: Mapping[str, list[ClaimChange]] = dataclasses.field(default_factory=dict)
+    """Record id -> the claims it rested on that changed since."""
 
     def of(self, fact: Fact) -> Standing:
-        """A result's standing: changed when the claim it answers with changed."""
-        return Standing.CHANGED if fact.id in self.asked else Standing.CURRENT
+        """A result's standing: changed when the claim it answers with changed, possibly stale
+        when a claim it rested on did."""
+        if fact.id in self.asked:
+            return Standing.CHANGED
+        if fact.id in self.rested_on:
+            return Standing.POSSIBLY_STALE
+        return Standing.CURRENT
+
+    def rested_on_of(self, group: SourceGroup) -> tuple[ClaimChange, ...]:
+        """The changed claims a result's records rested on, each once."""
+        found: dict[str, ClaimChange] = {}
+        for candidate in (group.best, *group.others):
+            for change in self.rested_on.get(candidate.fact.id, ()):
+                found.setdefault(change.old.id, change)
+        return tuple(found.values())
 
     def changes_of(self, group: SourceGroup) -> tuple[ClaimChange, ...]:
         """The changes of a result's records, each old claim once, newest first."""
@@ -413,9 +428,10 @@ class Searcher:
         answers with a changed one when that claim's fact is nearer the query than every fact of
         the message that still holds (the vectors of both are read, one call).
         """
-        changes = await claim_changes(self.port, [c.fact for c in ranked])
-        if not changes:
+        found_changes = await claim_changes(self.port, [c.fact for c in ranked])
+        if not found_changes:
             return _Standing()
+        changes = found_changes.own
         siblings: dict[SourceKey, list[str]] = {}
         for candidate in ranked:
             key = source_key(candidate.fact)
@@ -446,7 +462,7 @@ class Searcher:
             old = max(nearness(change.old.id) for change in listed)
             if old >= max((nearness(i) for i in holding), default=-1.0):
                 asked.add(candidate.fact.id)
-        return _Standing(changes, frozenset(asked))
+        return _Standing(changes, frozenset(asked), found_changes.rested_on)
 
     def _present_first(
         self, request: SearchRequest, ranked: list[RankedCandidate], standing: _Standing
@@ -508,6 +524,7 @@ class Searcher:
                     "related": tuple(other.fact for other in group.others),
                     "standing": standing.of(group.best.fact),
                     "changes": standing.changes_of(group),
+                    "rested_on": standing.rested_on_of(group),
                     "repeats": tuple(repeats),
                 },
             )

@@ -437,10 +437,13 @@ class Standing(StrEnum):
     ``CHANGED``: the claim the result answers with was superseded since (a message that said
     "I live in Berlin" after the user moved to Munich, or the superseded fact itself in a search
     of the past); its :attr:`SearchResult.changes` say what replaced it, and when.
+    ``POSSIBLY_STALE``: a claim the result rested on changed since ("my commute is 20 minutes",
+    said before the move to Munich); :attr:`SearchResult.rested_on` says which.
     """
 
     CURRENT = "current"
     CHANGED = "changed"
+    POSSIBLY_STALE = "possibly_stale"
 
 
 class ClaimChange(BaseModel):
@@ -474,6 +477,9 @@ class SearchResult(BaseModel):
     changes: tuple[ClaimChange, ...] = ()
     """Claims this result's records stated that have changed since, newest change first; a
     result may be ``CURRENT`` and still list a change of another claim of the same message."""
+    rested_on: tuple[ClaimChange, ...] = ()
+    """Changed claims this result rested on without stating them (see
+    :mod:`sagewai.core._standing` for the rule): it may no longer hold."""
     repeats: tuple[Fact, ...] = ()
     """Other records saying the same thing (the same normalised content, from other messages or
     sessions), folded into this result: the statement was said ``1 + len(repeats)`` times."""

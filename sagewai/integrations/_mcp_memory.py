@@ -11,7 +11,14 @@ from collections.abc import Collection
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from sagewai.core._records import ChangeAction, Fact, FactChange, FactStatus, new_id
+from sagewai.core._records import (
+    ChangeAction,
+    Fact,
+    FactChange,
+    FactStatus,
+    SearchResult,
+    new_id,
+)
 from sagewai.core._scope import validate_identifier
 from sagewai.errors import FactNotFoundError, InvalidInputError
 
@@ -56,6 +63,32 @@ def fact_view(fact: Fact) -> dict[str, Any]:
         },
     )
     return {key: value for key, value in data.items() if value not in (None, [], ())}
+
+
+def result_view(result: SearchResult) -> dict[str, Any]:
+    """A search result for a client: the record, its score, its sources, and its standing."""
+    view = fact_view(result.fact) | {
+        "score": round(result.score, 4),
+        "standing": result.standing.value,
+        "related": [fact_view(f) for f in result.related],
+    }
+    if result.changes:
+        view["changes"] = [
+            {
+                "was": change.old.content,
+                "now": None if change.new is None else change.new.content,
+                "since": None if change.at is None else change.at.isoformat(),
+            }
+            for change in result.changes
+        ]
+    if result.rested_on:
+        view["rested_on"] = [
+            {"was": c.old.content, "now": None if c.new is None else c.new.content}
+            for c in result.rested_on
+        ]
+    if result.repeats:
+        view["said_times"] = 1 + len(result.repeats)
+    return view
 
 
 def _change_view(change: FactChange) -> dict[str, Any]:
@@ -249,12 +282,9 @@ class ScopedMemory:
             as_of=when,
         )
         return {
-            # One result per source: a message with the facts drawn from it (``related``).
-            "results": [
-                fact_view(r.fact)
-                | {"score": round(r.score, 4), "related": [fact_view(f) for f in r.related]}
-                for r in results
-            ],
+            # One result per source: a message with the facts drawn from it (``related``); a
+            # result whose claim changed since says so, with what holds now.
+            "results": [result_view(r) for r in results],
         }
 
     async def forget(
