@@ -271,7 +271,7 @@ def result_sources(result: SearchResult) -> list[str]:
     """Message ids a result stands for: its own record's and its related records'."""
     return [
         source.message_id
-        for fact in (result.fact, *result.related)
+        for fact in (result.fact, *result.related, *result.repeats)
         for source in fact.sources
         if source.message_id is not None
     ]

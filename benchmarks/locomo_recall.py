@@ -193,7 +193,7 @@ def recall_at(retrieved: Sequence[Iterable[str]], evidence: Sequence[str], k: in
 
 def result_text(result: SearchResult) -> str:
     """What a result puts in front of a reader: its record and the related records' texts."""
-    return "\n".join(fact.content for fact in (result.fact, *result.related))
+    return "\n".join(fact.content for fact in (result.fact, *result.related, *result.repeats))
 
 
 def source_ids(result: SearchResult) -> list[str]:
@@ -201,7 +201,7 @@ def source_ids(result: SearchResult) -> list[str]:
     return list(
         dict.fromkeys(
             source.message_id
-            for fact in (result.fact, *result.related)
+            for fact in (result.fact, *result.related, *result.repeats)
             for source in fact.sources
             if source.message_id is not None
         )
