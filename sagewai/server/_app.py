@@ -122,7 +122,7 @@ def create_app(
         '3.1.0'
     """
     require("fastapi", extra="server", feature="the memory server")
-    from fastapi import FastAPI, Request
+    from fastapi import FastAPI
     from starlette.responses import Response
 
     import sagewai
@@ -211,7 +211,7 @@ def create_app(
             return Response(_static("index.html"), media_type="text/html", headers=headers)
 
         @app.get("/static/{name}", include_in_schema=False)
-        async def asset(name: str, request: Request) -> Response:
+        async def asset(name: str) -> Response:
             if name not in types:
                 from starlette.exceptions import HTTPException
 

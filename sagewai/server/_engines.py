@@ -39,11 +39,15 @@ class EngineCache:
         self._opened = False
 
     async def open(self) -> None:
-        """Open the stores (the first engine would; readiness asks before any request)."""
+        """Open the stores and bring their tables up to date (the first engine would open
+        them; readiness asks before any request)."""
         if not self._opened:
             async with self._lock:
                 if not self._opened:
                     await self.stores.open()
+                    # Idempotent: creates or upgrades the tables of a PostgreSQL schema (an
+                    # embedded folder migrates itself on open).
+                    await self.stores.migrate()
                     self._opened = True
 
     async def engine(self, org_id: str | None, project_id: str) -> ContextEngine:

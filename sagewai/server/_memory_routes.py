@@ -279,9 +279,10 @@ async def forget(body: ForgetRequest, caller: CallerDep, request: Request) -> Re
             await engine.delete(fact.id, reason=_reason(caller, "forgotten"))
         counts = ForgetCounts(facts=0 if body.dry_run else 1)
         return respond(ForgetResponse(dry_run=body.dry_run, records=[fact], counts=counts))
-    user = caller.user(body.user_id)
-    if body.subject is None and body.session_id is None and user is None:
+    if body.subject is None and body.session_id is None and body.user_id is None:
+        # Named, never implied: a user's key with no criteria does not forget the whole user.
         raise InvalidInputError("forget needs fact_id, subject, session_id or user_id")
+    user = caller.user(body.user_id)
     records = await forget_preview(
         engine, subject=body.subject, session_id=body.session_id, user_id=user
     )
