@@ -77,7 +77,8 @@ def problem_of(response: httpx.Response, status: int, error: str) -> dict[str, A
     assert response.headers["content-type"] == "application/problem+json"
     body: dict[str, Any] = response.json()
     assert body["type"] == f"urn:sagewai:error:{error}", body
-    assert body["status"] == status and body["error"] == error
+    assert body["status"] == status
+    assert body["error"] == error
     return body
 
 
@@ -116,9 +117,11 @@ def call(client: httpx.Client, method: str, path: str, body: Any = None) -> http
 
 def test_roles_are_ordered_and_tokens_are_checked() -> None:
     assert [r.value for r in Role] == ["read", "write", "admin"]
-    assert Role.WRITE.allows(Role.READ) and not Role.WRITE.allows(Role.ADMIN)
+    assert Role.WRITE.allows(Role.READ)
+    assert not Role.WRITE.allows(Role.ADMIN)
     made = new_key(project_id="p", role="admin")
-    assert made.token not in repr(made.key) and made.key.secret_hash not in made.key.public()
+    assert made.token not in repr(made.key)
+    assert made.key.secret_hash not in made.key.public()
     from sagewai.errors import AuthenticationError, InvalidInputError
 
     for bad in ("", "sgw", "sgw_x_y", "Bearer x", made.token[:-1], "abc_" + made.token[4:]):
@@ -193,7 +196,8 @@ def test_roles_decide_what_a_key_may_do(served: tuple[ServerProcess, dict[str, s
         e for e in ENDPOINTS if e[0] != "GET" and e[1] not in ("/v1/consolidations", "/v1/search")
     ]
     with server.client(tokens["reader"]) as reader:
-        for method, path, body in writes + [
+        for method, path, body in [
+            *writes,
             ("POST", "/v1/consolidations", {}),
             ("GET", "/v1/export", None),
         ]:
@@ -245,14 +249,16 @@ def test_remember_search_provenance_revert_and_history(
             "/v1/memories",
             json={"messages": [{"content": "I live in Lisbon."}], "session_id": "move-1"},
         ).json()
-        assert said["user_id"] == "alice" and said["extracted"]
+        assert said["user_id"] == "alice"
+        assert said["extracted"]
         alice.post(
             "/v1/memories",
             json={"messages": [{"content": "I moved to Porto last week."}], "session_id": "move-2"},
         )
         found = alice.post("/v1/search", json={"query": "where does the user live", "top_k": 10})
         results = found.json()["results"]
-        assert results and all(r["fact"]["user_id"] in (None, "alice") for r in results)
+        assert results
+        assert all(r["fact"]["user_id"] in (None, "alice") for r in results)
         assert {r["standing"] for r in results} <= {"current", "changed", "flagged", "archived"}
         old = next(
             f
@@ -272,7 +278,8 @@ def test_remember_search_provenance_revert_and_history(
             "FactNotFoundError",
         )
         restored = alice.post(f"/v1/facts/{old['id']}/changes/{change['id']}/revert")
-        assert restored.status_code == 200 and restored.json()["status"] == "active"
+        assert restored.status_code == 200
+        assert restored.json()["status"] == "active"
         problem_of(
             alice.post(f"/v1/facts/{old['id']}/changes/not-a-change/revert"),
             422,
@@ -281,7 +288,8 @@ def test_remember_search_provenance_revert_and_history(
         actions = [
             c["action"] for c in alice.get(f"/v1/facts/{old['id']}/history").json()["changes"]
         ]
-        assert actions[0] == "created" and actions[-1] == "restored"
+        assert actions[0] == "created"
+        assert actions[-1] == "restored"
         past = alice.post("/v1/search", json={"query": "Lisbon", "as_of": "2000-01-01T00:00:00Z"})
         assert past.json()["results"] == []
 
@@ -298,7 +306,8 @@ def test_a_users_key_reads_and_changes_its_own_records_only(
     ):
         mine = alice.post("/v1/facts", json={"facts": [{"content": "alice's kumquat secret"}]})
         fact = mine.json()["facts"][0]
-        assert fact["user_id"] == "alice" and fact["scope"] == "user"
+        assert fact["user_id"] == "alice"
+        assert fact["scope"] == "user"
         shared = writer.post("/v1/facts", json={"facts": [{"content": "kumquat policy for all"}]})
         shared_id = shared.json()["facts"][0]["id"]
         for path in (f"/v1/facts/{fact['id']}", f"/v1/facts/{fact['id']}/history"):
@@ -384,11 +393,13 @@ def test_forget_previews_then_forgets(served: tuple[ServerProcess, dict[str, str
                 },
             )
         preview = alice.post("/v1/forget", json={"subject": "Tom", "dry_run": True}).json()
-        assert preview["dry_run"] and len(preview["records"]) == 2
+        assert preview["dry_run"]
+        assert len(preview["records"]) == 2
         assert {r["user_id"] for r in preview["records"]} == {"alice"}
         assert len(alice.get("/v1/facts", params={"q": "Tom"}).json()["facts"]) == 2
         done = alice.post("/v1/forget", json={"subject": "Tom"}).json()
-        assert done["counts"]["facts"] == 2 and not done["dry_run"]
+        assert done["counts"]["facts"] == 2
+        assert not done["dry_run"]
         assert alice.get("/v1/facts", params={"q": "Tom"}).json()["facts"] == []
         assert len(bob.get("/v1/facts", params={"q": "Tom"}).json()["facts"]) == 2
         problem_of(alice.post("/v1/forget", json={}), 422, "InvalidInputError")
@@ -407,7 +418,8 @@ def test_consolidation_runs_in_the_background(served: tuple[ServerProcess, dict[
             json={"facts": [{"content": "The staging database is db-7.internal"}] * 2},
         )
         started = admin.post("/v1/consolidations", json={"dry_run": False})
-        assert started.status_code == 202 and started.json()["status"] == "running"
+        assert started.status_code == 202
+        assert started.json()["status"] == "running"
         run_id = started.json()["id"]
         deadline = time.monotonic() + 60
         while (run := admin.get(f"/v1/consolidations/{run_id}").json())["status"] == "running":
@@ -415,7 +427,8 @@ def test_consolidation_runs_in_the_background(served: tuple[ServerProcess, dict[
             time.sleep(0.2)
         assert run["status"] == "done", run
         report = admin.get(f"/v1/consolidations/{run_id}/report").json()
-        assert report["duplicates_removed"] >= 1 and report["project_id"] == P1
+        assert report["duplicates_removed"] >= 1
+        assert report["project_id"] == P1
         stats = admin.get("/v1/stats").json()
         assert stats["last_consolidation"]["id"] == run_id
         assert stats["duplicates_merged"] >= 1
@@ -438,19 +451,22 @@ def test_export_graph_and_projects(served: tuple[ServerProcess, dict[str, str]])
         assert archive.status_code == 200
         lines = gzip.decompress(archive.content).decode().splitlines()
         header = json.loads(lines[0])
-        assert header["type"] == "header" and header["project_id"] == P1
+        assert header["type"] == "header"
+        assert header["project_id"] == P1
         assert all(
             json.loads(line).get("data", {}).get("project_id", P1) == P1 for line in lines[1:]
         )
         assert "bank secret" not in archive.content.decode("latin-1")
         projects = admin.get("/v1/projects").json()["projects"]
-        assert [p["project_id"] for p in projects] == [P1] and projects[0]["records"] > 0
+        assert [p["project_id"] for p in projects] == [P1]
+        assert projects[0]["records"] > 0
         assert [p["project_id"] for p in other.get("/v1/projects").json()["projects"]] == [P2]
         graph = admin.get("/v1/graph", params={"format": "json"})
         if graph.status_code == 200:  # the embedded store keeps a graph, PostgreSQL here none
             assert graph.json()["project_id"] == P1
             page = admin.get("/v1/graph", params={"format": "html"})
-            assert page.headers["content-type"].startswith("text/html") and "<svg" in page.text
+            assert page.headers["content-type"].startswith("text/html")
+            assert "<svg" in page.text
         else:
             problem_of(graph, 404, "NotFound")
 
@@ -490,9 +506,11 @@ def test_the_dashboard_is_served_with_a_strict_policy(
     server, _ = served
     with server.client() as anonymous:
         page = anonymous.get("/")
-        assert page.status_code == 200 and "sagewai" in page.text
+        assert page.status_code == 200
+        assert "sagewai" in page.text
         policy = page.headers["content-security-policy"]
-        assert "default-src 'none'" in policy and "unsafe-eval" not in policy
+        assert "default-src 'none'" in policy
+        assert "unsafe-eval" not in policy
         assert anonymous.get("/static/app.js").headers["content-type"].startswith("text/javascript")
         assert anonymous.get("/static/../_app.py").status_code == 404
         assert (
@@ -517,10 +535,12 @@ def test_rate_limits_and_cors_when_configured(tmp_path: Path) -> None:
     try:
         with server.client(tokens["k"]) as client:
             statuses = [client.get("/v1/me").status_code for _ in range(5)]
-            assert statuses[:3] == [200, 200, 200] and 429 in statuses[3:]
+            assert statuses[:3] == [200, 200, 200]
+            assert 429 in statuses[3:]
             limited = client.get("/v1/me")
             body = problem_of(limited, 429, "RateLimitedError")
-            assert int(limited.headers["retry-after"]) >= 1 and "retry" in body["detail"]
+            assert int(limited.headers["retry-after"]) >= 1
+            assert "retry" in body["detail"]
             allowed = client.options(
                 "/v1/search",
                 headers={"origin": "https://app.example", "access-control-request-method": "POST"},

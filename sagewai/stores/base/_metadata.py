@@ -1,8 +1,8 @@
 """The metadata store contract: the source of truth for facts and their audit history.
 
 Backends implement a narrow async core (``apply`` one atomic batch, ``get``, ``query``, ``count``,
-``keyword_search``, ``changes``, ``touch``, ``delete_project``, ``project_ids``, ``lock``). Every convenience, every
-validation and every scoping rule lives once above them, in the engine.
+``keyword_search``, ``changes``, ``touch``, ``delete_project``, ``project_ids``, ``lock``). Every
+convenience, every validation and every scoping rule lives once above them, in the engine.
 """
 
 from __future__ import annotations

@@ -757,7 +757,8 @@ class PostgresMetadataStore(MetadataStore):
         pool = await self._ready()
         async with self._errors(), pool.acquire() as connection:
             rows = await connection.fetch(
-                f'SELECT DISTINCT project_id COLLATE "C" AS project_id FROM {self._facts} ORDER BY 1'
+                f'SELECT DISTINCT project_id COLLATE "C" AS project_id FROM {self._facts}'
+                " ORDER BY 1"
             )
         return [str(row["project_id"]) for row in rows]
 
