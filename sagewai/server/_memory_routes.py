@@ -23,6 +23,7 @@ from sagewai.server._models import (
     ForgetRequest,
     ForgetResponse,
     HistoryResponse,
+    Identifier,
     ProfileResponse,
     ProvenanceResponse,
     RememberRequest,
@@ -145,15 +146,15 @@ async def add_facts(body: AddFactsRequest, caller: CallerDep, request: Request) 
 async def list_facts(
     caller: CallerDep,
     request: Request,
-    project: str | None = None,
+    project: Identifier | None = None,
     scope: WritableScope | None = None,
-    user_id: str | None = None,
-    session_id: str | None = None,
+    user_id: Identifier | None = None,
+    session_id: Identifier | None = None,
     subject: Annotated[str | None, Query(max_length=256)] = None,
     status: Annotated[list[FactStatus] | None, Query()] = None,
     fact_type: Annotated[list[FactType] | None, Query()] = None,
     kind: Annotated[list[FactKind] | None, Query()] = None,
-    tag: Annotated[list[str] | None, Query()] = None,
+    tag: Annotated[list[Identifier] | None, Query()] = None,
     created_after: datetime | None = None,
     created_before: datetime | None = None,
     q: Annotated[str | None, Query(max_length=1000, description="content contains")] = None,
@@ -185,14 +186,14 @@ async def list_facts(
 
 
 @router.get("/facts/{fact_id}", response_model=Fact, summary="Get a fact")
-async def get_fact(fact_id: str, caller: CallerDep, request: Request) -> Response:
+async def get_fact(fact_id: Identifier, caller: CallerDep, request: Request) -> Response:
     """One record by id."""
     caller.require(Role.READ)
     return respond(await _readable_fact(request, caller, fact_id))
 
 
 @router.get("/facts/{fact_id}/history", response_model=HistoryResponse, summary="A fact's history")
-async def history(fact_id: str, caller: CallerDep, request: Request) -> Response:
+async def history(fact_id: Identifier, caller: CallerDep, request: Request) -> Response:
     """Every recorded change of a fact, oldest first (a deleted fact keeps a tombstone)."""
     caller.require(Role.READ)
     engine = await runtime_of(request).engine(caller)
@@ -212,7 +213,7 @@ async def history(fact_id: str, caller: CallerDep, request: Request) -> Response
 @router.get(
     "/facts/{fact_id}/provenance", response_model=ProvenanceResponse, summary="Why memory holds it"
 )
-async def provenance(fact_id: str, caller: CallerDep, request: Request) -> Response:
+async def provenance(fact_id: Identifier, caller: CallerDep, request: Request) -> Response:
     """Where a fact came from (the message, the extractor), its history and its successor."""
     caller.require(Role.READ)
     engine = await runtime_of(request).engine(caller)
@@ -243,7 +244,9 @@ async def provenance(fact_id: str, caller: CallerDep, request: Request) -> Respo
 @router.post(
     "/facts/{fact_id}/changes/{change_id}/revert", response_model=Fact, summary="Undo a change"
 )
-async def revert(fact_id: str, change_id: str, caller: CallerDep, request: Request) -> Response:
+async def revert(
+    fact_id: Identifier, change_id: Identifier, caller: CallerDep, request: Request
+) -> Response:
     """Undo one recorded change of a fact (the fields it changed get their old values back)."""
     caller.require(Role.WRITE)
     engine = await runtime_of(request).engine(caller)
@@ -255,7 +258,7 @@ async def revert(fact_id: str, change_id: str, caller: CallerDep, request: Reque
 
 
 @router.delete("/facts/{fact_id}", response_model=ForgetResponse, summary="Delete a fact")
-async def delete_fact(fact_id: str, caller: CallerDep, request: Request) -> Response:
+async def delete_fact(fact_id: Identifier, caller: CallerDep, request: Request) -> Response:
     """Delete one record from every store (its history becomes a content-free tombstone)."""
     caller.require(Role.WRITE)
     engine = await runtime_of(request).engine(caller)
@@ -359,7 +362,10 @@ async def search(body: SearchRequest, caller: CallerDep, request: Request) -> Re
 
 @router.get("/profile", response_model=ProfileResponse, summary="A user's profile")
 async def profile(
-    caller: CallerDep, request: Request, user_id: str | None = None, project: str | None = None
+    caller: CallerDep,
+    request: Request,
+    user_id: Identifier | None = None,
+    project: Identifier | None = None,
 ) -> Response:
     """The user's current preferences (the facts of type ``preference`` of that user)."""
     caller.require(Role.READ)

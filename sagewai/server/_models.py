@@ -10,11 +10,12 @@ say exactly what a Python caller would get.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue
 
 from sagewai import Fact, FactChange, FactKind, FactStatus, FactType, Provenance, ScoreParts
+from sagewai.core import validate_identifier
 from sagewai.intelligence import ConsolidationReport
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "ForgetResponse",
     "Health",
     "HistoryResponse",
+    "Identifier",
     "KeyView",
     "MessageIn",
     "ProfileResponse",
@@ -47,7 +49,15 @@ __all__ = [
 
 WritableScope = Literal["project", "user", "session"]
 """Scopes the API writes at (ORG facts reach other projects: the library writes them)."""
-Identifier = str
+
+
+def _identifier(value: str) -> str:
+    return validate_identifier(value, "identifier")  # InvalidInputError is a ValueError: a 422
+
+
+Identifier = Annotated[str, AfterValidator(_identifier)]
+"""A project, user, session, fact, change or tag id: 1 to 256 characters, no control
+characters and no lone surrogates (what every store can hold and no scope key can forge)."""
 Standing = Literal["current", "changed", "flagged", "archived"]
 
 

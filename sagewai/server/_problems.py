@@ -175,10 +175,13 @@ def install_problem_handlers(app: FastAPI) -> None:
         )
         return problem(exc.status_code, name, str(exc.detail), instance=request.url.path)
 
+    async def refused_value(request: Request, exc: Exception) -> Response:
+        # Input the validation let through and a library refused: still bad input, logged so
+        # that the check can move where it belongs.
+        logger.warning("%s %s refused late: %r", request.method, request.url.path, exc)
+        return problem(422, InvalidInputError.__name__, str(exc), instance=request.url.path)
+
     async def unexpected(request: Request, exc: Exception) -> Response:
-        if isinstance(exc, ValueError | TypeError | UnicodeError | OverflowError):
-            # Input the validation let through and a library refused: still bad input.
-            return problem(422, InvalidInputError.__name__, str(exc), instance=request.url.path)
         logger.exception("unexpected error on %s %s", request.method, request.url.path)
         return problem(
             500, "InternalError", "the server failed; see its log", instance=request.url.path
@@ -187,4 +190,6 @@ def install_problem_handlers(app: FastAPI) -> None:
     app.add_exception_handler(SagewaiError, sagewai_error)
     app.add_exception_handler(RequestValidationError, invalid_request)
     app.add_exception_handler(HTTPException, http_error)
+    for kind in (ValueError, TypeError, UnicodeError, OverflowError):
+        app.add_exception_handler(kind, refused_value)
     app.add_exception_handler(Exception, unexpected)

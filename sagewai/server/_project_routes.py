@@ -23,6 +23,7 @@ from sagewai.server._models import (
     ConsolidateRequest,
     ConsolidationRun,
     ConsolidationRuns,
+    Identifier,
     KeyView,
     ProjectInfo,
     ProjectsResponse,
@@ -143,7 +144,7 @@ async def consolidations(caller: CallerDep, request: Request) -> Response:
     return respond(ConsolidationRuns(runs=runs))
 
 
-async def _run(request: Request, project_id: str, run_id: str) -> ConsolidationRun:
+async def _run(request: Request, project_id: str, run_id: Identifier) -> ConsolidationRun:
     run = await runtime_of(request).jobs.get(project_id, run_id)
     if run is None:
         raise InvalidInputError(f"no consolidation run {run_id!r} in this project")
@@ -151,7 +152,7 @@ async def _run(request: Request, project_id: str, run_id: str) -> ConsolidationR
 
 
 @router.get("/consolidations/{run_id}", response_model=ConsolidationRun, summary="A run")
-async def consolidation(run_id: str, caller: CallerDep, request: Request) -> Response:
+async def consolidation(run_id: Identifier, caller: CallerDep, request: Request) -> Response:
     """A consolidation run: running, done (with its report) or failed (with the reason)."""
     caller.require(Role.READ)
     return respond(await _run(request, caller.project_id, run_id))
@@ -160,7 +161,7 @@ async def consolidation(run_id: str, caller: CallerDep, request: Request) -> Res
 @router.get(
     "/consolidations/{run_id}/report", response_model=ConsolidationReport, summary="A run's report"
 )
-async def consolidation_report(run_id: str, caller: CallerDep, request: Request) -> Response:
+async def consolidation_report(run_id: Identifier, caller: CallerDep, request: Request) -> Response:
     """The report of a finished run (409 while it runs)."""
     caller.require(Role.READ)
     run = await _run(request, caller.project_id, run_id)

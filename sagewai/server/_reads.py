@@ -15,11 +15,11 @@ import dataclasses
 import json
 import re
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from sagewai import Fact, FactKind, FactStatus, FactType
-from sagewai.core import FactQuery, validate_identifier
+from sagewai.core import FactQuery, clean_text, validate_identifier
 from sagewai.errors import InvalidInputError
 
 if TYPE_CHECKING:
@@ -84,6 +84,11 @@ class FactFilter:
     """Keep records whose content holds this text (case-insensitive)."""
 
 
+def _utc(when: datetime | None) -> datetime | None:
+    """A time without a zone is read as UTC (as the CLI reads ``--as-of``)."""
+    return when.replace(tzinfo=UTC) if when is not None and when.tzinfo is None else when
+
+
 async def list_page(
     engine: ContextEngine, where: FactFilter, *, limit: int, cursor: str | None
 ) -> tuple[list[Fact], str | None]:
@@ -92,6 +97,9 @@ async def list_page(
     A filter the store cannot apply (scope, a time bound, text) is applied to each page read,
     so a page may hold fewer than ``limit`` records while a cursor still follows.
     """
+    where = dataclasses.replace(
+        where, created_after=_utc(where.created_after), created_before=_utc(where.created_before)
+    )
     after = decode_cursor(cursor) if cursor is not None else None
     if where.created_after is not None and (after is None or after[0] < where.created_after):
         after = (where.created_after, "")
@@ -99,7 +107,7 @@ async def list_page(
         project_id=engine.project_id,
         user_id=where.user_id,
         session_id=where.session_id,
-        subject=where.subject,
+        subject=None if where.subject is None else clean_text(where.subject),
         statuses=None if where.statuses is None else tuple(where.statuses),
         fact_types=None if where.fact_types is None else tuple(where.fact_types),
         kinds=None if where.kinds is None else tuple(where.kinds),
@@ -166,6 +174,7 @@ async def forget_preview(
     naming it as a word. The engine's own ``forget(..., dry_run=True)``, when it has one, is
     the exact receipt; this preview is what the dashboard shows before asking.
     """
+    subject = None if subject is None else clean_text(subject)
     query = FactQuery(project_id=engine.project_id, session_id=session_id, user_id=user_id)
     wanted = None if subject is None else subject.casefold()
     naming = None if subject is None else re.compile(rf"\b{re.escape(subject)}\b", re.IGNORECASE)
