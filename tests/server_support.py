@@ -8,6 +8,7 @@ in a Qdrant edge folder). Keys are made before it starts, with the library's own
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import os
 import signal
 import socket
@@ -15,13 +16,22 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 
 from sagewai.server import new_key, open_state
+
+_T = TypeVar("_T")
+
+
+def run_async(coroutine: Coroutine[Any, Any, _T]) -> _T:
+    """Run a coroutine to its end from sync code, even where a loop runs (Playwright's)."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 def free_port() -> int:
@@ -65,7 +75,7 @@ class Store:
             finally:
                 await state.close()
 
-        return asyncio.run(make())
+        return run_async(make())
 
     def drop(self) -> None:
         """Drop a PostgreSQL test schema (a folder goes with its temporary directory)."""
@@ -80,7 +90,7 @@ class Store:
             finally:
                 await connection.close()
 
-        asyncio.run(drop())
+        run_async(drop())
 
 
 class ServerProcess:
