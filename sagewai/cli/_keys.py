@@ -163,21 +163,21 @@ async def _revoke(state: ServerState, args: argparse.Namespace) -> int:
 
 
 def _projects(args: argparse.Namespace) -> int:
-    from sagewai import ContextEngine
+    from sagewai.core import FactQuery
     from sagewai.server import open_stores
 
-    stores = open_stores(_location(args), vectors=args.vectors, schema=args.schema)
+    # Only the metadata store is read: the listing works whatever embedder wrote the vectors.
+    metadata = open_stores(_location(args), vectors=args.vectors, schema=args.schema).metadata
 
     async def run() -> list[tuple[str, int]]:
-        await stores.open()
+        await metadata.open()
         try:
-            found = []
-            for project_id in await stores.metadata.project_ids():
-                engine = ContextEngine(stores=stores, project_id=project_id)
-                found.append((project_id, await engine.count()))
-            return found
+            return [
+                (project_id, await metadata.count(FactQuery(project_id=project_id)))
+                for project_id in await metadata.project_ids()
+            ]
         finally:
-            await stores.close()
+            await metadata.close()
 
     found = asyncio.run(run())
     if args.json:
