@@ -553,3 +553,16 @@ def test_rate_limits_and_cors_when_configured(tmp_path: Path) -> None:
             assert "access-control-allow-origin" not in refused.headers
     finally:
         server.stop()
+
+
+def test_the_typescript_clients_schema_is_the_servers() -> None:
+    """``clients/typescript/openapi.json`` is what ``sagewai serve --openapi`` prints (its
+    ``src/schema.ts`` is generated from it; CI checks that with ``npm run check-schema``)."""
+    from sagewai.cli._serve import openapi_schema
+
+    committed = Path(__file__).resolve().parent.parent / "clients" / "typescript" / "openapi.json"
+    assert json.loads(committed.read_text()) == openapi_schema(), (
+        "run: cd clients/typescript && npm run openapi && npm run generate"
+    )
+    fact = openapi_schema()["components"]["schemas"]["Fact"]
+    assert set(fact["required"]) == set(fact["properties"])  # responses carry every field

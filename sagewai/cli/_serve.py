@@ -16,13 +16,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import ipaddress
+import json
 import os
 import sys
+from typing import Any
 
 from sagewai.cli._consolidate import DEFAULT_STORE
 from sagewai.errors import ConfigurationError
 
-__all__ = ["DEFAULT_PORT", "is_loopback", "register", "store_options"]
+__all__ = ["DEFAULT_PORT", "is_loopback", "openapi_schema", "register", "store_options"]
 
 DEFAULT_PORT = 8780
 EXIT_OK = 0
@@ -86,6 +88,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("--no-dashboard", action="store_true", help="serve the API only")
     parser.add_argument(
+        "--openapi",
+        action="store_true",
+        help="print the API's OpenAPI schema (JSON) and exit (the TypeScript client's types)",
+    )
+    parser.add_argument(
         "--log-level", default="warning", choices=("critical", "error", "warning", "info", "debug")
     )
     parser.set_defaults(handler=run_serve)
@@ -106,12 +113,25 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def openapi_schema() -> dict[str, Any]:
+    """The server's OpenAPI 3.1 schema, without opening a store (nothing is read or created)."""
+    from sagewai.context import ProjectStores
+    from sagewai.server import SqliteServerState, create_app
+
+    app = create_app(ProjectStores.in_memory(), SqliteServerState(os.devnull))
+    schema: dict[str, Any] = app.openapi()
+    return schema
+
+
 def run_serve(args: argparse.Namespace) -> int:
     """Serve until stopped (Ctrl-C, SIGTERM)."""
     from sagewai._optional import require
     from sagewai.server import ServerSettings, create_app, open_state, open_stores
 
     uvicorn = require("uvicorn", extra="server", feature="sagewai serve")
+    if args.openapi:
+        print(json.dumps(openapi_schema(), indent=2, sort_keys=True))
+        return EXIT_OK
     if not 0 < args.port < 65536:
         raise ConfigurationError(f"--port must be between 1 and 65535, got {args.port}")
     store = args.store or os.environ.get("SAGEWAI_STORE") or DEFAULT_STORE

@@ -88,6 +88,47 @@ def _graph_script_hash() -> str:
     return " ".join(digests)
 
 
+def _references(node: Any) -> set[str]:
+    """The component schemas ``node`` refers to, directly."""
+    found: set[str] = set()
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/components/schemas/"):
+            found.add(ref.rsplit("/", 1)[1])
+        for value in node.values():
+            found |= _references(value)
+    elif isinstance(node, list):
+        for value in node:
+            found |= _references(value)
+    return found
+
+
+def complete_responses(schema: dict[str, Any]) -> dict[str, Any]:
+    """Mark every field of the response-only schemas as required: the server always sends
+    every field (``null`` included), so a client may rely on it (the TypeScript types do).
+
+    Schemas reachable from a request body keep their optional fields.
+    """
+    components: dict[str, Any] = schema.get("components", {}).get("schemas", {})
+    bodies = [
+        operation.get("requestBody", {})
+        for item in schema.get("paths", {}).values()
+        for operation in item.values()
+        if isinstance(operation, dict)
+    ]
+    pending, inputs = set(_references(bodies)), set()
+    while pending:
+        name = pending.pop()
+        if name not in inputs:
+            inputs.add(name)
+            pending |= _references(components.get(name, {}))
+    for name, component in components.items():
+        properties = component.get("properties")
+        if name not in inputs and properties:
+            component["required"] = sorted(properties)
+    return schema
+
+
 def _static(name: str) -> bytes:
     return resources.files("sagewai.server").joinpath("static", name).read_bytes()
 
@@ -169,6 +210,14 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.sagewai = runtime
+    plain_openapi = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = complete_responses(plain_openapi())
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
     install_problem_handlers(app)
     app.include_router(_memory_routes.router)
     app.include_router(_project_routes.router)
