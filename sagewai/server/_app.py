@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from importlib import resources
@@ -29,7 +30,8 @@ __all__ = ["create_app"]
 
 
 class _BodyLimit:
-    """Refuse a request body larger than ``limit`` bytes with a 413, declared or streamed."""
+    """Refuse a request body larger than ``limit`` bytes with a 413, declared or streamed, and
+    say how long the server worked on each request (``Server-Timing: app;dur=<ms>``)."""
 
     def __init__(self, app: Any, limit: int) -> None:
         self.app = app
@@ -57,10 +59,16 @@ class _BodyLimit:
             return message
 
         started = False
+        began = time.perf_counter()
 
         async def sending(message: Any) -> None:
             nonlocal started
-            started = started or message["type"] == "http.response.start"
+            if message["type"] == "http.response.start":
+                started = True
+                # How long the server worked on the request, for clients and benchmarks.
+                spent = (time.perf_counter() - began) * 1000
+                headers = [*message.get("headers", ()), (b"server-timing", b"app;dur=%.3f" % spent)]
+                message = {**message, "headers": headers}
             await send(message)
 
         try:
