@@ -137,6 +137,16 @@ def complete_responses(schema: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("sagewai")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "0+unknown"
+
+
 def _static(name: str) -> bytes:
     return resources.files("sagewai.server").joinpath("static", name).read_bytes()
 
@@ -174,7 +184,6 @@ def create_app(
     from fastapi import FastAPI
     from starlette.responses import Response
 
-    import sagewai
     from sagewai.server import _memory_routes, _project_routes
     from sagewai.server._auth import Authenticator
     from sagewai.server._engines import EngineCache
@@ -185,6 +194,7 @@ def create_app(
     from sagewai.server._runtime import Runtime, respond
 
     settings = settings or ServerSettings()
+    version = _version()
     runtime = Runtime(
         settings=settings,
         state=state,
@@ -210,7 +220,7 @@ def create_app(
 
     app = FastAPI(
         title="sagewai memory server",
-        version=sagewai.__version__,
+        version=version,
         summary="Memory for LLM agents: facts with provenance, search, forgetting, consolidation.",
         openapi_url="/v1/openapi.json",
         docs_url=None,
@@ -233,7 +243,7 @@ def create_app(
     @app.get("/v1/health", response_model=Health, tags=["health"], summary="Liveness")
     async def health() -> Response:
         """The process answers (no key needed)."""
-        return respond(Health(status="ok", version=sagewai.__version__))
+        return respond(Health(status="ok", version=version))
 
     @app.get("/v1/ready", response_model=Health, tags=["health"], summary="Readiness")
     async def ready() -> Response:
@@ -244,9 +254,9 @@ def create_app(
             await runtime.engines.open()
             await state.key("000000000000")
         except SagewaiError as exc:
-            body = Health(status="unavailable", version=sagewai.__version__, detail=str(exc))
+            body = Health(status="unavailable", version=version, detail=str(exc))
             return respond(body, status=503)
-        return respond(Health(status="ok", version=sagewai.__version__))
+        return respond(Health(status="ok", version=version))
 
     if settings.dashboard:
         csp = (

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 from sagewai.errors import SagewaiError
 
 if TYPE_CHECKING:
-    from sagewai import ContextEngine
     from sagewai.context import MemoryBridge, ProjectStores
+    from sagewai.context._engine import ContextEngine
     from sagewai.intelligence import FactExtractor
 
 __all__ = ["EngineCache"]
@@ -55,7 +55,7 @@ class EngineCache:
         found = self._engines.get((org_id, project_id))
         if found is not None:
             return found
-        from sagewai import ContextEngine
+        from sagewai.context._engine import ContextEngine
 
         await self.open()
         async with self._lock:

@@ -14,8 +14,16 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue
 
-from sagewai import Fact, FactChange, FactKind, FactStatus, FactType, Provenance, ScoreParts
-from sagewai.core import validate_identifier
+from sagewai.core import (
+    Fact,
+    FactChange,
+    FactKind,
+    FactStatus,
+    FactType,
+    Provenance,
+    ScoreParts,
+    validate_identifier,
+)
 from sagewai.intelligence import ConsolidationReport
 
 __all__ = [
