@@ -144,8 +144,8 @@ async def paired_latency(
     folder in one process at a time).
     """
     from sagewai import ContextEngine
-    from sagewai.context import ProjectStores
     from sagewai.server import ServerSettings, create_app, open_state
+    from sagewai.stores import ProjectStores
 
     headers = {"authorization": f"Bearer {token}"}
     timings: dict[str, list[float]] = {"engine": [], "asgi": [], "http": []}
@@ -227,8 +227,8 @@ def serve_child(folder: str, port: int, embedder_name: str) -> None:
     """The server process: ``sagewai serve``'s app on the benchmark's embedder."""
     import uvicorn
 
-    from sagewai.context import ProjectStores
     from sagewai.server import ServerSettings, create_app, open_state
+    from sagewai.stores import ProjectStores
 
     stores = ProjectStores.local(folder, embedder=_embedder(embedder_name))
     app = create_app(stores, open_state(folder), settings=ServerSettings(rate_limit=0))

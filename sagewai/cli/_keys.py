@@ -23,9 +23,9 @@ import shutil
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from sagewai.cli._consolidate import DEFAULT_STORE
 from sagewai.cli._inspector import format_table
 from sagewai.cli._serve import store_options
+from sagewai.cli._stores import DEFAULT_STORE
 from sagewai.errors import SagewaiRuntimeError
 
 if TYPE_CHECKING:
@@ -164,10 +164,11 @@ async def _revoke(state: ServerState, args: argparse.Namespace) -> int:
 
 def _projects(args: argparse.Namespace) -> int:
     from sagewai.core import FactQuery
-    from sagewai.server import open_stores
+    from sagewai.stores import resolve_stores
 
     # Only the metadata store is read: the listing works whatever embedder wrote the vectors.
-    metadata = open_stores(_location(args), vectors=args.vectors, schema=args.schema).metadata
+    stores = resolve_stores(_location(args), vectors=args.vectors, schema=args.schema)
+    metadata = stores.metadata
 
     async def run() -> list[tuple[str, int]]:
         await metadata.open()

@@ -21,7 +21,7 @@ import os
 import sys
 from typing import Any
 
-from sagewai.cli._consolidate import DEFAULT_STORE
+from sagewai.cli._stores import DEFAULT_STORE
 from sagewai.errors import ConfigurationError
 
 __all__ = ["DEFAULT_PORT", "is_loopback", "openapi_schema", "register", "store_options"]
@@ -115,8 +115,8 @@ def is_loopback(host: str) -> bool:
 
 def openapi_schema() -> dict[str, Any]:
     """The server's OpenAPI 3.1 schema, without opening a store (nothing is read or created)."""
-    from sagewai.context import ProjectStores
     from sagewai.server import SqliteServerState, create_app
+    from sagewai.stores import ProjectStores
 
     app = create_app(ProjectStores.in_memory(), SqliteServerState(os.devnull))
     schema: dict[str, Any] = app.openapi()
@@ -126,7 +126,8 @@ def openapi_schema() -> dict[str, Any]:
 def run_serve(args: argparse.Namespace) -> int:
     """Serve until stopped (Ctrl-C, SIGTERM)."""
     from sagewai._optional import require
-    from sagewai.server import ServerSettings, create_app, open_state, open_stores
+    from sagewai.server import ServerSettings, create_app, open_state
+    from sagewai.stores import resolve_stores
 
     uvicorn = require("uvicorn", extra="server", feature="sagewai serve")
     if args.openapi:
@@ -159,7 +160,8 @@ def run_serve(args: argparse.Namespace) -> int:
         key_cache_seconds=args.key_cache_seconds,
         dashboard=not args.no_dashboard,
     )
-    stores = open_stores(store, vectors=args.vectors, schema=args.schema, create=True)
+    vectors = args.vectors or os.environ.get("SAGEWAI_VECTORS")
+    stores = resolve_stores(store, vectors=vectors, schema=args.schema, must_exist=False)
     app = create_app(stores, state, settings=settings)
     shown = f"[{args.host}]" if ":" in args.host else args.host
     print(

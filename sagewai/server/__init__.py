@@ -3,11 +3,11 @@
 ``sagewai serve --store ./sagewai-data`` runs it (``pip install "sagewai[server]"``); this
 package is what that command is built from, for a deployment that wants its own process:
 
-* :func:`create_app` makes the FastAPI app over a :class:`~sagewai.context.ProjectStores` and a
+* :func:`create_app` makes the FastAPI app over a :class:`~sagewai.stores.ProjectStores` and a
   :class:`ServerState` (where keys and consolidation runs live), tuned by
   :class:`ServerSettings`;
-* :func:`open_stores` and :func:`open_state` resolve a ``--store`` location (a folder, or
-  ``postgresql://...``) the way every ``sagewai`` command does;
+* :func:`open_state` finds the keys and runs of a ``--store`` location (a folder, or
+  ``postgresql://...``), whose stores :func:`sagewai.stores.resolve_stores` opens;
 * :func:`new_key`, :class:`ApiKey` and :class:`Role` make and describe keys
   (``sagewai keys create`` uses them).
 
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from sagewai.server._keys import ApiKey, NewKey, Role, new_key
     from sagewai.server._settings import ServerSettings
     from sagewai.server._state import PostgresServerState, ServerState, SqliteServerState
-    from sagewai.server._stores import open_state, open_stores
+    from sagewai.server._stores import open_state
 
 __all__ = [
     "ApiKey",
@@ -45,7 +45,6 @@ __all__ = [
     "create_app",
     "new_key",
     "open_state",
-    "open_stores",
 ]
 
 _LAZY = {
@@ -59,7 +58,6 @@ _LAZY = {
     "ServerState": "sagewai.server._state",
     "SqliteServerState": "sagewai.server._state",
     "open_state": "sagewai.server._stores",
-    "open_stores": "sagewai.server._stores",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

@@ -22,9 +22,9 @@ from sagewai.server._settings import ServerSettings
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
-    from sagewai.context import ProjectStores
     from sagewai.intelligence import FactExtractor
     from sagewai.server._state import ServerState
+    from sagewai.stores import ProjectStores
 
 __all__ = ["create_app"]
 
@@ -171,7 +171,7 @@ def create_app(
 
     Example:
         >>> import tempfile
-        >>> from sagewai.context import ProjectStores
+        >>> from sagewai.stores import ProjectStores
         >>> from sagewai.server import SqliteServerState, create_app
         >>> from sagewai.testing import FakeEmbedder
         >>> folder = tempfile.mkdtemp()

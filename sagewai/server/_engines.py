@@ -2,7 +2,7 @@
 
 Why shared stores: a server serves one store (a folder, or PostgreSQL plus vectors) and many
 projects in it. The stores take a project id on every call, so every project's engine is built
-on the same :class:`~sagewai.context.ProjectStores`: one SQLite connection set, one vector index,
+on the same :class:`~sagewai.stores.ProjectStores`: one SQLite connection set, one vector index,
 one PostgreSQL pool, whatever the number of projects.
 """
 
@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING
 from sagewai.errors import SagewaiError
 
 if TYPE_CHECKING:
-    from sagewai.context import MemoryBridge, ProjectStores
+    from sagewai.context import MemoryBridge
     from sagewai.context._engine import ContextEngine
     from sagewai.intelligence import FactExtractor
+    from sagewai.stores import ProjectStores
 
 __all__ = ["EngineCache"]
 
@@ -99,7 +100,7 @@ class EngineCache:
             # Each engine writes its last read marks on close; the stores are shared, so they
             # are closed once, below, after every engine has flushed.
             with contextlib.suppress(SagewaiError):
-                await engine.flush_access()
+                await engine.port.flush_access()
         if self._opened:
             self._opened = False
             await self.stores.close()

@@ -119,7 +119,7 @@ async def add_facts(body: AddFactsRequest, caller: CallerDep, request: Request) 
         if caller.key.user_id is not None and item.scope == "project":
             raise PermissionDeniedError("a user's key writes the user's facts, not project-wide")
         built.append(
-            engine.build_fact(
+            engine.port.build_fact(
                 item.content,
                 fact_type=item.fact_type,
                 scope=item.scope,

@@ -122,7 +122,7 @@ async def list_page(
         after=after,
         limit=limit,
     )
-    page = await engine.find(query)
+    page = await engine.port.find(query)
     next_cursor = encode_cursor(page[-1]) if len(page) == limit else None
     needle = None if where.text is None else where.text.casefold()
     kept = []
@@ -154,7 +154,7 @@ async def source_messages(engine: ContextEngine, fact: Fact) -> list[Fact]:
             kinds=(FactKind.MESSAGE,),
             limit=_PAGE,
         )
-        async for record in engine.iter_facts(query, page_size=_PAGE):
+        async for record in engine.port.iter_facts(query, page_size=_PAGE):
             ids = {(s.session_id or record.session_id, s.message_id) for s in record.sources}
             if ids & wanted:
                 found.append(record)
@@ -189,7 +189,7 @@ async def forget_preview(
     messages: list[Fact] = []
     sources: set[tuple[str | None, str]] = set()
     seen = 0
-    async for fact in engine.iter_facts(query, page_size=_PAGE):
+    async for fact in engine.port.iter_facts(query, page_size=_PAGE):
         seen += 1
         if seen > _SCAN_LIMIT:
             raise InvalidInputError(
