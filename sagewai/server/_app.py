@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 __all__ = ["create_app"]
 
 
-class _BodyLimit:
+class _RequestGate:
     """Refuse a request body larger than ``limit`` bytes with a 413, declared or streamed, and
     say how long the server worked on each request (``Server-Timing: app;dur=<ms>``)."""
 
@@ -295,5 +295,5 @@ def create_app(
             allow_headers=["authorization", "x-api-key", "content-type"],
             max_age=600,
         )
-    app.add_middleware(_BodyLimit, limit=settings.max_body_bytes)
+    app.add_middleware(_RequestGate, limit=settings.max_body_bytes)
     return app
