@@ -166,7 +166,8 @@ def _projects(args: argparse.Namespace) -> int:
     from sagewai.core import FactQuery
     from sagewai.stores import resolve_stores
 
-    # Only the metadata store is read: the listing works whatever embedder wrote the vectors.
+    # Only the metadata store is opened and read (no engine): the listing works beside a
+    # running server (which holds an embedded folder's vectors) and whatever embedder wrote them.
     stores = resolve_stores(_location(args), vectors=args.vectors, schema=args.schema)
     metadata = stores.metadata
 

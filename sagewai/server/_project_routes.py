@@ -51,7 +51,7 @@ async def projects(caller: CallerDep, request: Request) -> Response:
     visible = {caller.project_id}
     if caller.key.role is Role.ADMIN:
         await runtime.engines.open()
-        in_store = set(await runtime.engines.stores.metadata.project_ids())
+        in_store = set(await runtime.engines.stores.project_ids())
         org = {k.project_id for k in await runtime.state.keys() if k.org_id == caller.key.org_id}
         visible |= in_store & org
     infos = []
