@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING
 from sagewai.errors import SagewaiError
 
 if TYPE_CHECKING:
-    from sagewai.context import MemoryBridge
-    from sagewai.context._engine import ContextEngine
+    from sagewai.context import ContextEngine, MemoryBridge
     from sagewai.intelligence import FactExtractor
     from sagewai.stores import ProjectStores
 
@@ -56,7 +55,7 @@ class EngineCache:
         found = self._engines.get((org_id, project_id))
         if found is not None:
             return found
-        from sagewai.context._engine import ContextEngine
+        from sagewai.context import ContextEngine
 
         await self.open()
         async with self._lock:

@@ -21,7 +21,7 @@ from sagewai.errors import LockedError, SagewaiError
 from sagewai.server._models import ConsolidateRequest, ConsolidationRun
 
 if TYPE_CHECKING:
-    from sagewai.context._engine import ContextEngine
+    from sagewai.context import ContextEngine
     from sagewai.server._auth import Caller
     from sagewai.server._state import ServerState
 

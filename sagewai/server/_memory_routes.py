@@ -10,7 +10,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from starlette.responses import Response
 
-from sagewai.core import Fact, FactKind, FactStatus, FactType, SearchResult
+from sagewai.core._records import Fact, FactKind, FactStatus, FactType, SearchResult
 from sagewai.errors import FactNotFoundError, InvalidInputError, PermissionDeniedError
 from sagewai.server._auth import Caller
 from sagewai.server._keys import Role

@@ -14,7 +14,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue
 
-from sagewai.core import (
+from sagewai.core import validate_identifier
+from sagewai.core._records import (
     Fact,
     FactChange,
     FactKind,
@@ -22,7 +23,6 @@ from sagewai.core import (
     FactType,
     Provenance,
     ScoreParts,
-    validate_identifier,
 )
 from sagewai.intelligence import ConsolidationReport
 

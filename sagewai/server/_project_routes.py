@@ -15,7 +15,7 @@ from starlette.background import BackgroundTask
 from starlette.exceptions import HTTPException
 from starlette.responses import FileResponse, Response
 
-from sagewai.core import FactKind, FactStatus
+from sagewai.core._records import FactKind, FactStatus
 from sagewai.errors import InvalidInputError, LockedError
 from sagewai.intelligence import ConsolidationReport
 from sagewai.server._keys import Role

@@ -18,19 +18,12 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from sagewai.core import (
-    Fact,
-    FactKind,
-    FactQuery,
-    FactStatus,
-    FactType,
-    clean_text,
-    validate_identifier,
-)
+from sagewai.core import FactQuery, clean_text, validate_identifier
+from sagewai.core._records import Fact, FactKind, FactStatus, FactType
 from sagewai.errors import InvalidInputError
 
 if TYPE_CHECKING:
-    from sagewai.context._engine import ContextEngine
+    from sagewai.context import ContextEngine
 
 __all__ = [
     "FactFilter",
@@ -50,7 +43,7 @@ def encode_cursor(fact: Fact) -> str:
     """The opaque cursor after ``fact`` (base64 of its creation time and id).
 
     Example:
-        >>> from sagewai.core import Fact
+        >>> from sagewai import Fact
         >>> fact = Fact(project_id="p", content="x")
         >>> decode_cursor(encode_cursor(fact)) == (fact.created_at, fact.id)
         True

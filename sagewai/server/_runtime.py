@@ -21,7 +21,7 @@ from sagewai.server._state import ServerState
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from sagewai.context._engine import ContextEngine
+    from sagewai.context import ContextEngine
     from sagewai.server._jobs import ConsolidationJobs
 
 __all__ = ["CallerDep", "Runtime", "caller_of", "respond", "runtime_of"]
