@@ -16,8 +16,10 @@ SagewaiError
 ├── ConfigurationError
 │   ├── MissingDependencyError
 │   ├── ModelNotAvailableError
-│   └── InvalidInputError
-│       └── ScopeError
+│   ├── InvalidInputError
+│   │   └── ScopeError
+│   ├── AuthenticationError
+│   └── PermissionDeniedError
 └── SagewaiRuntimeError
     ├── BackendError
     │   ├── BackendUnavailableError
@@ -25,6 +27,7 @@ SagewaiError
     │       └── FactConflictError
     ├── FactNotFoundError
     ├── LockedError
+    ├── RateLimitedError
     ├── SagewaiTimeoutError
     └── ExtractionError
 ```
@@ -33,6 +36,7 @@ SagewaiError
 from __future__ import annotations
 
 __all__ = [
+    "AuthenticationError",
     "BackendError",
     "BackendUnavailableError",
     "ConfigurationError",
@@ -44,6 +48,8 @@ __all__ = [
     "LockedError",
     "MissingDependencyError",
     "ModelNotAvailableError",
+    "PermissionDeniedError",
+    "RateLimitedError",
     "SagewaiError",
     "SagewaiRuntimeError",
     "SagewaiTimeoutError",
@@ -82,6 +88,16 @@ class InvalidInputError(ConfigurationError, ValueError):
 
 class ScopeError(InvalidInputError):
     """A scope was named without the identifier it needs (a USER search without a user_id, ...)."""
+
+
+class AuthenticationError(ConfigurationError):
+    """A request to the memory server came without an API key, or with one that is not valid
+    (unknown, malformed or revoked): HTTP 401."""
+
+
+class PermissionDeniedError(ConfigurationError):
+    """The API key is valid but may not do this: its role is too low, or the request names a
+    project or user outside the key's binding: HTTP 403."""
 
 
 class SagewaiRuntimeError(SagewaiError):
@@ -125,6 +141,15 @@ class FactNotFoundError(SagewaiRuntimeError, KeyError):
 
 class LockedError(SagewaiRuntimeError):
     """Another process holds the lock (e.g. a consolidation run on the same project)."""
+
+
+class RateLimitedError(SagewaiRuntimeError):
+    """An API key sent more requests than its rate limit allows: HTTP 429; retry after
+    ``retry_after`` seconds."""
+
+    def __init__(self, retry_after: float) -> None:
+        self.retry_after = retry_after
+        super().__init__(f"rate limit exceeded; retry in {retry_after:.2f} s")
 
 
 class SagewaiTimeoutError(SagewaiRuntimeError, TimeoutError):

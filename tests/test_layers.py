@@ -16,8 +16,9 @@ Read from the bottom up (a module may import its own layer and any layer listed 
    export and page; its backends are in ``stores``).
 6. ``intelligence``: consolidation, the graph builder, entity and relation extraction.
 7. ``agent``.
-8. the front ends: ``sagewai.cli`` and ``sagewai.integrations`` (``sagewai mcp`` serves the MCP
-   integration).
+8. the front ends: ``sagewai.cli``, ``sagewai.integrations`` (``sagewai mcp`` serves the MCP
+   integration) and ``sagewai.server`` (the HTTP API and dashboard that ``sagewai serve`` runs;
+   the CLI resolves its ``--store`` locations there).
 9. the top: ``sagewai.testing`` (test doubles and conformance suites may use anything) and the
    root package ``sagewai`` with ``sagewai.__main__`` (the facade that names the public API).
 
@@ -46,7 +47,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("context", frozenset({"sagewai.context", "sagewai.graph"})),
     ("intelligence", frozenset({"sagewai.intelligence"})),
     ("agent", frozenset({"sagewai.agent"})),
-    ("front ends", frozenset({"sagewai.cli", "sagewai.integrations"})),
+    ("front ends", frozenset({"sagewai.cli", "sagewai.integrations", "sagewai.server"})),
     ("top", frozenset({"sagewai", "sagewai.__main__", "sagewai.testing"})),
 )
 

@@ -28,6 +28,8 @@ _COMMANDS: tuple[str, ...] = (
     "inspector",
     "mcp",
     "transfer",
+    "serve",
+    "keys",
 )
 
 

@@ -22,7 +22,7 @@ from sagewai.cli._stores import DEFAULT_STORE, open_engine
 from sagewai.core._scope import validate_identifier
 from sagewai.errors import ConfigurationError
 
-__all__ = ["parse_http", "register", "run_mcp"]
+__all__ = ["exposure_warning", "parse_http", "register", "run_mcp"]
 
 EXIT_OK = 0
 
@@ -95,6 +95,29 @@ def parse_http(value: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
+def exposure_warning(host: str) -> str | None:
+    """The warning printed before MCP is served on ``host``: ``None`` on a loopback address.
+
+    The MCP server has no authentication: on any other address every machine that reaches it
+    reads and writes the served memory.
+
+    Example:
+        >>> exposure_warning("127.0.0.1") is None
+        True
+        >>> exposure_warning("0.0.0.0").startswith("sagewai: WARNING")
+        True
+    """
+    from sagewai.cli._serve import is_loopback
+
+    if is_loopback(host):
+        return None
+    return (
+        f"sagewai: WARNING: serving MCP on {host} with NO authentication: anyone who can reach "
+        "this address reads and changes this memory. Serve on 127.0.0.1 behind an "
+        "authenticating proxy, or use 'sagewai serve' (API keys and roles) instead."
+    )
+
+
 def run_mcp(args: argparse.Namespace) -> int:
     """Serve until the client disconnects (stdio) or the process is stopped (HTTP)."""
     from sagewai.integrations.mcp import build_mcp_server
@@ -117,6 +140,9 @@ def run_mcp(args: argparse.Namespace) -> int:
         server.run()
     else:
         host, port = http
+        warning = exposure_warning(host)
+        if warning is not None:
+            print(warning, file=sys.stderr)
         print(f"sagewai: serving MCP at http://{host}:{port}/mcp", file=sys.stderr)
         server.run("streamable-http", host=host, port=port)
     return EXIT_OK

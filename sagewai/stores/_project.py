@@ -178,3 +178,21 @@ class ProjectStores:
         if self.episodes is not None:
             applied += await self.episodes.migrate()
         return applied
+
+    async def project_ids(self) -> list[str]:
+        """Every project holding at least one record in these stores, sorted (the metadata
+        store is the truth); what a server serving these stores lists. Open the stores first.
+
+        Example:
+            >>> import asyncio
+            >>> from sagewai import ContextEngine
+            >>> from sagewai.testing import FakeEmbedder
+            >>> stores = ProjectStores.in_memory(embedder=FakeEmbedder())
+            >>> async def demo() -> list[str]:
+            ...     for project in ("beta", "alpha"):
+            ...         await ContextEngine(stores=stores, project_id=project).add("a note")
+            ...     return await stores.project_ids()
+            >>> asyncio.run(demo())
+            ['alpha', 'beta']
+        """
+        return await self.metadata.project_ids()

@@ -34,6 +34,7 @@ def resolve_stores(
     vectors: str | None = None,
     embedder: Embedder | None = None,
     must_exist: bool = True,
+    schema: str = "sagewai",
 ) -> ProjectStores:
     """The stores a ``--store`` (and, with PostgreSQL, ``--vectors``) string names.
 
@@ -43,7 +44,9 @@ def resolve_stores(
             :data:`DEFAULT_VECTORS`. Ignored for a folder (the folder holds its vectors).
         embedder: The embedder (MiniLM by default).
         must_exist: Refuse a folder that does not exist yet (every command but ``import``
-            reads a store an engine wrote).
+            and ``serve`` reads a store an engine wrote).
+        schema: With PostgreSQL: the schema of the metadata (and pgvector) tables, so one
+            database can hold several separate memories.
 
     Raises:
         ConfigurationError: ``store`` is a file, a missing folder (with ``must_exist``), or a
@@ -76,13 +79,13 @@ def resolve_stores(
 
     embedder = embedder or MiniLMEmbedder()
     return ProjectStores(
-        metadata=PostgresMetadataStore(store),
-        vectors=_vector_store(vectors or DEFAULT_VECTORS, store, embedder.dimension),
+        metadata=PostgresMetadataStore(store, schema=schema),
+        vectors=_vector_store(vectors or DEFAULT_VECTORS, store, embedder.dimension, schema),
         embedder=embedder,
     )
 
 
-def _vector_store(target: str, database: str, dimension: int) -> VectorStore:
+def _vector_store(target: str, database: str, dimension: int, schema: str) -> VectorStore:
     if target.startswith(("http://", "https://")):
         from sagewai.stores.qdrant._server import QdrantVectorStore
 
@@ -91,7 +94,9 @@ def _vector_store(target: str, database: str, dimension: int) -> VectorStore:
         from sagewai.stores.postgres._pgvector import PgVectorStore
 
         # "pgvector" alone: the vectors live in the same PostgreSQL database as the facts.
-        return PgVectorStore(target.partition(":")[2] or database, dimension=dimension)
+        return PgVectorStore(
+            target.partition(":")[2] or database, dimension=dimension, schema=schema
+        )
     from sagewai.stores.qdrant._edge import QdrantEdgeVectorStore
 
     return QdrantEdgeVectorStore(target, dimension=dimension)

@@ -1,8 +1,8 @@
 """The metadata store contract: the source of truth for facts and their audit history.
 
 Backends implement a narrow async core (``apply`` one atomic batch, ``get``, ``query``, ``count``,
-``keyword_search``, ``changes``, ``touch``, ``delete_project``, ``lock``). Every convenience, every
-validation and every scoping rule lives once above them, in the engine.
+``keyword_search``, ``changes``, ``touch``, ``delete_project``, ``project_ids``, ``lock``). Every
+convenience, every validation and every scoping rule lives once above them, in the engine.
 """
 
 from __future__ import annotations
@@ -131,6 +131,14 @@ class MetadataStore(Resource):
     @abstractmethod
     async def delete_project(self, project_id: str) -> int:
         """Delete every fact and audit row of ``project_id``; return the number of facts."""
+
+    @abstractmethod
+    async def project_ids(self) -> list[str]:
+        """Every project holding at least one fact in this store, sorted.
+
+        What a server serving one store lists (``GET /v1/projects``, ``sagewai projects``) and
+        what an embedded folder's upgrade walks. A project whose last fact was deleted is gone.
+        """
 
     async def get_state(self, project_id: str, key: str) -> JsonValue | None:
         """A small JSON value kept per project (e.g. the last consolidation run).

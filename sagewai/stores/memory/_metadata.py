@@ -172,6 +172,9 @@ class InMemoryMetadataStore(MetadataStore):
             if fact is not None and fact.project_id == project_id:
                 self._facts[fact_id] = fact.model_copy(update={"last_accessed_at": at})
 
+    async def project_ids(self) -> list[str]:
+        return sorted({fact.project_id for fact in self._facts.values()})
+
     async def delete_project(self, project_id: str) -> int:
         doomed = [i for i, f in self._facts.items() if f.project_id == project_id]
         await self.apply(WriteBatch(project_id=project_id, deletes=doomed))

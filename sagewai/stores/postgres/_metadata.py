@@ -752,6 +752,16 @@ class PostgresMetadataStore(MetadataStore):
             )
         return int(status.rsplit(" ", 1)[-1])
 
+    async def project_ids(self) -> list[str]:
+        """Every project with facts in this schema, sorted."""
+        pool = await self._ready()
+        async with self._errors(), pool.acquire() as connection:
+            rows = await connection.fetch(
+                f'SELECT DISTINCT project_id COLLATE "C" AS project_id FROM {self._facts}'
+                " ORDER BY 1"
+            )
+        return [str(row["project_id"]) for row in rows]
+
     @asynccontextmanager
     async def lock(self, project_id: str, name: str) -> AsyncIterator[None]:
         """Hold an exclusive lock named ``name`` on ``project_id`` across every process.

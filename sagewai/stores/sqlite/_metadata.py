@@ -807,7 +807,8 @@ class SqliteMetadataStore(MetadataStore):
         return [str(row[0]) for row in rows]
 
     async def project_ids(self) -> list[str]:
-        """Every project with facts in this database (an embedded folder's upgrade walks them)."""
+        """Every project with facts in this database, sorted (an embedded folder's upgrade walks
+        them)."""
         return await self._run(self._project_ids_sync)
 
     def _get_state_sync(self, project_id: str, key: str) -> JsonValue | None:

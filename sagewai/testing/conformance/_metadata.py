@@ -708,6 +708,18 @@ class MetadataStoreConformance:
         assert len(await store.keyword_search(FactQuery(project_id=P2), "quokka", 10)) == 2
         assert await store.delete_project(P1) == 0
 
+    async def test_project_ids_lists_every_project_with_facts_sorted(
+        self, store: MetadataStore
+    ) -> None:
+        assert await store.project_ids() == []
+        await put(store, make_fact("one", project_id=P2), project_id=P2)
+        await put(store, make_fact("two"), make_fact("three"))
+        odd = "proj-ü ☕"
+        await put(store, make_fact("four", project_id=odd), project_id=odd)
+        assert await store.project_ids() == sorted([P1, P2, odd])
+        await store.delete_project(P2)
+        assert await store.project_ids() == sorted([P1, odd])
+
     async def test_concurrent_batches_all_land(self, store: MetadataStore) -> None:
         batches = [
             WriteBatch(project_id=P1, upserts=[make_fact(f"batch {b} fact {i}") for i in range(20)])
