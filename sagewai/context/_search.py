@@ -468,7 +468,8 @@ class Searcher:
         self, request: SearchRequest, ranked: list[RankedCandidate], standing: _Standing
     ) -> list[RankedCandidate]:
         """For a question about the present: what holds now before what changed; answers
-        before messages that hold no statement (a question, small talk)."""
+        before a message that holds no statement and echoes the query (the same question asked
+        before, small talk)."""
         config = request.config
         if standing.asked and request.as_of is None and not request.analysis.asks_past:
             successors = {
@@ -480,10 +481,16 @@ class Searcher:
                 for changed in standing.asked
             }
             ranked = prefer_current(ranked, successors, changed_weight=config.changed_weight)
+        asked = normal_form(request.text)
         chatter = {
             c.fact.id
             for c in ranked
-            if c.fact.kind is FactKind.MESSAGE and is_chatter(message_text(c.fact))
+            if c.fact.kind is FactKind.MESSAGE
+            and (
+                (c.part_values[0] or 0.0) >= config.chatter_echo
+                or normal_form(c.fact.content) == asked
+            )
+            and is_chatter(message_text(c.fact))
         }
         return answers_first(ranked, chatter, floor=config.chatter_floor)
 
