@@ -189,3 +189,20 @@ async def test_the_agent_block_holds_the_current_value_and_marks_the_old(tmp_pat
             # Berlin may appear only as an old value, marked in the same line.
             assert "changed:" in line or "was:" in line, line
     assert block.index("Munich") < block.index("Berlin")
+
+
+async def test_adding_the_same_statement_twice_stores_it_once(engine: ContextEngine) -> None:
+    first = await engine.add("Alice prefers green tea", subject="Alice", user_id="alice")
+    again = await engine.add("Alice prefers green tea", subject="Alice", user_id="alice")
+    assert again.id == first.id
+    assert await engine.count() == 1
+    both = await engine.add_many(["The office opens at 8", "The office opens at 8"])
+    assert both[0].id == both[1].id
+    assert await engine.count() == 2
+    other_user = await engine.add("Alice prefers green tea", subject="Alice", user_id="bob")
+    assert other_user.id != first.id  # another scope: another statement
+    # Once it no longer holds, saying it again stores it anew.
+    await engine.set_status(first.id, "archived", reason="test")
+    anew = await engine.add("Alice prefers green tea", subject="Alice", user_id="alice")
+    assert anew.id != first.id
+    assert (await engine.get(anew.id)).status is FactStatus.ACTIVE

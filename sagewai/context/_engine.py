@@ -35,6 +35,7 @@ from sagewai.context._search import (
 from sagewai.core import _lifecycle as lifecycle
 from sagewai.core._arguments import check_flag, check_int, check_scope, enum_values, string_list
 from sagewai.core._chunking import chunk_text
+from sagewai.core._ids import statement_id
 from sagewai.core._queries import ChangeQuery, FactQuery, WriteBatch
 from sagewai.core._records import (
     Fact,
@@ -66,6 +67,19 @@ __all__ = ["MAX_QUERY_CHARS", "MAX_TOP_K", "ContextEngine"]
 
 MAX_LIST_LIMIT = 100_000
 _WRITE_BATCH = 256
+
+
+def _statement(fact: Fact) -> tuple[str, ...]:
+    """What makes two added records the same statement (see ``add``)."""
+    return (
+        fact.scope_key,
+        fact.kind.value,
+        fact.fact_type.value,
+        fact.subject or "",
+        fact.predicate or "",
+        fact.object or "",
+        fact.content,
+    )
 
 
 class ContextEngine(Resource):
@@ -313,11 +327,15 @@ class ContextEngine(Resource):
         ``user_id`` is stored at USER scope (recalled in the user's later sessions) and any
         other fact at PROJECT scope; pass ``scope="session"`` for session-local facts.
 
+        Adding the same statement again (same text, kind, type, triple and scope) stores nothing
+        and returns the stored fact, while it is active; once it was superseded, archived or
+        merged, the statement is stored again as new.
+
         Raises:
             InvalidInputError: a field is empty, too large, unknown or of the wrong type.
             FactConflictError: ``fact_id`` names a fact the store holds already.
         """
-        (fact,) = await self.add_many([self._access.build_fact(content, **fields)])
+        (fact,) = await self.add_many([{"content": content, **fields}])
         return fact
 
     async def add_many(
@@ -339,35 +357,63 @@ class ContextEngine(Resource):
         if isinstance(items, str | bytes | Mapping) or not isinstance(items, Iterable):
             raise InvalidInputError("add_many takes a list of facts, strings or mappings")
         facts: builtins.list[Fact] = []
+        derived: set[str] = set()
+        """Ids made from the statement (the item named none): a repeat of it is no conflict."""
         for item in items:
             if isinstance(item, Fact):
                 if item.project_id != self.project_id:
                     raise InvalidInputError(f"fact {item.id} belongs to another project")
                 facts.append(item)
-            elif isinstance(item, str):
-                facts.append(self._access.build_fact(item))
+                continue
+            if isinstance(item, str):
+                fact = self._access.build_fact(item)
             elif isinstance(item, Mapping):
                 data = dict(item)
                 content = data.pop("content", None)
                 if not isinstance(content, str):
                     raise InvalidInputError("a mapping item needs a string 'content'")
-                facts.append(self._access.build_fact(content, **data))
+                fact = self._access.build_fact(content, **data)
+                if data.get("fact_id") is not None:
+                    facts.append(fact)
+                    continue
             else:
                 raise InvalidInputError(
                     f"add_many items are facts, strings or mappings, not {type(item).__name__}"
                 )
+            fact = fact.model_copy(update={"id": statement_id(self.project_id, _statement(fact))})
+            derived.add(fact.id)
+            facts.append(fact)
         if not facts:
             return facts
         seen: set[str] = set()
         for fact in facts:
-            if fact.id in seen:
+            if fact.id in seen and fact.id not in derived:
                 raise FactConflictError(fact.id)
             seen.add(fact.id)
+        stored: dict[str, Fact] = {}
         for start in range(0, len(facts), _WRITE_BATCH):
             ids = [fact.id for fact in facts[start : start + _WRITE_BATCH]]
-            taken = await self._access.get_many(ids)
-            if taken:
-                raise FactConflictError(taken[0].id)
+            for taken in await self._access.get_many(ids):
+                if taken.id not in derived:
+                    raise FactConflictError(taken.id)
+                stored[taken.id] = taken
+        # A statement added again is the stored fact while it holds; once it no longer does
+        # (superseded, merged, archived), it is said anew and stored as a new fact.
+        again = {
+            i for i, f in stored.items() if f.status in (FactStatus.ACTIVE, FactStatus.FLAGGED)
+        }
+        returned: builtins.list[Fact] = []
+        new: dict[str, Fact] = {}
+        for fact in facts:
+            if fact.id in again:
+                returned.append(stored[fact.id])
+            elif fact.id in stored:
+                returned.append(new.setdefault(fact.id, fact.model_copy(update={"id": new_id()})))
+            else:
+                returned.append(new.setdefault(fact.id, fact))
+        facts = list(new.values())
+        if not facts:
+            return returned
         import numpy as np
 
         embedder = self._access.embedder
@@ -387,7 +433,7 @@ class ContextEngine(Resource):
             new=facts,
             vectors=vectors,
         )
-        return facts
+        return returned
 
     async def add_document(
         self,

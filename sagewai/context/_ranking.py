@@ -176,6 +176,10 @@ class SearchConfig(BaseModel):
     such questions is an assistant's reply, against about half the messages. Chosen on BEAM
     conversations 1 and 2 (R@10 0.717 at 1.0, 0.741 at 0.7, 0.754 at 0.5 and 0.4, 0.741 at
     0.3); 1 turns it off."""
+    prefer_current: bool = True
+    """For a question about the present, rank what replaced a changed claim above it (see
+    :func:`prefer_current`); ``False`` ranks them as their evidence says (the results still
+    carry their standing)."""
     changed_weight: float = Field(default=0.5, ge=0, le=1)
     """Scale of the score of a record whose claim changed since (a message that said "I live in
     Berlin" after the move to Munich; see :func:`prefer_current`) when the query asks about the

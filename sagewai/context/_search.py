@@ -471,7 +471,8 @@ class Searcher:
         before a message that holds no statement and echoes the query (the same question asked
         before, small talk)."""
         config = request.config
-        if standing.asked and request.as_of is None and not request.analysis.asks_past:
+        present = request.as_of is None and not request.analysis.asks_past
+        if config.prefer_current and standing.asked and present:
             successors = {
                 changed: [
                     change.new

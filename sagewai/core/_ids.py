@@ -14,13 +14,16 @@ import uuid
 __all__ = [
     "FACT_NAMESPACE",
     "MESSAGE_NAMESPACE",
+    "STATEMENT_NAMESPACE",
     "context_record_id",
     "fact_id_for",
     "message_record_id",
+    "statement_id",
 ]
 
 FACT_NAMESPACE = uuid.UUID("6f1c1f4e-8a43-5b0e-9d52-2f0f3c1d7a10")
 MESSAGE_NAMESPACE = uuid.UUID("3a7e9c14-52d8-5b6f-8e01-9d4c2b7f6a53")
+STATEMENT_NAMESPACE = uuid.UUID("9b2d4e61-7c3a-5f08-a1d9-4e6b8c2f0a37")
 
 
 def fact_id_for(project_id: str, session_id: str, message_id: str, index: int) -> str:
@@ -59,3 +62,16 @@ def context_record_id(project_id: str, session_id: str, message_id: str) -> str:
     """
     name = "\x1f".join((project_id, session_id, message_id, "context"))
     return str(uuid.uuid5(MESSAGE_NAMESPACE, name))
+
+
+def statement_id(project_id: str, parts: tuple[str, ...]) -> str:
+    """The id a record added without one gets: the same statement, stored by the same call
+    again (same scope, kind, type, triple and text), gets the same id, so adding it twice stores
+    it once.
+
+    Example:
+        >>> statement_id("p", ("user:p:alice", "Alice likes tea")) == statement_id(
+        ...     "p", ("user:p:alice", "Alice likes tea"))
+        True
+    """
+    return str(uuid.uuid5(STATEMENT_NAMESPACE, "\x1f".join((project_id, *parts))))
