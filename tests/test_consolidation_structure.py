@@ -20,8 +20,11 @@ from sagewai.intelligence.consolidation._equivalence import same_statement, stru
 from sagewai.intelligence.consolidation._report import ConsolidationReport
 from sagewai.intelligence.consolidation._structure import (
     STRUCTURE_KEY,
+    decode_reading,
+    encode_reading,
     has_structure,
     read_structure,
+    reading_of,
     structure_json,
     structure_of,
     vocabulary_predicate,
@@ -115,6 +118,78 @@ def test_a_restatement_merges_below_the_threshold_as_dedup_structure(a: str, b: 
     assert merge_rule(profile(a), profile(b), 0.70, threshold=0.92, floor=0.75) is None
 
 
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("Ana works at Acme.", "Ana is employed at Acme."),
+        ("Ana works at Acme.", "Ana has a job at Acme."),
+        ("Ana works for Acme.", "Ana is employed by Acme."),
+        ("Ana lives in Porto.", "Ana is based in Porto."),
+        ("Ana lives in Porto.", "Ana resides in Porto."),
+        ("Ben likes jazz.", "Ben is a fan of jazz."),
+        ("Ben likes jazz.", "Ben is fond of jazz."),
+        ("Ben studies at MIT.", "Ben is enrolled at MIT."),
+        ("Ben is from Lima.", "Ben hails from Lima."),
+        ("Ben speaks Spanish.", "Ben is fluent in Spanish."),
+        ("Ben uses Docker.", "Ben relies on Docker."),
+        ("Ben uses Docker.", "Ben makes use of Docker."),
+        ("Ben owns a sailboat.", "Ben is the owner of a sailboat."),
+        ("Ben visited Rome.", "Ben has been to Rome."),
+        ("Ben is a member of the chess club.", "Ben belongs to the chess club."),
+        ("Ben works as a nurse.", "Ben is employed as a nurse."),
+        ("Ben is allergic to peanuts.", "Ben has an allergy to peanuts."),
+    ],
+)
+def test_the_same_claim_in_another_verb_phrase_merges(a: str, b: str) -> None:
+    """Issue 37: verbs of one vocabulary predicate state one claim ("works at" / "is employed
+    at" / "has a job at"), read through the shared vocabulary (sagewai.core._predicates)."""
+    one, two = read_structure(a), read_structure(b)
+    assert one.claim is not None
+    assert one.claim == two.claim
+    assert refusal(a, b) is None
+    assert refusal(b, a) is None
+    assert same_statement(one, two)
+    assert merge_rule(profile(a), profile(b), 0.80, threshold=0.92, floor=0.75) == "dedup.structure"
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "why"),
+    [
+        ("Priya lives in Porto.", "Priya is from Porto.", "different predicates"),
+        ("Ana is based in Kyoto.", "Ana has been to Kyoto.", "tense"),
+        ("Ana resides in Kyoto.", "Ana is a native of Kyoto.", "different predicates"),
+        ("Ana works at MIT.", "Ana studies at MIT.", "different predicates"),
+        ("Ana is employed at Oxford.", "Ana is enrolled at Oxford.", "different predicates"),
+        ("Ana relies on Docker.", "Ana is a fan of Docker.", "different predicates"),
+        ("Ana works at Acme.", "Ana works at Globex.", "different names"),
+        ("Ana is employed at Acme.", "Ana is not employed at Acme.", "negation"),
+        ("Ana is living in Oslo.", "Ana is moving to Oslo.", ""),
+        ("Ana is a fan of jazz.", "Ana is a fan of opera.", ""),
+    ],
+)
+def test_claims_of_other_families_or_objects_never_merge(a: str, b: str, why: str) -> None:
+    reason = refusal(a, b)
+    assert reason is not None
+    assert why in reason
+    assert refusal(b, a) is not None
+    assert merge_rule(profile(a), profile(b), 0.99, threshold=0.92, floor=0.75) is None
+
+
+def test_a_change_of_state_is_no_claim_of_the_state() -> None:
+    # "is moving to" and "is joining" tell an event, not where one lives or what one belongs to.
+    assert read_structure("Ana is moving to Oslo.").claim is None
+    assert read_structure("Ana is joining the chess club.").claim is None
+    assert read_structure("Ana is a teacher.").claim is None  # "is" alone names no claim
+    assert read_structure("Ana hates jazz.").claim == ("ana", "not likes", "jazz")
+
+
+def test_a_writer_triple_and_a_sentence_of_the_same_claim_merge() -> None:
+    triple = profile("Ana: employer Acme", subject="Ana", predicate="works_at", object="Acme")
+    sentence = profile("Ana has a job at Acme.")
+    assert structure_of(triple.fact).claim == ("ana", "works_at", "acm")
+    assert merge_refusal(triple, sentence) is None
+
+
 def test_close_sentences_of_other_words_still_merge_on_cosine_only_above_the_threshold() -> None:
     a, b = profile("Backups are stored in S3"), profile("Backups are kept in S3")
     assert merge_refusal(a, b) is None
@@ -143,6 +218,18 @@ def test_a_stored_structure_is_used_and_a_stale_one_is_read_again() -> None:
         project_id="p", content=content, metadata={"consolidation": {STRUCTURE_KEY: stale}}
     )
     assert structure_of(other).predicate == "likes"
+
+
+def test_a_claim_survives_the_stored_structure_and_the_encoded_reading() -> None:
+    content = "Ana has a job at Acme."
+    read = read_structure(content)
+    fact = Fact(
+        project_id="p",
+        content=content,
+        metadata={"consolidation": {STRUCTURE_KEY: structure_json(read, content)}},
+    )
+    assert structure_of(fact) == read
+    assert decode_reading(encode_reading(reading_of(content)))[0].claim == read.claim
 
 
 # ------------------------------------------------------------------ the planted scenario

@@ -272,6 +272,53 @@ for _relative in (
 ):
     _SYNONYMS[_relative] = "relative_of"
 
+# Verb phrases that state a vocabulary claim in other words ("is employed at", "has a job at",
+# "relies on"), in the base form the consolidation reader tries ("is living in" -> "live_in").
+_SYNONYMS.update(
+    {
+        "adore": "likes",
+        "adores": "likes",
+        "enjoy": "likes",
+        "fan_of": "likes",
+        "fond_of": "likes",
+        "keen_on": "likes",
+        "been_to": "visited",
+        "travel_to": "visited",
+        "belong_to": "member_of",
+        "belongs_to": "member_of",
+        "employed_as": "works_as",
+        "has_job_as": "works_as",
+        "have_job_as": "works_as",
+        "serve_as": "works_as",
+        "serves_as": "works_as",
+        "work_as": "works_as",
+        "has_job_at": "works_at",
+        "have_job_at": "works_at",
+        "has_allergy_to": "allergic_to",
+        "have_allergy_to": "allergic_to",
+        "hail_from": "is_from",
+        "hails_from": "is_from",
+        "native_of": "is_from",
+        "reside_in": "lives_in",
+        "settled_in": "lives_in",
+        "fluent_in": "speaks",
+        "enrolled_at": "studies_at",
+        "student_at": "studies_at",
+        "attend": "studies_at",
+        "make_use_of": "uses",
+        "makes_use_of": "uses",
+        "rely_on": "uses",
+        "relies_on": "uses",
+        "utilise": "uses",
+        "utilises": "uses",
+        "utilize": "uses",
+        "utilizes": "uses",
+        "owner_of": "owns",
+        "possess": "owns",
+        "possesses": "owns",
+    }
+)
+
 _SPELLING = {
     "favourite": "favorite",
     "colour": "color",

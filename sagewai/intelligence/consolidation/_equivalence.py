@@ -11,8 +11,10 @@ candidates; these functions decide:
   Kafka" / "The team uses Kafka").
 * :func:`same_statement` is true when two facts state the same thing in other words: the same
   subject, predicate and object ("Ben really likes ramen" / "Ben likes ramen", "Ana is using Rust"
-  / "Ana uses Rust"), or the same content words in another order or with a contraction. Such a
-  pair merges below the cosine threshold (rule ``dedup.structure``).
+  / "Ana uses Rust"), the same vocabulary claim in another verb phrase ("Ana works at Acme" /
+  "Ana is employed at Acme" / "Ana has a job at Acme", see
+  :attr:`~.structure.FactStructure.claim`), or the same content words in another order or with a
+  contraction. Such a pair merges below the cosine threshold (rule ``dedup.structure``).
 """
 
 from __future__ import annotations
@@ -99,6 +101,12 @@ def structural_refusal(
         return None
     if not tenses_compatible(a.tense, b.tense):
         return f"different tense: {a.tense} vs {b.tense}"
+    if a.claim is not None and b.claim is not None:
+        if a.claim == b.claim:
+            return None  # "works at Acme" / "is employed at Acme": one claim, other verbs
+        (who, said, what), (other_who, other_said, other_what) = a.claim, b.claim
+        if who == other_who and what == other_what:
+            return f"different predicates: {said!r} vs {other_said!r}"  # "lives in" / "is from"
     one, two = a.statement, b.statement
     if one is not None and two is not None:
         same_verb = _same_predicate(a, b)
@@ -211,6 +219,8 @@ def same_statement(a: FactStructure, b: FactStructure) -> bool:
     """
     if a.negated != b.negated or a.values != b.values or not tenses_compatible(a.tense, b.tense):
         return False
+    if a.claim is not None and a.claim == b.claim:
+        return True
     one, two = a.statement, b.statement
     if one is not None and two is not None:
         if not _same_predicate(a, b):

@@ -47,6 +47,7 @@ __all__ = [
     "FactStructure",
     "Reading",
     "Tense",
+    "claim_of",
     "decode_reading",
     "encode_reading",
     "exact_values_of",
@@ -62,7 +63,7 @@ __all__ = [
 
 STRUCTURE_KEY = "structure"
 """Key of the structure inside ``metadata["consolidation"]``."""
-STRUCTURE_VERSION = 4
+STRUCTURE_VERSION = 5
 """Bumped whenever the reading changes, so a stored structure of an older reader is re-read."""
 
 Tense = Literal["past", "present", "progressive", "future"]
@@ -87,6 +88,10 @@ class FactStructure:
             extractor reads when two verbs differ (:func:`vocabulary_predicate`).
         sequence: The content words in their order (who did what to whom, when no statement
             was read: "alma had lunch with ben" is not "Ben had lunch with Alma").
+        claim: (subject, vocabulary predicate, object) when the verb phrase names a claim of
+            the shared vocabulary: "Ana works at Acme", "Ana is employed at Acme" and "Ana has
+            a job at Acme" all read ``("ana", "works_at", "acm")`` (see :func:`claim_of`); a
+            negated claim's predicate starts with ``"not "``.
     """
 
     subject: str | None
@@ -100,6 +105,7 @@ class FactStructure:
     source: str
     phrase: str | None = None
     sequence: tuple[str, ...] = ()
+    claim: tuple[str, str, str] | None = None
 
     @property
     def statement(self) -> tuple[str, str, str] | None:
@@ -432,6 +438,93 @@ def _read_words(
     return expanded, tokens, lowered, sequence, sentence, frozenset(names)
 
 
+# The vocabulary families whose verb phrases consolidation reads as one claim: states, where the
+# verb is only a way of saying it ("works at" / "is employed at" / "has a job at"). Intentions
+# and decisions ("wants to" / "plans to") and events that change a state ("is moving to", "is
+# joining") are left out: there the verb is the claim.
+_CLAIM_PREDICATES = frozenset(
+    """works_at works_as lives_in likes studies_at studies is_from speaks uses owns visited
+    member_of allergic_to spouse_of""".split()  # noqa: SIM905
+)
+_EVENT_PHRASES = frozenset(
+    "move_to moved_to moves_to relocate_to relocated_to join joined joins".split()  # noqa: SIM905
+)
+_PARTICLES = frozenset("in at of to from on for with as by into".split())  # noqa: SIM905
+_LONGEST_PHRASE = 4
+_HAVE = frozenset({"has", "have"})
+
+
+def _verb_bases(verb: str) -> tuple[str, ...]:
+    """The forms of ``verb`` the vocabulary may list it under ("living" -> "live", "worked" ->
+    "work", "relies" -> "rely"), the word itself first."""
+    forms = [verb, _first_person(verb)]
+    for suffix in ("ing", "ed"):
+        if verb.endswith(suffix) and len(verb) > len(suffix) + 2:
+            base = verb[: -len(suffix)]
+            forms += [base, base + "e"]
+            if len(base) >= 3 and base[-1] == base[-2]:
+                forms.append(base[:-1])  # "stopped" -> "stop"
+    if verb.endswith("ied") and len(verb) > 4:
+        forms.append(verb[:-3] + "y")
+    return tuple(dict.fromkeys(forms))
+
+
+def _phrase_claim(words: list[str], lexical: bool) -> tuple[str, list[str]] | None:
+    """The vocabulary predicate of the longest leading phrase of ``words`` and the words after
+    it. A phrase ends with a particle ("based in", "has a job at"), unless it is a lexical verb
+    alone ("adores"); at least one word must be left for the object."""
+    for size in range(min(_LONGEST_PHRASE, len(words) - 1), 0, -1):
+        head = words[:size]
+        if not (head[-1] in _PARTICLES or (size == 1 and lexical)):
+            continue
+        phrase = "_".join(head)
+        if phrase in _EVENT_PHRASES:
+            return None
+        predicate = normalize_predicate(phrase)
+        if predicate is not None and canonical_polarity(predicate, False)[0] in _CLAIM_PREDICATES:
+            return predicate, words[size:]
+    return None
+
+
+def claim_of(
+    subject: str, verbs: list[str], rest: list[str], negated: bool
+) -> tuple[str, str, str] | None:
+    """``(subject, predicate, object)`` when the verb phrase names a vocabulary claim.
+
+    ``verbs`` is the sentence's verb group (auxiliaries, then the main verb) and ``rest`` the
+    words after it, case-folded. The main verb is tried in its base forms with the words after
+    it ("is living in" -> ``live_in``, "makes use of" -> ``make_use_of``); after a form of "be"
+    or "have" the words after it are tried too ("is based in", "is a fan of").
+
+    Example:
+        >>> claim_of("ana", ["is", "employed"], ["at", "acme"], False)
+        ('ana', 'works_at', 'acm')
+        >>> claim_of("ben", ["has"], ["a", "job", "at", "acme"], False)
+        ('ben', 'works_at', 'acm')
+        >>> claim_of("ben", ["is", "moving"], ["to", "porto"], False) is None
+        True
+    """
+    if not verbs:
+        return None
+    main = verbs[-1]
+    kept = [w for w in rest if w not in _ARTICLES and w not in _INTENSIFIERS]
+    found: tuple[str, list[str]] | None = None
+    for base in _verb_bases(main):
+        found = _phrase_claim([base, *kept], lexical=main not in _AUX or main in _HAVE)
+        if found is not None:
+            break
+    if found is None and main in _AUX:
+        found = _phrase_claim(kept, lexical=False)
+    if found is None:
+        return None
+    predicate, words = found
+    predicate, flipped = canonical_polarity(predicate, negated)
+    obj = " ".join(_content_stems(words))
+    if not obj:
+        return None
+    return subject, f"not {predicate}" if flipped else predicate, obj
+
+
 STRUCTURE_CACHE = 131_072
 """Contents whose full reading :func:`read_structure` keeps (about 1.6 KB each)."""
 
@@ -459,13 +552,16 @@ def _read_structure(content: str) -> FactStructure:
     verbs = sentence.verbs
     main = verbs[-1] if verbs else ""
     passive = len(verbs) >= 2 and verbs[0] in _BE and _participle(main)
+    claim = None
+    if sentence.subject is not None:
+        claim = claim_of(sentence.subject.casefold(), verbs, sentence.rest, negated)
     if sentence.subject is None or (passive and "by" not in sentence.rest):
         # No statement read (or a passive without its agent, "User uploads are stored in S3",
         # whose subject is what an active sentence has as its object): the words decide.
         tense = _tense(verbs) if passive else _tense(_verb_group(tokens))
         return FactStructure(
             None, None, None, negated, tense, values, frozenset(names), words, "words",
-            sequence=sequence,
+            sequence=sequence, claim=claim,
         )  # fmt: skip
     tense = _tense(verbs)
     subject = sentence.subject.casefold()
@@ -489,7 +585,7 @@ def _read_structure(content: str) -> FactStructure:
         predicate = "be" if main in _BE or not main else stem(main)
     return FactStructure(
         subject, predicate, obj, negated, tense, values, frozenset(names), words, source, phrase,
-        sequence,
+        sequence, claim,
     )  # fmt: skip
 
 
@@ -518,7 +614,7 @@ def encode_reading(reading: Reading) -> bytes:
     s, values = reading
     fields = (
         s.subject, s.predicate, s.object, s.negated, s.tense, s.values, s.names, s.words,
-        s.source, s.phrase, s.sequence, values,
+        s.source, s.phrase, s.sequence, s.claim, values,
     )  # fmt: skip
     return marshal.dumps(fields, 4)
 
@@ -567,6 +663,7 @@ def structure_json(structure: FactStructure, content: str) -> dict[str, JsonValu
         "source": structure.source,
         "phrase": structure.phrase,
         "sequence": list[JsonValue](structure.sequence),
+        "claim": list[JsonValue](structure.claim) if structure.claim else None,
     }
 
 
@@ -591,9 +688,16 @@ def _from_json(value: object, content: str) -> FactStructure | None:
             source=str(value["source"]),
             phrase=value.get("phrase"),
             sequence=tuple(value.get("sequence", ())),
+            claim=_claim_from_json(value.get("claim")),
         )
     except (KeyError, TypeError):
         return None
+
+
+def _claim_from_json(value: object) -> tuple[str, str, str] | None:
+    if isinstance(value, list) and len(value) == 3 and all(isinstance(v, str) for v in value):
+        return (value[0], value[1], value[2])
+    return None
 
 
 def has_structure(fact: Fact) -> bool:
@@ -619,8 +723,12 @@ def structure_of(fact: Fact, read: FactStructure | None = None) -> FactStructure
             fact.metadata.get("negated") is True,
         )
         obj = " ".join(_content_stems([t.casefold() for t in _TOKEN.findall(fact.object)]))
+        subject = " ".join(fact.subject.casefold().split())
+        claim = None
+        if predicate in _CLAIM_PREDICATES and obj:
+            claim = (subject, f"not {predicate}" if negated or read.negated else predicate, obj)
         return FactStructure(
-            subject=" ".join(fact.subject.casefold().split()),
+            subject=subject,
             predicate=predicate,
             object=obj,
             negated=negated or read.negated,
@@ -631,6 +739,7 @@ def structure_of(fact: Fact, read: FactStructure | None = None) -> FactStructure
             source="triple",
             phrase=None,
             sequence=read.sequence,
+            claim=claim,
         )
     return read
 
