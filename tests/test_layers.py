@@ -4,8 +4,9 @@ Read from the bottom up (a module may import its own layer and any layer listed 
 
 1. ``core``: ``sagewai.core`` (records, scopes, the store query types, text rules and the
    tokeniser, the fact lifecycle, the predicate vocabulary), with ``sagewai.errors`` (the one
-   exception tree), ``sagewai._lazy`` (lazy package exports) and ``sagewai._optional`` (the
-   "pip install sagewai[extra]" guard): plumbing every layer uses and that uses nothing of ours.
+   exception tree), ``sagewai._lazy`` (lazy package exports), ``sagewai._optional`` (the
+   "pip install sagewai[extra]" guard) and ``sagewai._background`` (the private event loop that
+   runs blocking calls): plumbing every layer uses and that uses nothing of ours.
 2. ``embeddings`` and ``llm``: model adapters (the fake embedder is an embedder like the
    others). They need nothing but the core, and the episode stores use both (an episode's
    summary is embedded by the store, and may be written by an LLM), so they sit below storage.
@@ -40,7 +41,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent / "sagewai"
 
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
-    ("core", frozenset({"sagewai.core", "sagewai.errors", "sagewai._lazy", "sagewai._optional"})),
+    (
+        "core",
+        frozenset(
+            {
+                "sagewai.core",
+                "sagewai.errors",
+                "sagewai._lazy",
+                "sagewai._optional",
+                "sagewai._background",
+            }
+        ),
+    ),
     ("embeddings/llm", frozenset({"sagewai.embeddings", "sagewai.llm"})),
     ("stores", frozenset({"sagewai.stores"})),
     ("extraction", frozenset({"sagewai.extraction"})),
