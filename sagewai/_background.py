@@ -88,6 +88,17 @@ class BackgroundLoop:
             future.cancel()  # an interrupt (Ctrl-C in a notebook) stops the work too
             raise
 
+    async def arun(self, work: Coroutine[Any, Any, T]) -> T:
+        """Await ``work`` run on the background loop, from a coroutine on another loop.
+
+        For async entry points of a framework whose sync entry points use :meth:`run`: both
+        then drive an object on the same loop.
+        """
+        loop = self._running_loop()
+        if asyncio.get_running_loop() is loop:
+            return await work
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(work, loop))
+
     def stop(self, timeout: float = 5.0) -> None:
         """Cancel what is still running, stop the loop and join its thread."""
         with self._lock:

@@ -15,6 +15,7 @@ from sagewai._lazy import lazy_exports
 if TYPE_CHECKING:
     from sagewai.embeddings._fake import FakeEmbedder
     from sagewai.testing._agent import memory_block, memory_lines, offline_stand_in
+    from sagewai.testing._crewai import ScriptedCrewLLM
     from sagewai.testing._llm import ScriptedLLM, ScriptExhaustedError
     from sagewai.testing._nebula import FakeNebulaSession
 
@@ -22,6 +23,7 @@ __all__ = [
     "FakeEmbedder",
     "FakeNebulaSession",
     "ScriptExhaustedError",
+    "ScriptedCrewLLM",
     "ScriptedLLM",
     "memory_block",
     "memory_lines",
@@ -32,6 +34,7 @@ _LAZY = {
     "FakeEmbedder": "sagewai.embeddings._fake",
     "FakeNebulaSession": "sagewai.testing._nebula",
     "ScriptExhaustedError": "sagewai.testing._llm",
+    "ScriptedCrewLLM": "sagewai.testing._crewai",
     "ScriptedLLM": "sagewai.testing._llm",
     "memory_block": "sagewai.testing._agent",
     "memory_lines": "sagewai.testing._agent",
