@@ -189,7 +189,12 @@ async def test_a_namespace_keeps_its_scope_outside_a_run(engine: ContextEngine) 
 async def test_a_run_never_reads_or_writes_another_users_memory(engine: ContextEngine) -> None:
     store = SagewaiStore(engine)
     await store.aput(("users", "maya", "notes"), "pin", {"content": "Maya's PIN hint is 'blue'"})
-    await store.aput(("profile", "maya"), "pet", {"content": "Maya has a cat"})
+
+    async def mayas_run(state: State, config: RunnableConfig, *, store: BaseStore) -> State:
+        await store.aput(("profile", "maya"), "pet", {"content": "Maya has a cat"})
+        return {}
+
+    await graph_of(mayas_run, store=store).ainvoke({"messages": []}, run_config("maya", "t"))
     found: list[Any] = []
 
     async def snoop(state: State, config: RunnableConfig, *, store: BaseStore) -> State:
@@ -222,7 +227,8 @@ async def test_a_run_never_reads_or_writes_another_users_memory(engine: ContextE
         await graph_of(write_into_mayas_profile, store=store).ainvoke(
             {"messages": []}, run_config("leo", "t")
         )
-    assert await engine.search("Leo was here", user_id="maya") == []
+    found_now = await engine.search("Leo was here", user_id="maya")
+    assert all("Leo" not in r.fact.content for r in found_now)
 
 
 def test_a_sync_graph_follows_the_same_rule(engine: ContextEngine) -> None:
@@ -254,3 +260,61 @@ async def test_index_false_is_not_indexed(engine: ContextEngine) -> None:
     # Putting it again indexed makes it findable.
     await store.aput(("docs",), "secret", {"content": "The vault code is 7731"})
     assert "secret" in [i.key for i in await store.asearch(("docs",), query="vault code")]
+
+
+class RecordingModel(FakeMessagesListChatModel):
+    """A scripted chat model that keeps the messages of every call."""
+
+    seen: list[list[Any]] = []
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+        return self
+
+    def _generate(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
+        self.seen.append(list(messages))
+        return super()._generate(messages, *args, **kwargs)
+
+
+async def test_create_agent_recalls_through_the_middleware(engine: ContextEngine) -> None:
+    from langchain.agents import create_agent
+
+    from sagewai.integrations.langgraph import SagewaiRecallMiddleware
+
+    await engine.add("Maya is allergic to peanuts", user_id="maya")
+    model = RecordingModel(responses=[AIMessage("No satay."), AIMessage("Enjoy.")])
+    model.seen = []
+    agent = create_agent(
+        model,
+        [],
+        system_prompt="You are a cook.",
+        middleware=[SagewaiRecallMiddleware(engine)],
+        store=SagewaiStore(engine),
+    )
+    question = {"messages": [HumanMessage("Can I eat the peanut satay?")]}
+    out = await agent.ainvoke(question, {"configurable": {"user_id": "maya", "thread_id": "a"}})
+    assert out["messages"][-1].content == "No satay."
+    system = model.seen[0][0]
+    assert isinstance(system, SystemMessage)
+    assert system.content.startswith("You are a cook.")
+    assert "- Maya is allergic to peanuts" in system.content
+    assert all("peanuts" not in str(m.content) for m in out["messages"][:-1])  # state unchanged
+    # Leo, named through the agent's context this time, is not shown Maya's allergy.
+    await agent.ainvoke(question, {"configurable": {"thread_id": "b"}}, context={"user_id": "leo"})
+    assert all("allergic" not in str(m.content) for m in model.seen[1])
+
+
+def test_a_sync_create_agent_recalls_too(engine: ContextEngine) -> None:
+    from langchain.agents import create_agent
+
+    from sagewai.integrations.langgraph import SagewaiRecallMiddleware
+    from sagewai.sync import wrap
+
+    wrap(engine).add("Ravi's standup is at 9:30", user_id="ravi")
+    model = RecordingModel(responses=[AIMessage("9:30.")])
+    model.seen = []
+    agent = create_agent(model, [], middleware=[SagewaiRecallMiddleware(engine)])
+    agent.invoke(
+        {"messages": [HumanMessage("When is my standup?")]}, {"configurable": {"user_id": "ravi"}}
+    )
+    assert "standup is at 9:30" in str(model.seen[0][0].content)
+    wrap(engine).close()

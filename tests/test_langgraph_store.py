@@ -149,7 +149,7 @@ async def test_put_over_a_key_supersedes_and_keeps_history(
     assert await engine.count() == 2
 
 
-async def test_ttl_expires_items_and_the_sweep_deletes_them(engine: ContextEngine) -> None:
+async def test_ttl_is_decay_expired_items_are_archived(engine: ContextEngine) -> None:
     store = SagewaiStore(engine, ttl={"refresh_on_read": False})
     await store.aput(("cache",), "short", {"content": "expires soon"}, ttl=0.0005)  # 30 ms
     await store.aput(("cache",), "long", {"content": "stays"})
@@ -158,7 +158,26 @@ async def test_ttl_expires_items_and_the_sweep_deletes_them(engine: ContextEngin
     assert await store.aget(("cache",), "short") is None
     assert [i.key for i in await store.asearch(("cache",))] == ["long"]
     assert await store.sweep_expired() == 1
-    assert await engine.count() == 1
+    assert await store.sweep_expired() == 0  # archived once
+    # Archived as decay archives a faded fact: kept with its history, restorable.
+    (archived,) = await engine.list(statuses=["archived"])
+    assert archived.content == "expires soon"
+    change = (await engine.history(archived.id))[-1]
+    assert (change.action.value, change.rule) == ("archived", "langgraph.ttl_decay")
+    assert all(r.fact.id != archived.id for r in await engine.search("expires soon"))
+    await engine.revert(change.id)
+    assert (await engine.get(archived.id)).status is FactStatus.ACTIVE
+
+
+async def test_ttl_fades_an_items_weight_in_search(engine: ContextEngine) -> None:
+    store = SagewaiStore(engine, ttl={"refresh_on_read": False})
+    await store.aput(("notes",), "old", {"content": "the deploy window is Friday"}, ttl=0.01)
+    await store.aput(("notes",), "new", {"content": "the deploy window is Friday"})
+    await asyncio.sleep(0.3)  # half of the 0.6 s TTL gone: the weight fell to about 0.22
+    (first, second) = await store.asearch(("notes",), query="deploy window")
+    assert (first.key, second.key) == ("new", "old")
+    assert second.score is not None and first.score is not None
+    assert second.score < 0.5 * first.score
 
 
 def test_a_sync_graph_uses_the_sync_methods(store: SagewaiStore) -> None:

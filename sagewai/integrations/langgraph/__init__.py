@@ -5,24 +5,35 @@ Why: agent builders already write LangGraph graphs and LangMem managers against 
 ``graph.compile(store=SagewaiStore(engine))`` gives every node sagewai's hybrid search, scopes,
 audit history and forgetting, and what a graph stores is recalled by sagewai's own agent too.
 
-How namespaces map onto scopes (``user_namespaces`` and ``session_namespaces`` set the labels):
+How namespaces map onto scopes, one rule, first match wins (``user_namespaces``,
+``session_namespaces`` and ``user_id_keys`` set the labels and keys):
 
-======================================  ========================================================
-namespace                               stored at
-======================================  ========================================================
-``("users", user_id, ...)``             USER scope of ``user_id`` (read in all their sessions)
-``("sessions", session_id, ...)``       SESSION scope of ``session_id``
-anything else, e.g. ``("docs", "faq")`` PROJECT scope
-======================================  ========================================================
+1. ``("users", user_id, ...)``: the USER scope of ``user_id`` (read in all their sessions);
+   ``("sessions", session_id, ...)``: the SESSION scope of ``session_id``.
+2. Inside a LangGraph run whose config names its user (``configurable["langgraph_user_id"]``,
+   else ``configurable["user_id"]``), a namespace holding that user's id as any label is that
+   user's: ``("profile", "{langgraph_user_id}")``, ``("memories", "{org_id}", "{user_id}")``.
+3. A namespace that already holds items keeps their scope, so a script writing outside a run
+   lands where the graph's writes did.
+4. Anything else is the project's, shared: ``("docs", "faq")``, ``("memories", "team_a")``.
+
+Inside a run for a user, reads never return another user's items, and a write into a
+namespace that belongs to another user is refused (:class:`~sagewai.errors.InvalidInputError`).
+Reads find an item by its namespace and key wherever it is stored, inside a run or outside one.
 
 Each item is one fact: its text (the value's ``content``/``text``/``memory`` string, the fields
-named by ``index``, or the value as JSON) is embedded and keyword-indexed; the value, namespace
-and key ride in ``fact.metadata["langgraph"]``; tags mark the item and every prefix of its
-namespace. A ``put`` over an existing key supersedes the old fact (its history stays, and
-``engine.search(..., as_of=...)`` still finds what was believed then); ``delete`` deletes every
-version with an audit tombstone. A ``ttl`` (minutes) sets an expiry: expired items are left out
-of reads and removed by :meth:`SagewaiStore.sweep_expired`; ``refresh_ttl`` pushes it on read.
-Decay and consolidation apply to items like to any fact.
+named by ``index``, or the value as JSON) is embedded and keyword-indexed; with ``index=False``
+the fact holds only the item's address, so the value's text is found by no search (``get`` and
+listing still return it). The value, namespace and key ride in ``fact.metadata["langgraph"]``;
+tags mark the item and every prefix of its namespace. A ``put`` over an existing key supersedes
+the old fact (its history stays, and ``engine.search(..., as_of=...)`` still finds what was
+believed then); ``delete`` deletes every version with an audit tombstone.
+
+TTL is decay: a ``ttl`` (minutes) is the item's life without use. Its weight in searches fades
+from 1 to :data:`TTL_FLOOR` over the TTL (``refresh_ttl`` on read starts it again); once it
+has run out the item is left out of reads, and :meth:`SagewaiStore.sweep_expired` archives it
+as decay archives a faded fact (kept with its history, restorable). Consolidation's own decay
+applies to items like to any fact.
 
 Needs the ``langgraph`` extra: ``pip install "sagewai[langgraph]"``.
 """
@@ -32,6 +43,7 @@ from __future__ import annotations
 from sagewai.errors import MissingDependencyError
 
 try:
+    import langchain.agents.middleware  # noqa: F401
     import langchain_core  # noqa: F401
     import langgraph.store.base  # noqa: F401
 except ImportError as exc:  # pragma: no cover - exercised without the extra
@@ -40,6 +52,7 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
     ) from exc
 
 from sagewai.integrations.langgraph._agent import (
+    SagewaiRecallMiddleware,
     make_memory_tools,
     make_recall_hook,
     make_recall_node,
@@ -47,16 +60,22 @@ from sagewai.integrations.langgraph._agent import (
 )
 from sagewai.integrations.langgraph._items import (
     ITEM_TAG,
+    TTL_FLOOR,
+    UNINDEXED_TAG,
     check_filter,
     item_tag,
     item_text,
     matches_filter,
     namespace_tag,
+    ttl_weight,
 )
 from sagewai.integrations.langgraph._store import SagewaiStore
 
 __all__ = [
     "ITEM_TAG",
+    "TTL_FLOOR",
+    "UNINDEXED_TAG",
+    "SagewaiRecallMiddleware",
     "SagewaiStore",
     "check_filter",
     "item_tag",
@@ -67,4 +86,5 @@ __all__ = [
     "matches_filter",
     "namespace_tag",
     "recall_text",
+    "ttl_weight",
 ]

@@ -1,18 +1,40 @@
-"""Agent parts for LangGraph: a recall pre-model hook, a recall node and memory tools."""
+"""Agent parts for LangGraph: recall before the model (middleware, node, hook) and memory tools.
+
+Where recall goes depends on how the agent is built:
+
+* ``langchain.agents.create_agent(..., middleware=[SagewaiRecallMiddleware(engine)])``: the
+  middleware adds the memories to the system message of every model call (the state does not
+  change). This replaces ``create_react_agent(..., pre_model_hook=...)``, deprecated since
+  LangGraph 1.0.
+* A graph of your own: :func:`make_recall_hook` as a node before the model node (it writes
+  ``llm_input_messages``, the messages to send), or :func:`make_recall_node` (it writes the
+  recalled texts to a state key).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from langchain_core.messages import AnyMessage, SystemMessage
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain_core.messages import AIMessage, AnyMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
+from langgraph.config import get_config
+
+from sagewai._background import run_blocking
+from sagewai.integrations._user_memory import user_of
 
 if TYPE_CHECKING:
     from sagewai.context._engine import ContextEngine
 
-__all__ = ["make_memory_tools", "make_recall_hook", "make_recall_node", "recall_text"]
+__all__ = [
+    "SagewaiRecallMiddleware",
+    "make_memory_tools",
+    "make_recall_hook",
+    "make_recall_node",
+    "recall_text",
+]
 
 # ------------------------------------------------------------------------------- agent parts
 
@@ -61,9 +83,10 @@ def make_recall_hook(
 ) -> Callable[[Mapping[str, Any], RunnableConfig], Awaitable[dict[str, Any]]]:
     """A LangGraph pre-model hook: recall for the last user message, put it before the model.
 
-    It returns ``{"llm_input_messages": [SystemMessage(memories), *messages]}``, which
-    ``create_react_agent(..., pre_model_hook=...)`` sends to the model without changing the
-    graph state. The user comes from ``config["configurable"][user_id_key]`` (or
+    It returns ``{"llm_input_messages": [SystemMessage(memories), *messages]}``: run it as the
+    node before your model node, which sends those messages (the graph's ``messages`` do not
+    change). For ``langchain.agents.create_agent`` use :class:`SagewaiRecallMiddleware`. The
+    user comes from ``config["configurable"][user_id_key]`` (or
     ``langgraph_user_id``), the session from ``session_id_key`` (the thread by default).
     """
 
@@ -131,3 +154,80 @@ def make_memory_tools(
         StructuredTool.from_function(coroutine=remember, name="remember"),
         StructuredTool.from_function(coroutine=recall_memories, name="recall_memories"),
     ]
+
+
+class SagewaiRecallMiddleware(AgentMiddleware[Any, Any, Any]):
+    """Recall before every model call of a ``langchain.agents.create_agent`` agent.
+
+    The memories relevant to the last user message (the user's and the project's) are added to
+    the model call's system message; the agent's state does not change. The user comes from the
+    agent's context (``context={"user_id": ...}``, or a context object with that attribute),
+    else from ``config["configurable"]`` (``user_id`` or ``langgraph_user_id``); the session
+    from ``configurable[session_id_key]`` (the thread by default).
+
+    Args:
+        engine: The project's engine.
+        top_k: How many memories a call gets.
+        user_id_key: The context / configurable key naming the user.
+        session_id_key: The configurable key naming the session (``None``: none).
+
+    Example:
+        >>> from sagewai import ContextEngine
+        >>> SagewaiRecallMiddleware(ContextEngine.in_memory()).name
+        'SagewaiRecallMiddleware'
+    """
+
+    def __init__(
+        self,
+        engine: ContextEngine,
+        *,
+        top_k: int = 5,
+        user_id_key: str = "user_id",
+        session_id_key: str | None = "thread_id",
+    ) -> None:
+        super().__init__()
+        self.engine = engine
+        self.top_k = top_k
+        self.user_id_key = user_id_key
+        self.session_id_key = session_id_key
+
+    def _identity(self, request: ModelRequest[Any]) -> tuple[str | None, str | None]:
+        try:
+            config: RunnableConfig | None = get_config()
+        except RuntimeError:
+            config = None
+        runtime = getattr(request, "runtime", None)
+        user = user_of(getattr(runtime, "context", None), key=self.user_id_key)
+        user = user or _configured(config, self.user_id_key)
+        session = _configured(config, self.session_id_key) if self.session_id_key else None
+        return user, session
+
+    async def _with_memories(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        query = _last_user_text(request.messages)
+        if not query or not query.strip():
+            return request
+        user, session = self._identity(request)
+        block = await recall_text(
+            self.engine, query[:4_000], user_id=user, session_id=session, top_k=self.top_k
+        )
+        if block is None:
+            return request
+        current = request.system_message
+        text = block if current is None else f"{current.text}\n\n{block}"
+        return request.override(system_message=SystemMessage(content=text))
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any] | AIMessage:
+        """Add the memories to the request, then call the model."""
+        return await handler(await self._with_memories(request))
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelResponse[Any] | AIMessage:
+        """The same for a synchronous agent (the search runs on sagewai's background loop)."""
+        return handler(run_blocking(self._with_memories(request)))

@@ -19,6 +19,8 @@ from sagewai.errors import InvalidInputError
 
 ITEM_TAG = "langgraph"
 """The tag every item of a :class:`SagewaiStore` carries."""
+UNINDEXED_TAG = "langgraph:unindexed"
+"""The tag of an item put with ``index=False``: its text is neither embedded nor searched."""
 _META = "langgraph"
 _TEXT_FIELDS = ("content", "text", "memory")
 _LIVE = (FactStatus.ACTIVE, FactStatus.FLAGGED)
@@ -171,9 +173,52 @@ def _expiry(ttl_minutes: float) -> str:
     return (utcnow() + timedelta(minutes=ttl_minutes)).isoformat()
 
 
+TTL_FLOOR = 0.05
+"""The weight at which an item's TTL runs out: decay's own archive floor."""
+
+
+def ttl_weight(expires_at: str | None, ttl_minutes: float | None, now: datetime) -> float:
+    """How much of an item's weight is left, decaying over its TTL without use.
+
+    The TTL is read as a lifetime without use: the weight starts at 1 when the item is put or
+    refreshed and falls exponentially to :data:`TTL_FLOOR` when the TTL runs out (the half-life
+    is ``ttl / log2(1 / TTL_FLOOR)``, about a quarter of it), as decay fades an unused fact
+    toward the floor where it is archived. An item without a TTL keeps its full weight.
+
+    Example:
+        >>> from datetime import UTC, datetime, timedelta
+        >>> now = datetime(2026, 1, 1, tzinfo=UTC)
+        >>> round(ttl_weight((now + timedelta(minutes=30)).isoformat(), 60, now), 3)
+        0.224
+        >>> ttl_weight(None, None, now)
+        1.0
+    """
+    if expires_at is None or not ttl_minutes:
+        return 1.0
+    ends = datetime.fromisoformat(expires_at)
+    idle = ttl_minutes - (ends - now).total_seconds() / 60.0
+    return float(TTL_FLOOR ** (max(0.0, idle) / ttl_minutes))
+
+
 def _expired(fact: Fact) -> bool:
     expires = _meta(fact).get("expires_at")
     return isinstance(expires, str) and datetime.fromisoformat(expires) <= utcnow()
+
+
+def _weight(fact: Fact) -> float:
+    meta = _meta(fact)
+    ttl = meta.get("ttl_minutes")
+    expires = meta.get("expires_at")
+    return ttl_weight(
+        expires if isinstance(expires, str) else None,
+        float(ttl) if isinstance(ttl, int | float) else None,
+        utcnow(),
+    )
+
+
+def unindexed_text(namespace: Sequence[str], key: str) -> str:
+    """What an ``index=False`` item is stored as: its address, never its value's text."""
+    return f"langgraph item {'/'.join(namespace)} {key}"
 
 
 def _message_like(value: Mapping[str, Any]) -> bool:

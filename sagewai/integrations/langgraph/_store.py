@@ -14,6 +14,7 @@ from concurrent.futures import Future
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from langgraph.config import get_config
 from langgraph.store.base import (
     BaseStore,
     GetOp,
@@ -36,6 +37,7 @@ from sagewai.integrations.langgraph._items import (
     _META,
     _PAGE,
     ITEM_TAG,
+    UNINDEXED_TAG,
     _check_namespace,
     _expired,
     _expiry,
@@ -45,10 +47,12 @@ from sagewai.integrations.langgraph._items import (
     _meta,
     _namespace_matches,
     _value_matches,
+    _weight,
     check_filter,
     item_tag,
     item_text,
     namespace_tag,
+    unindexed_text,
 )
 
 if TYPE_CHECKING:
@@ -70,6 +74,8 @@ class SagewaiStore(BaseStore):
         engine: The project's engine; every item is a fact of its project.
         user_namespaces: First namespace labels whose second label is a user id (USER scope).
         session_namespaces: First namespace labels whose second label is a session id.
+        user_id_keys: The keys of a run's ``config["configurable"]`` naming its user, first
+            found wins (LangMem's ``langgraph_user_id``, then ``user_id``).
         index: Default text paths of a value (LangGraph ``index`` syntax); see :func:`item_text`.
         ttl: LangGraph TTL settings (``default_ttl`` minutes, ``refresh_on_read``).
         bridge: When given, a message-like value (``{"role": ..., "content": ...}``) is also
@@ -97,6 +103,7 @@ class SagewaiStore(BaseStore):
         *,
         user_namespaces: Sequence[str] = ("users",),
         session_namespaces: Sequence[str] = ("sessions",),
+        user_id_keys: Sequence[str] = ("langgraph_user_id", "user_id"),
         index: Sequence[str] | None = None,
         ttl: TTLConfig | None = None,
         bridge: MemoryBridge | None = None,
@@ -104,6 +111,7 @@ class SagewaiStore(BaseStore):
         self.engine = engine
         self.user_namespaces = frozenset(user_namespaces)
         self.session_namespaces = frozenset(session_namespaces)
+        self.user_id_keys = tuple(user_id_keys)
         self.index_fields = None if index is None else tuple(index)
         self.ttl_config = ttl
         self.bridge = bridge
@@ -111,20 +119,44 @@ class SagewaiStore(BaseStore):
 
     # ---------------------------------------------------------------- scopes
 
-    def scope_of(self, namespace: Sequence[str]) -> dict[str, Any]:
-        """The engine scope arguments (``scope``, ``user_id``, ``session_id``) of a namespace."""
+    def scope_of(self, namespace: Sequence[str], *, run_user: str | None = None) -> dict[str, Any]:
+        """The engine scope arguments (``scope``, ``user_id``, ``session_id``) of a namespace.
+
+        The rule (the module text of :mod:`sagewai.integrations.langgraph` has it whole):
+        ``(<user label>, id, ...)`` is that user's, ``(<session label>, id, ...)`` that
+        session's; inside a run naming its user, a namespace holding that user's id as any
+        label is that user's; anything else is the project's. (A namespace that already holds
+        items keeps their scope on a later put: :meth:`abatch` looks that up.)
+        """
+        return self._pinned(namespace, run_user) or {"scope": ContextScope.PROJECT}
+
+    def _pinned(self, namespace: Sequence[str], run_user: str | None) -> dict[str, Any] | None:
+        """The scope the labels or the run's user give a namespace, or ``None``."""
         if len(namespace) >= 2 and namespace[0] in self.user_namespaces:
             return {"scope": ContextScope.USER, "user_id": namespace[1]}
         if len(namespace) >= 2 and namespace[0] in self.session_namespaces:
             return {"scope": ContextScope.SESSION, "session_id": namespace[1]}
-        return {"scope": ContextScope.PROJECT}
+        if run_user is not None and run_user in namespace:
+            return {"scope": ContextScope.USER, "user_id": run_user}
+        return None
 
-    def _pins_scope(self, prefix: Sequence[str]) -> bool:
-        if not prefix:
-            return False
-        if prefix[0] in self.user_namespaces or prefix[0] in self.session_namespaces:
-            return len(prefix) >= 2
-        return True
+    def _run_user(self) -> str | None:
+        """The user the current LangGraph run names in its config (``None`` outside a run)."""
+        try:
+            config = get_config()
+        except RuntimeError:
+            return None
+        configurable = config.get("configurable") or {}
+        for key in self.user_id_keys:
+            value = configurable.get(key)
+            if value is not None and str(value):
+                return str(value)
+        return None
+
+    @staticmethod
+    def _visible(fact: Fact, run_user: str | None) -> bool:
+        """Inside a run for a user, only the project's, sessions' and that user's items."""
+        return run_user is None or fact.user_id in (None, run_user)
 
     # ---------------------------------------------------------------- the core
 
@@ -145,26 +177,32 @@ class SagewaiStore(BaseStore):
                 "SagewaiStore's sync methods cannot run inside an event loop: use aget/aput/"
                 "asearch/adelete/alist_namespaces (or abatch)"
             )
+        run_user = self._run_user()  # read here: the run's config lives in this thread
         loop = self._loop
         if loop is not None and loop.is_running() and not loop.is_closed():
-            future: Future[list[Result]] = asyncio.run_coroutine_threadsafe(self.abatch(ops), loop)
+            future: Future[list[Result]] = asyncio.run_coroutine_threadsafe(
+                self._execute(ops, run_user), loop
+            )
             return future.result()
-        return _run_in_new_loop(self.abatch(ops))
+        return _run_in_new_loop(self._execute(ops, run_user))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Run ``ops`` in order; results line up with them (``None`` for puts)."""
+        return await self._execute(ops, self._run_user())
+
+    async def _execute(self, ops: Iterable[Op], run_user: str | None) -> list[Result]:
         self._loop = asyncio.get_running_loop()
         await self.engine.open()
         results: list[Result] = []
         for op in ops:
             if isinstance(op, GetOp):
-                results.append(await self._get(op))
+                results.append(await self._get(op, run_user))
             elif isinstance(op, SearchOp):
-                results.append(await self._search(op))
+                results.append(await self._search(op, run_user))
             elif isinstance(op, ListNamespacesOp):
-                results.append(await self._list_namespaces(op))
+                results.append(await self._list_namespaces(op, run_user))
             elif isinstance(op, PutOp):
-                await self._put(op)
+                await self._put(op, run_user)
                 results.append(None)
             else:
                 raise InvalidInputError(f"unknown store operation {type(op).__name__}")
@@ -175,21 +213,9 @@ class SagewaiStore(BaseStore):
     async def _versions(
         self, namespace: Sequence[str], key: str, *, statuses: Sequence[FactStatus] | None = _LIVE
     ) -> list[Fact]:
-        scope = self.scope_of(namespace)
-        found: list[Fact] = []
-        after: tuple[datetime, str] | None = None
-        while True:
-            page = await self.engine.list(
-                **scope,
-                tags=[item_tag(namespace, key)],
-                statuses=statuses,
-                limit=_PAGE,
-                after=after,
-            )
-            found.extend(page)
-            if len(page) < _PAGE:
-                break
-            after = (page[-1].created_at, page[-1].id)
+        # By the item's tag, whatever scope it was stored at: a namespace reads the same inside
+        # a run and outside one.
+        found = await self._tagged(item_tag(namespace, key), statuses=statuses)
         return [
             fact
             for fact in found
@@ -197,14 +223,43 @@ class SagewaiStore(BaseStore):
             and tuple(_meta(fact).get("namespace", ())) == tuple(namespace)
         ]
 
+    async def _tagged(
+        self, tag: str, *, statuses: Sequence[FactStatus] | None = _LIVE
+    ) -> list[Fact]:
+        """Facts of this project carrying ``tag``, oldest first."""
+        found: list[Fact] = []
+        after: tuple[datetime, str] | None = None
+        while True:
+            page = await self.engine.port.find(
+                FactQuery(
+                    project_id=self.engine.project_id,
+                    tags_any=(tag,),
+                    statuses=None if statuses is None else tuple(statuses),
+                    after=after,
+                    limit=_PAGE,
+                )
+            )
+            found.extend(f for f in page if f.project_id == self.engine.project_id)
+            if len(page) < _PAGE:
+                break
+            after = (page[-1].created_at, page[-1].id)
+        return found
+
+    async def _namespace_scope(self, namespace: Sequence[str]) -> dict[str, Any] | None:
+        """The scope of the items a namespace already holds, or ``None`` when it holds none."""
+        for fact in await self._tagged(namespace_tag(namespace)):
+            if tuple(_meta(fact).get("namespace", ())) == tuple(namespace):
+                return {"scope": fact.scope, "user_id": fact.user_id, "session_id": fact.session_id}
+        return None
+
     async def _current(self, namespace: Sequence[str], key: str) -> Fact | None:
         versions = await self._versions(namespace, key)
         return versions[-1] if versions else None
 
-    async def _get(self, op: GetOp) -> Item | None:
+    async def _get(self, op: GetOp, run_user: str | None) -> Item | None:
         _check_namespace(op.namespace, allow_empty=False)
         fact = await self._current(op.namespace, op.key)
-        if fact is None or _expired(fact):
+        if fact is None or _expired(fact) or not self._visible(fact, run_user):
             return None
         if self._refresh(op.refresh_ttl):
             fact = await self._refresh_expiry(fact)
@@ -237,28 +292,16 @@ class SagewaiStore(BaseStore):
         )
         return updated
 
-    async def _items_under(self, prefix: Sequence[str]) -> list[Fact]:
-        """Every live, unexpired item whose namespace starts with ``prefix``, newest first."""
-        facts: list[Fact] = []
-        after: tuple[datetime, str] | None = None
-        while True:
-            page = await self.engine.port.find(
-                FactQuery(
-                    project_id=self.engine.project_id,
-                    tags_any=(namespace_tag(prefix),),
-                    statuses=_LIVE,
-                    after=after,
-                    limit=_PAGE,
-                )
-            )
-            facts.extend(f for f in page if f.project_id == self.engine.project_id)
-            if len(page) < _PAGE:
-                break
-            after = (page[-1].created_at, page[-1].id)
-        live = [f for f in facts if _is_item_under(f, prefix) and not _expired(f)]
+    async def _items_under(self, prefix: Sequence[str], run_user: str | None) -> list[Fact]:
+        """Every live, unexpired item under ``prefix`` the run may read, newest first."""
+        live = [
+            f
+            for f in await self._tagged(namespace_tag(prefix))
+            if _is_item_under(f, prefix) and not _expired(f) and self._visible(f, run_user)
+        ]
         return sorted(live, key=lambda f: (f.created_at, f.id), reverse=True)
 
-    async def _search(self, op: SearchOp) -> list[SearchItem]:
+    async def _search(self, op: SearchOp, run_user: str | None) -> list[SearchItem]:
         prefix = tuple(op.namespace_prefix)
         _check_namespace(prefix, allow_empty=True)
         check_filter(op.filter)
@@ -266,17 +309,25 @@ class SagewaiStore(BaseStore):
             raise InvalidInputError("limit and offset must not be negative")
         wanted = op.offset + op.limit
         if not op.query:
-            items = [f for f in await self._items_under(prefix) if _value_matches(f, op.filter)]
+            under = await self._items_under(prefix, run_user)
+            items = [f for f in under if _value_matches(f, op.filter)]
             return [_item(f, score=None) for f in items[op.offset : wanted]]
         from sagewai.context._engine import MAX_TOP_K
 
         top_k = min(MAX_TOP_K, max(50, wanted * (4 if op.filter else 2)))
-        if self._pins_scope(prefix):
-            scopes = [self.scope_of(prefix)]
+        pinned = self._pinned(prefix, run_user) if prefix else None
+        if pinned is not None:
+            if run_user is not None and pinned.get("user_id") not in (None, run_user):
+                return []  # another user's namespace: nothing of it is read in this run
+            scopes = [pinned]
         else:  # the prefix spans scopes: search each scope holding items under it
             seen: dict[tuple[Any, ...], dict[str, Any]] = {}
-            for fact in await self._items_under(prefix):
-                scope = self.scope_of(_meta(fact)["namespace"])
+            for fact in await self._items_under(prefix, run_user):
+                scope: dict[str, Any] = {
+                    "scope": fact.scope,
+                    "user_id": fact.user_id,
+                    "session_id": fact.session_id,
+                }
                 seen.setdefault(tuple(sorted(scope.items())), scope)
             scopes = list(seen.values())
         scored: dict[str, tuple[float, Fact]] = {}
@@ -286,18 +337,24 @@ class SagewaiStore(BaseStore):
             )
             for result in results:
                 fact = result.fact
+                # TTL decay: an item's weight fades over its TTL without use.
+                score = result.score * _weight(fact)
                 if (
                     _is_item_under(fact, prefix)
+                    and UNINDEXED_TAG not in fact.tags
                     and not _expired(fact)
+                    and self._visible(fact, run_user)
                     and _value_matches(fact, op.filter)
-                    and (fact.id not in scored or scored[fact.id][0] < result.score)
+                    and (fact.id not in scored or scored[fact.id][0] < score)
                 ):
-                    scored[fact.id] = (result.score, fact)
+                    scored[fact.id] = (score, fact)
         ranked = sorted(scored.values(), key=lambda pair: (-pair[0], pair[1].id))
         return [_item(fact, score=score) for score, fact in ranked[op.offset : wanted]]
 
-    async def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
-        namespaces = {tuple(_meta(f)["namespace"]) for f in await self._items_under(())}
+    async def _list_namespaces(
+        self, op: ListNamespacesOp, run_user: str | None
+    ) -> list[tuple[str, ...]]:
+        namespaces = {tuple(_meta(f)["namespace"]) for f in await self._items_under((), run_user)}
         if op.match_conditions:
             namespaces = {
                 ns
@@ -310,12 +367,26 @@ class SagewaiStore(BaseStore):
 
     # ---------------------------------------------------------------- writing
 
-    async def _put(self, op: PutOp) -> None:
+    async def _put(self, op: PutOp, run_user: str | None) -> None:
         namespace = tuple(op.namespace)
         _check_namespace(namespace, allow_empty=False)
         if not isinstance(op.key, str) or not op.key:
             raise InvalidInputError("an item key must be a non-empty string")
         versions = await self._versions(namespace, op.key, statuses=None)
+        scope = (
+            self._pinned(namespace, run_user)
+            or await self._namespace_scope(namespace)
+            or {"scope": ContextScope.PROJECT}
+        )
+        owner = scope.get("user_id")
+        if run_user is not None and (
+            owner not in (None, run_user)
+            or any(not self._visible(fact, run_user) for fact in versions)
+        ):
+            raise InvalidInputError(
+                f"namespace {namespace!r} belongs to user {owner or versions[0].user_id!r}; "
+                f"this run is for {run_user!r}"
+            )
         if op.value is None:
             for fact in versions:
                 await self.engine.delete(fact.id, reason="langgraph store delete")
@@ -325,8 +396,10 @@ class SagewaiStore(BaseStore):
             json.dumps(value, allow_nan=False)
         except (TypeError, ValueError) as exc:
             raise InvalidInputError(f"a store value must be JSON: {exc}") from exc
-        fields = self.index_fields if op.index is None or op.index is False else op.index
-        text = item_text(value, fields)
+        if op.index is False:  # not indexed: the value's text is neither embedded nor searched
+            text = unindexed_text(namespace, op.key)
+        else:
+            text = item_text(value, self.index_fields if op.index is None else op.index)
         ttl = op.ttl if op.ttl is not None else (self.ttl_config or {}).get("default_ttl")
         live = [fact for fact in versions if fact.status in _LIVE]
         current = live[-1] if live else None
@@ -345,12 +418,15 @@ class SagewaiStore(BaseStore):
             ITEM_TAG,
             item_tag(namespace, op.key),
             *(namespace_tag(namespace[:depth]) for depth in range(1, len(namespace) + 1)),
+            *([UNINDEXED_TAG] if op.index is False else []),
         ]
         if current is None:
-            await self.engine.add(
-                text, **self.scope_of(namespace), tags=tags, metadata={_META: meta}
-            )
-        elif current.content == text and _meta(current).get("value") == value:
+            await self.engine.add(text, **scope, tags=tags, metadata={_META: meta})
+        elif (
+            current.content == text
+            and _meta(current).get("value") == value
+            and set(current.tags) == set(tags)
+        ):
             await self._refresh_expiry(current)
             return
         else:
@@ -362,37 +438,36 @@ class SagewaiStore(BaseStore):
                 rule="langgraph.put",
                 tags=tags,
                 metadata={_META: meta},
+                scope=scope["scope"],
+                user_id=scope.get("user_id"),
+                session_id=scope.get("session_id"),
             )
         if self.bridge is not None and _message_like(value):
             await self.bridge.process_message(
                 {"role": value["role"], "content": value["content"]},
-                session_id=self.scope_of(namespace).get("session_id"),
-                user_id=self.scope_of(namespace).get("user_id"),
+                session_id=scope.get("session_id"),
+                user_id=scope.get("user_id"),
             )
 
     async def sweep_expired(self) -> int:
-        """Delete every item whose TTL ran out; returns how many (run it on a schedule)."""
+        """Archive every item whose TTL ran out; returns how many (run it on a schedule).
+
+        TTL is decay here: an item fades over its TTL without use (its weight in searches falls
+        to :data:`~sagewai.integrations.langgraph.TTL_FLOOR`), and when the TTL has run out it
+        is archived, as decay archives a faded fact: no longer read or searched, kept with its
+        history, restorable with ``engine.set_status(fact_id, "active")`` or ``engine.revert``.
+        """
         await self.engine.open()
-        facts: list[Fact] = []
-        after: tuple[datetime, str] | None = None
-        while True:
-            page = await self.engine.port.find(
-                FactQuery(
-                    project_id=self.engine.project_id,
-                    tags_any=(ITEM_TAG,),
-                    after=after,
-                    limit=_PAGE,
-                )
-            )
-            facts.extend(f for f in page if f.project_id == self.engine.project_id)
-            if len(page) < _PAGE:
-                break
-            after = (page[-1].created_at, page[-1].id)
-        expired = [f for f in facts if f.status in _LIVE and _expired(f)]
+        expired = [f for f in await self._tagged(ITEM_TAG) if _expired(f)]
         for fact in expired:
-            meta = _meta(fact)
-            for version in await self._versions(meta["namespace"], meta["key"], statuses=None):
-                await self.engine.delete(version.id, reason="langgraph ttl expired")
+            minutes = _meta(fact).get("ttl_minutes")
+            await self.engine.set_status(
+                fact.id,
+                FactStatus.ARCHIVED,
+                reason=f"langgraph ttl: unused for its ttl of {minutes} minutes",
+                actor="langgraph",
+                rule="langgraph.ttl_decay",
+            )
         return len(expired)
 
 
