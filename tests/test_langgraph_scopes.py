@@ -21,6 +21,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.store.base import BaseStore
+from pydantic import Field
 
 from sagewai import ContextEngine
 from sagewai.errors import InvalidInputError
@@ -265,7 +266,7 @@ async def test_index_false_is_not_indexed(engine: ContextEngine) -> None:
 class RecordingModel(FakeMessagesListChatModel):
     """A scripted chat model that keeps the messages of every call."""
 
-    seen: list[list[Any]] = []
+    seen: list[list[Any]] = Field(default_factory=list)
 
     def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
         return self
@@ -282,7 +283,6 @@ async def test_create_agent_recalls_through_the_middleware(engine: ContextEngine
 
     await engine.add("Maya is allergic to peanuts", user_id="maya")
     model = RecordingModel(responses=[AIMessage("No satay."), AIMessage("Enjoy.")])
-    model.seen = []
     agent = create_agent(
         model,
         [],
@@ -311,7 +311,6 @@ def test_a_sync_create_agent_recalls_too(engine: ContextEngine) -> None:
 
     wrap(engine).add("Ravi's standup is at 9:30", user_id="ravi")
     model = RecordingModel(responses=[AIMessage("9:30.")])
-    model.seen = []
     agent = create_agent(model, [], middleware=[SagewaiRecallMiddleware(engine)])
     agent.invoke(
         {"messages": [HumanMessage("When is my standup?")]}, {"configurable": {"user_id": "ravi"}}

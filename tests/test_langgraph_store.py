@@ -176,7 +176,8 @@ async def test_ttl_fades_an_items_weight_in_search(engine: ContextEngine) -> Non
     await asyncio.sleep(0.3)  # half of the 0.6 s TTL gone: the weight fell to about 0.22
     (first, second) = await store.asearch(("notes",), query="deploy window")
     assert (first.key, second.key) == ("new", "old")
-    assert second.score is not None and first.score is not None
+    assert second.score is not None
+    assert first.score is not None
     assert second.score < 0.5 * first.score
 
 
