@@ -225,6 +225,7 @@ _PUBLIC = (
     "sagewai.intelligence",
     "sagewai.llm",
     "sagewai.stores",
+    "sagewai.sync",
     "sagewai.testing",
     "sagewai.testing.conformance",
 )
