@@ -142,9 +142,9 @@ class SyncContextEngine(_Facade[ContextEngine]):
 
     open = _Blocking(ContextEngine.open)
     close = _Blocking(ContextEngine.close)
-    add = _Blocking(ContextEngine.add)  # type: ignore[arg-type]  # **fields could name self
+    add = _Blocking(ContextEngine.add)
     add_many = _Blocking(ContextEngine.add_many)
-    add_document = _Blocking(ContextEngine.add_document)  # type: ignore[arg-type]  # **fields could name self
+    add_document = _Blocking(ContextEngine.add_document)
     search = _Blocking(ContextEngine.search)
     get = _Blocking(ContextEngine.get)
     list = _Blocking(ContextEngine.list)
@@ -152,7 +152,7 @@ class SyncContextEngine(_Facade[ContextEngine]):
     history = _Blocking(ContextEngine.history)
     changes = _Blocking(ContextEngine.changes)
     revert = _Blocking(ContextEngine.revert)
-    supersede = _Blocking(ContextEngine.supersede)  # type: ignore[arg-type]  # **fields could name self
+    supersede = _Blocking(ContextEngine.supersede)
     set_status = _Blocking(ContextEngine.set_status)
     delete = _Blocking(ContextEngine.delete)
     forget = _Blocking(ContextEngine.forget)

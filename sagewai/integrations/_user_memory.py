@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from sagewai.core._scope import validate_identifier
+from sagewai.core import validate_identifier
 from sagewai.errors import FactNotFoundError, InvalidInputError
 from sagewai.integrations._mcp_memory import ScopedMemory, ScopeRefusedError
 

@@ -25,12 +25,11 @@ from autogen_core.memory import (
 from autogen_core.model_context import ChatCompletionContext
 from autogen_core.models import SystemMessage, UserMessage
 
-from sagewai.core._records import Fact, SearchResult
-from sagewai.core._scope import validate_identifier
+from sagewai.core import Fact, SearchResult, validate_identifier
 from sagewai.errors import InvalidInputError
 
 if TYPE_CHECKING:
-    from sagewai.context._bridge import MemoryBridge
+    from sagewai.context import MemoryBridge
     from sagewai.context._engine import ContextEngine
 
 __all__ = ["SagewaiMemory"]

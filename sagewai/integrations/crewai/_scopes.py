@@ -33,7 +33,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from sagewai.core._scope import ContextScope, validate_identifier
+from sagewai.core import ContextScope, validate_identifier
 from sagewai.errors import InvalidInputError
 
 __all__ = ["PathScope", "normalize_path", "path_prefixes", "path_tag", "scope_of_path"]

@@ -31,8 +31,7 @@ import numpy as np
 from crewai.memory.types import MemoryRecord, ScopeInfo
 
 from sagewai._background import BackgroundLoop, default_loop
-from sagewai.core._records import Fact, FactStatus
-from sagewai.core._scope import validate_identifier
+from sagewai.core import Fact, FactStatus, validate_identifier
 from sagewai.errors import FactNotFoundError, InvalidInputError
 from sagewai.integrations.crewai._scopes import (
     PathScope,
@@ -107,7 +106,7 @@ class SagewaiStorage:
         texts = list(texts)
         out: list[list[float]] = []
         if texts:
-            vectors = self._run(self.engine.embedder.embed_documents(texts))
+            vectors = self._run(self.engine.stores.embedder.embed_documents(texts))
             out = [[float(x) for x in vector] for vector in vectors]
         with self._lock:
             for text, vector in zip(texts, out, strict=True):
@@ -278,7 +277,7 @@ class SagewaiStorage:
         with self._lock:
             missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
         if missing:
-            fresh = await self.engine.embedder.embed_documents(missing)
+            fresh = await self.engine.stores.embedder.embed_documents(missing)
             with self._lock:
                 for text, vector in zip(missing, fresh, strict=True):
                     self._vectors[text] = [float(x) for x in vector]

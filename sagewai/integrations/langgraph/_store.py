@@ -28,9 +28,7 @@ from langgraph.store.base import (
     TTLConfig,
 )
 
-from sagewai.core._queries import FactQuery
-from sagewai.core._records import Fact, FactStatus, utcnow
-from sagewai.core._scope import ContextScope
+from sagewai.core import ContextScope, Fact, FactQuery, FactStatus, utcnow
 from sagewai.errors import InvalidInputError
 from sagewai.integrations.langgraph._items import (
     _LIVE,
@@ -282,7 +280,7 @@ class SagewaiStore(BaseStore):
         ttl = meta.get("ttl_minutes")
         if not isinstance(ttl, int | float):
             return fact
-        from sagewai.core._queries import WriteBatch
+        from sagewai.core import WriteBatch
 
         updated = fact.evolve(
             metadata={**fact.metadata, _META: {**meta, "expires_at": _expiry(float(ttl))}}

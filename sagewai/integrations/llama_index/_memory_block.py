@@ -16,8 +16,7 @@ from llama_index.core.bridge.pydantic import Field
 from llama_index.core.memory.memory import BaseMemoryBlock
 from pydantic import SkipValidation
 
-from sagewai.core._records import FactKind
-from sagewai.core._scope import validate_identifier
+from sagewai.core import FactKind, validate_identifier
 
 __all__ = ["SagewaiMemoryBlock", "message_text"]
 

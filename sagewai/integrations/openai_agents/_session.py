@@ -20,12 +20,11 @@ from typing import TYPE_CHECKING, Any
 from agents.items import TResponseInputItem
 from agents.memory import SessionSettings
 
-from sagewai.core._records import Fact, FactKind, utcnow
-from sagewai.core._scope import ContextScope, validate_identifier
+from sagewai.core import ContextScope, Fact, FactKind, utcnow, validate_identifier
 from sagewai.errors import InvalidInputError
 
 if TYPE_CHECKING:
-    from sagewai.context._bridge import MemoryBridge
+    from sagewai.context import MemoryBridge
     from sagewai.context._engine import ContextEngine
 
 __all__ = ["ITEM_TAG", "SagewaiSession", "item_text"]
