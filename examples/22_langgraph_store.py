@@ -3,7 +3,9 @@
 ``SagewaiStore`` is LangGraph's ``BaseStore`` over a ``ContextEngine``: ``graph.compile(store=...)``
 gives every node and tool (LangMem's too) sagewai's hybrid search, scopes and audit history.
 The namespace ``("users", user_id, ...)`` stores at that user's scope, so what one user's graph
-remembers is never recalled for another. The pre-model hook recalls before each model call.
+remembers is never recalled for another; so does any namespace holding the run's user id, such
+as LangMem's ``("profile", "{langgraph_user_id}")``. The recall hook, a node before the model,
+recalls before each model call; with ``langchain.agents.create_agent`` the same is a middleware.
 
 The chat model here is a scripted stand-in (langchain-core's FakeMessagesListChatModel), so the
 example runs offline; put any LangChain chat model in its place.
@@ -19,6 +21,7 @@ import uuid
 from typing import Annotated, Any, TypedDict
 
 from _setup import example_folder
+from langchain.agents import create_agent
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
@@ -28,7 +31,20 @@ from langgraph.graph.message import add_messages
 from langgraph.prebuilt import ToolNode, tools_condition
 
 from sagewai import ContextEngine
-from sagewai.integrations.langgraph import SagewaiStore, make_recall_hook
+from sagewai.integrations.langgraph import (
+    SagewaiRecallMiddleware,
+    SagewaiStore,
+    make_recall_hook,
+)
+
+
+class ShowingModel(FakeMessagesListChatModel):
+    """The scripted stand-in, printing the memories its system message was given."""
+
+    def _generate(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
+        if messages and messages[0].type == "system":
+            print(f"  [system message before the model] {messages[0].content.splitlines()[-1]}")
+        return super()._generate(messages, *args, **kwargs)
 
 
 class State(TypedDict, total=False):
@@ -103,6 +119,21 @@ async def main() -> None:
             print(f"sagewai sees it as a {fact.scope.value} fact of {fact.user_id}: {fact.content}")
             others = await ctx.search("vegetarian", user_id="leo")
             print(f"leo's recall of it: {[r.fact.content for r in others]}")
+
+            # LangGraph 1.0's prebuilt agent is langchain.agents.create_agent: recall is a
+            # middleware adding the user's memories to the system message of each model call.
+            agent = create_agent(
+                ShowingModel(responses=[AIMessage(content="A chickpea salad: no meat.")]),
+                [],
+                system_prompt="You are a cook.",
+                middleware=[SagewaiRecallMiddleware(ctx)],
+                store=store,
+            )
+            config = {"configurable": {"user_id": "maya", "thread_id": "t4"}}
+            out = await agent.ainvoke(
+                {"messages": [HumanMessage("What should I eat for lunch?")]}, config
+            )
+            print(f"create_agent for maya: {out['messages'][-1].content}")
 
 
 if __name__ == "__main__":

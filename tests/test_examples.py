@@ -89,6 +89,8 @@ EXPECTED: dict[str, list[str]] = {
         "store.search(('users', 'maya'), 'diet') -> [{'content': 'Maya is vegetarian'}]",
         "sagewai sees it as a user fact of maya: Maya is vegetarian",
         "leo's recall of it: []",
+        "  [system message before the model] - Maya is vegetarian\n"
+        "create_agent for maya: A chickpea salad: no meat.",
     ],
     "23_export_import": [
         "exported: 3 facts, 4 changes, 2 entities, 1 relations, 1 episodes",

@@ -13,8 +13,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from crewai.llms.base_llm import BaseLLM
 from pydantic import PrivateAttr
+
+from sagewai.errors import MissingDependencyError
+
+try:
+    from crewai.llms.base_llm import BaseLLM
+except ImportError as exc:  # pragma: no cover - exercised without the extra
+    raise MissingDependencyError("crewai", "crewai", "sagewai.testing.ScriptedCrewLLM") from exc
 
 __all__ = ["ScriptedCrewLLM"]
 
