@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from autogen_core import CancellationToken
@@ -25,8 +24,9 @@ from autogen_core.memory import (
 from autogen_core.model_context import ChatCompletionContext
 from autogen_core.models import SystemMessage, UserMessage
 
-from sagewai.core import Fact, SearchResult, validate_identifier
+from sagewai.core import SearchResult, validate_identifier
 from sagewai.errors import InvalidInputError
+from sagewai.integrations._paging import list_all
 
 if TYPE_CHECKING:
     from sagewai.context import MemoryBridge
@@ -34,7 +34,6 @@ if TYPE_CHECKING:
 
 __all__ = ["SagewaiMemory"]
 
-_PAGE = 1_000
 _MAX_QUERY = 4_000
 HEADER = "What you remember about this user (most relevant first):"
 
@@ -137,16 +136,7 @@ class SagewaiMemory(Memory):
 
     async def clear(self) -> None:
         """Forget everything this memory stored (audited deletes; other memories untouched)."""
-        found: list[Fact] = []
-        after: tuple[datetime, str] | None = None
-        while True:
-            page = await self.engine.list(
-                user_id=self.user_id, tags=[self.tag], statuses=None, limit=_PAGE, after=after
-            )
-            found.extend(page)
-            if len(page) < _PAGE:
-                break
-            after = (page[-1].created_at, page[-1].id)
+        found = await list_all(self.engine, user_id=self.user_id, tags=[self.tag], statuses=None)
         for fact in found:
             if fact.user_id == self.user_id and self.tag in fact.tags:
                 await self.engine.delete(fact.id, reason="autogen memory cleared")

@@ -33,6 +33,7 @@ from crewai.memory.types import MemoryRecord, ScopeInfo
 from sagewai._background import BackgroundLoop, default_loop
 from sagewai.core import Fact, FactStatus, validate_identifier
 from sagewai.errors import FactNotFoundError, InvalidInputError
+from sagewai.integrations._paging import list_all
 from sagewai.integrations.crewai._scopes import (
     PathScope,
     normalize_path,
@@ -49,7 +50,6 @@ __all__ = ["ITEM_TAG", "SagewaiStorage"]
 ITEM_TAG = "crewai"
 """The tag every record of a :class:`SagewaiStorage` carries."""
 _META = "crewai"
-_PAGE = 1_000
 _REMEMBERED = 4_096
 _LIVE = (FactStatus.ACTIVE, FactStatus.FLAGGED)
 T = TypeVar("T")
@@ -206,21 +206,13 @@ class SagewaiStorage:
         """Every live record under ``prefix`` that this storage may show, newest first."""
         path = normalize_path(prefix)
         address = self._address(path)
-        found: list[Fact] = []
-        after: tuple[datetime, str] | None = None
-        while True:
-            page = await self.engine.list(
-                scope=address.scope,
-                user_id=address.user_id,
-                session_id=address.session_id,
-                tags=[path_tag(path)],
-                limit=_PAGE,
-                after=after,
-            )
-            found.extend(page)
-            if len(page) < _PAGE:
-                break
-            after = (page[-1].created_at, page[-1].id)
+        found = await list_all(
+            self.engine,
+            scope=address.scope,
+            user_id=address.user_id,
+            session_id=address.session_id,
+            tags=[path_tag(path)],
+        )
         mine = [f for f in found if self._visible(f) and _under(f, path)]
         return sorted(mine, key=lambda f: (f.created_at, f.id), reverse=True)
 
@@ -348,13 +340,13 @@ class SagewaiStorage:
 
     async def _delete_versions(self, fact: Fact) -> None:
         """Delete the record and every older version of it (forgetting is complete)."""
-        versions = await self.engine.list(
+        versions = await list_all(
+            self.engine,
             scope=fact.scope,
             user_id=fact.user_id,
             session_id=fact.session_id,
             tags=[_record_tag(_meta(fact).get("id", fact.id))],
             statuses=None,
-            limit=_PAGE,
         )
         for version in [*versions, fact]:
             try:

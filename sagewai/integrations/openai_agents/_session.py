@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from agents.items import TResponseInputItem
@@ -22,6 +22,7 @@ from agents.memory import SessionSettings
 
 from sagewai.core import ContextScope, Fact, FactKind, utcnow, validate_identifier
 from sagewai.errors import InvalidInputError
+from sagewai.integrations._paging import list_all
 
 if TYPE_CHECKING:
     from sagewai.context import MemoryBridge
@@ -32,7 +33,6 @@ __all__ = ["ITEM_TAG", "SagewaiSession", "item_text"]
 ITEM_TAG = "openai-agents:item"
 """The tag every conversation item of a :class:`SagewaiSession` carries."""
 _META = "openai_agents"
-_PAGE = 1_000
 _MAX_TEXT = 20_000
 
 
@@ -112,22 +112,14 @@ class SagewaiSession:
 
     async def _records(self) -> list[Fact]:
         """Every item record of this session, in conversation order."""
-        found: list[Fact] = []
-        after: tuple[datetime, str] | None = None
-        while True:
-            page = await self.engine.list(
-                scope=ContextScope.SESSION,
-                user_id=self.user_id,
-                session_id=self.session_id,
-                tags=[self._tag],
-                kinds=[FactKind.MESSAGE],
-                limit=_PAGE,
-                after=after,
-            )
-            found.extend(page)
-            if len(page) < _PAGE:
-                break
-            after = (page[-1].created_at, page[-1].id)
+        found = await list_all(
+            self.engine,
+            scope=ContextScope.SESSION,
+            user_id=self.user_id,
+            session_id=self.session_id,
+            tags=[self._tag],
+            kinds=[FactKind.MESSAGE],
+        )
         mine = [f for f in found if f.session_id == self.session_id and f.user_id == self.user_id]
         return sorted(mine, key=lambda f: (_meta(f).get("position", 0), f.created_at, f.id))
 
