@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import Awaitable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from concurrent.futures import Future
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -222,9 +222,14 @@ class SagewaiStore(BaseStore):
         ]
 
     async def _tagged(
-        self, tag: str, *, statuses: Sequence[FactStatus] | None = _LIVE
+        self,
+        tag: str,
+        *,
+        statuses: Sequence[FactStatus] | None = _LIVE,
+        until: Callable[[Fact], bool] | None = None,
     ) -> list[Fact]:
-        """Facts of this project carrying ``tag``, oldest first."""
+        """Facts of this project carrying ``tag``, oldest first (up to the page holding a fact
+        that ``until`` accepts, when given)."""
         found: list[Fact] = []
         after: tuple[datetime, str] | None = None
         while True:
@@ -238,15 +243,19 @@ class SagewaiStore(BaseStore):
                 )
             )
             found.extend(f for f in page if f.project_id == self.engine.project_id)
-            if len(page) < _PAGE:
+            if len(page) < _PAGE or (until is not None and any(until(f) for f in page)):
                 break
             after = (page[-1].created_at, page[-1].id)
         return found
 
     async def _namespace_scope(self, namespace: Sequence[str]) -> dict[str, Any] | None:
         """The scope of the items a namespace already holds, or ``None`` when it holds none."""
-        for fact in await self._tagged(namespace_tag(namespace)):
-            if tuple(_meta(fact).get("namespace", ())) == tuple(namespace):
+
+        def held(fact: Fact) -> bool:
+            return tuple(_meta(fact).get("namespace", ())) == tuple(namespace)
+
+        for fact in await self._tagged(namespace_tag(namespace), until=held):
+            if held(fact):
                 return {"scope": fact.scope, "user_id": fact.user_id, "session_id": fact.session_id}
         return None
 
