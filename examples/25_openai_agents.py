@@ -24,7 +24,7 @@ from agents import Agent, Runner
 from agents.testing import ScriptedModel, assistant_message, function_call
 
 from sagewai import ContextEngine
-from sagewai.integrations.openai_agents import SagewaiSession, item_text, memory_tools
+from sagewai.integrations.openai_agents import SagewaiSession, conversation_item_text, memory_tools
 
 
 async def main() -> None:
@@ -63,8 +63,10 @@ async def main() -> None:
 
             maya = await SagewaiSession("chat-1", ctx, user_id="maya").get_items()
             leo = await SagewaiSession("chat-1", ctx, user_id="leo").get_items()
-            print(f"maya's chat-1 holds {len(maya)} items, first: {item_text(maya[0])!r}")
-            print(f"leo's chat-1 holds {len(leo)} items, first: {item_text(leo[0])!r}")
+            print(
+                f"maya's chat-1 holds {len(maya)} items, first: {conversation_item_text(maya[0])!r}"
+            )
+            print(f"leo's chat-1 holds {len(leo)} items, first: {conversation_item_text(leo[0])!r}")
             print(f"leo's recall of 'vegetarian': {await ctx.search('vegetarian', user_id='leo')}")
 
 

@@ -21,7 +21,7 @@ from agents.testing import ScriptedModel, assistant_message, function_call  # no
 from sagewai import ContextEngine  # noqa: E402
 from sagewai.context import MemoryBridge  # noqa: E402
 from sagewai.errors import InvalidInputError  # noqa: E402
-from sagewai.integrations.openai_agents import SagewaiSession, item_text, memory_tools  # noqa: E402
+from sagewai.integrations.openai_agents import SagewaiSession, conversation_item_text, memory_tools  # noqa: E402
 from sagewai.intelligence import RuleBasedFactExtractor  # noqa: E402
 from sagewai.testing import FakeEmbedder  # noqa: E402
 
@@ -46,7 +46,9 @@ def tool_outputs(model: ScriptedModel) -> list[str]:
 
 
 def shown_texts(model: ScriptedModel, call: int) -> list[str]:
-    return [item_text(item) for item in model.calls[call].input if isinstance(item, dict)]
+    return [
+        conversation_item_text(item) for item in model.calls[call].input if isinstance(item, dict)
+    ]
 
 
 async def test_the_session_protocol_is_implemented(engine: ContextEngine) -> None:
@@ -135,7 +137,7 @@ async def test_two_users_never_see_each_others_memory(engine: ContextEngine) -> 
     assert result.final_output == "I don't know your diet."
     assert tool_outputs(model)[-1] == "nothing remembered about that"
     # Leo's session holds only Leo's conversation.
-    leo_texts = [item_text(i) for i in await leo_session.get_items()]
+    leo_texts = [conversation_item_text(i) for i in await leo_session.get_items()]
     assert "I'm vegetarian." not in leo_texts
     assert all("Maya" not in text for text in leo_texts)
     # And sagewai's own recall agrees.
@@ -196,4 +198,4 @@ def test_items_hold_only_json(engine: ContextEngine) -> None:
 
     with pytest.raises(InvalidInputError, match="JSON"):
         asyncio.run(session.add_items([{"role": "user", "content": object()}]))  # type: ignore[list-item]
-    assert json.dumps(item_text({"type": "reasoning"})) == '"(reasoning)"'
+    assert json.dumps(conversation_item_text({"type": "reasoning"})) == '"(reasoning)"'

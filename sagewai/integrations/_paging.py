@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from sagewai.context._engine import ContextEngine
-    from sagewai.core import Fact
+    from sagewai.core._records import Fact
 
 __all__ = ["list_all"]
 

@@ -24,7 +24,8 @@ from autogen_core.memory import (
 from autogen_core.model_context import ChatCompletionContext
 from autogen_core.models import SystemMessage, UserMessage
 
-from sagewai.core import SearchResult, validate_identifier
+from sagewai.core import validate_identifier
+from sagewai.core._records import SearchResult
 from sagewai.errors import InvalidInputError
 from sagewai.integrations._paging import list_all
 

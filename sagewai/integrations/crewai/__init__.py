@@ -30,6 +30,6 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise MissingDependencyError("crewai", "crewai", "sagewai.integrations.crewai") from exc
 
 from sagewai.integrations.crewai._scopes import PathScope, scope_of_path
-from sagewai.integrations.crewai._storage import ITEM_TAG, SagewaiStorage
+from sagewai.integrations.crewai._storage import RECORD_TAG, SagewaiStorage
 
-__all__ = ["ITEM_TAG", "PathScope", "SagewaiStorage", "scope_of_path"]
+__all__ = ["RECORD_TAG", "PathScope", "SagewaiStorage", "scope_of_path"]

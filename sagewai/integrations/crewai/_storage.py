@@ -31,7 +31,8 @@ import numpy as np
 from crewai.memory.types import MemoryRecord, ScopeInfo
 
 from sagewai._background import BackgroundLoop, default_loop
-from sagewai.core import Fact, FactStatus, validate_identifier
+from sagewai.core import validate_identifier
+from sagewai.core._records import Fact, FactStatus
 from sagewai.errors import FactNotFoundError, InvalidInputError
 from sagewai.integrations._paging import list_all
 from sagewai.integrations.crewai._scopes import (
@@ -45,9 +46,9 @@ from sagewai.integrations.crewai._scopes import (
 if TYPE_CHECKING:
     from sagewai.context._engine import ContextEngine
 
-__all__ = ["ITEM_TAG", "SagewaiStorage"]
+__all__ = ["RECORD_TAG", "SagewaiStorage"]
 
-ITEM_TAG = "crewai"
+RECORD_TAG = "crewai"
 """The tag every record of a :class:`SagewaiStorage` carries."""
 _META = "crewai"
 _REMEMBERED = 4_096
@@ -150,7 +151,7 @@ class SagewaiStorage:
             "session_id": address.session_id,
             "subject": entities[0][:256] if entities else None,
             "tags": [
-                ITEM_TAG,
+                RECORD_TAG,
                 _record_tag(record.id),
                 *(path_tag(prefix) for prefix in path_prefixes(path)),
                 *(f"crewai:category:{c}" for c in record.categories),
@@ -181,7 +182,7 @@ class SagewaiStorage:
 
     def _visible(self, fact: Fact) -> bool:
         """A fact this storage may show: one of its records, not another user's."""
-        if ITEM_TAG not in fact.tags or fact.project_id != self.engine.project_id:
+        if RECORD_TAG not in fact.tags or fact.project_id != self.engine.project_id:
             return False
         return self.user_id is None or fact.user_id in (None, self.user_id)
 

@@ -14,7 +14,8 @@ from typing import Any
 
 from langgraph.store.base import MatchCondition, SearchItem, get_text_at_path, tokenize_path
 
-from sagewai.core import Fact, FactStatus, utcnow
+from sagewai.core import utcnow
+from sagewai.core._records import Fact, FactStatus
 from sagewai.errors import InvalidInputError
 
 ITEM_TAG = "langgraph"

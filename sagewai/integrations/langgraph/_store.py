@@ -28,7 +28,8 @@ from langgraph.store.base import (
     TTLConfig,
 )
 
-from sagewai.core import ContextScope, Fact, FactQuery, FactStatus, utcnow
+from sagewai.core import ContextScope, FactQuery, utcnow
+from sagewai.core._records import Fact, FactStatus
 from sagewai.errors import InvalidInputError
 from sagewai.integrations.langgraph._items import (
     _LIVE,

@@ -16,7 +16,8 @@ from llama_index.core.bridge.pydantic import Field
 from llama_index.core.memory.memory import BaseMemoryBlock
 from pydantic import SkipValidation
 
-from sagewai.core import FactKind, validate_identifier
+from sagewai.core import validate_identifier
+from sagewai.core._records import FactKind
 
 __all__ = ["SagewaiMemoryBlock", "message_text"]
 

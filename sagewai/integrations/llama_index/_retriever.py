@@ -13,7 +13,8 @@ from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from sagewai._background import run_blocking
-from sagewai.core import Fact, validate_identifier
+from sagewai.core import validate_identifier
+from sagewai.core._records import Fact
 
 if TYPE_CHECKING:
     from sagewai.context._engine import ContextEngine

@@ -23,7 +23,11 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra
         "openai-agents", "openai-agents", "sagewai.integrations.openai_agents"
     ) from exc
 
-from sagewai.integrations.openai_agents._session import ITEM_TAG, SagewaiSession, item_text
+from sagewai.integrations.openai_agents._session import (
+    SESSION_ITEM_TAG,
+    SagewaiSession,
+    conversation_item_text,
+)
 from sagewai.integrations.openai_agents._tools import memory_tools
 
-__all__ = ["ITEM_TAG", "SagewaiSession", "item_text", "memory_tools"]
+__all__ = ["SESSION_ITEM_TAG", "SagewaiSession", "conversation_item_text", "memory_tools"]

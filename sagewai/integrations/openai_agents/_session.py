@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 from agents.items import TResponseInputItem
 from agents.memory import SessionSettings
 
-from sagewai.core import ContextScope, Fact, FactKind, utcnow, validate_identifier
+from sagewai.core import ContextScope, utcnow, validate_identifier
+from sagewai.core._records import Fact, FactKind
 from sagewai.errors import InvalidInputError
 from sagewai.integrations._paging import list_all
 
@@ -28,21 +29,23 @@ if TYPE_CHECKING:
     from sagewai.context import MemoryBridge
     from sagewai.context._engine import ContextEngine
 
-__all__ = ["ITEM_TAG", "SagewaiSession", "item_text"]
+__all__ = ["SESSION_ITEM_TAG", "SagewaiSession", "conversation_item_text"]
 
-ITEM_TAG = "openai-agents:item"
+SESSION_ITEM_TAG = "openai-agents:item"
 """The tag every conversation item of a :class:`SagewaiSession` carries."""
 _META = "openai_agents"
 _MAX_TEXT = 20_000
 
 
-def item_text(item: Mapping[str, Any]) -> str:
+def conversation_item_text(item: Mapping[str, Any]) -> str:
     """The searchable text of one conversation item: what was said, or what a tool did.
 
     Example:
-        >>> item_text({"role": "user", "content": "I live in Oslo"})
+        >>> conversation_item_text({"role": "user", "content": "I live in Oslo"})
         'I live in Oslo'
-        >>> item_text({"type": "function_call", "name": "search_memory", "arguments": '{"q": 1}'})
+        >>> conversation_item_text(
+        ...     {"type": "function_call", "name": "search_memory", "arguments": '{"q": 1}'}
+        ... )
         'search_memory({"q": 1})'
     """
     content = item.get("content")
@@ -86,7 +89,8 @@ class SagewaiSession:
         ...     session = SagewaiSession("chat-1", engine, user_id="maya")
         ...     await session.add_items([{"role": "user", "content": "Hi, I'm Maya"}])
         ...     other = SagewaiSession("chat-1", engine, user_id="leo")
-        ...     return [item_text(i) for i in await session.get_items() + await other.get_items()]
+        ...     items = await session.get_items() + await other.get_items()
+        ...     return [conversation_item_text(i) for i in items]
         >>> asyncio.run(demo())
         ["Hi, I'm Maya"]
     """
@@ -148,12 +152,12 @@ class SagewaiSession:
             value = _json_item(item)
             rows.append(
                 {
-                    "content": item_text(value),
+                    "content": conversation_item_text(value),
                     "kind": FactKind.MESSAGE,
                     "scope": ContextScope.SESSION,
                     "user_id": self.user_id,
                     "session_id": self.session_id,
-                    "tags": [ITEM_TAG, self._tag],
+                    "tags": [SESSION_ITEM_TAG, self._tag],
                     "metadata": {_META: {"item": value, "position": position + offset}},
                     # strictly increasing, so the store's own order is the conversation's
                     "created_at": start + timedelta(microseconds=offset + 1),
@@ -164,7 +168,7 @@ class SagewaiSession:
             for item in items:
                 if item.get("role") == "user" and item.get("type", "message") == "message":
                     await self.bridge.process_message(
-                        {"role": "user", "content": item_text(item)},
+                        {"role": "user", "content": conversation_item_text(item)},
                         session_id=self.session_id,
                         user_id=self.user_id,
                     )
