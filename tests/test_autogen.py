@@ -121,3 +121,12 @@ async def test_a_bridge_learns_from_what_is_added(engine: ContextEngine) -> None
     assert any("Lisbon" in text for text in found)
     assert (await SagewaiMemory(engine, user_id="ben").query("Lisbon")).results == []
     await bridge.aclose()
+
+
+async def test_two_memories_holding_the_same_text_keep_their_own(engine: ContextEngine) -> None:
+    first = SagewaiMemory(engine, user_id="ana", name="first")
+    second = SagewaiMemory(engine, user_id="ana", name="second")
+    for memory in (first, second):
+        await memory.add(MemoryContent(content="Ana likes jazz", mime_type="text/plain"))
+    await first.clear()
+    assert [m.content for m in (await second.query("jazz")).results] == ["Ana likes jazz"]

@@ -172,7 +172,7 @@ async def test_ttl_is_decay_expired_items_are_archived(engine: ContextEngine) ->
 async def test_ttl_fades_an_items_weight_in_search(engine: ContextEngine) -> None:
     store = SagewaiStore(engine, ttl={"refresh_on_read": False})
     await store.aput(("notes",), "old", {"content": "the deploy window is Friday"}, ttl=0.01)
-    await store.aput(("notes",), "new", {"content": "the deploy window is Friday"})
+    await store.aput(("notes",), "new", {"content": "the deploy window is Friday noon"})
     await asyncio.sleep(0.3)  # half of the 0.6 s TTL gone: the weight fell to about 0.22
     (first, second) = await store.asearch(("notes",), query="deploy window")
     assert (first.key, second.key) == ("new", "old")

@@ -199,3 +199,13 @@ def test_items_hold_only_json(engine: ContextEngine) -> None:
     with pytest.raises(InvalidInputError, match="JSON"):
         asyncio.run(session.add_items([{"role": "user", "content": object()}]))  # type: ignore[list-item]
     assert json.dumps(conversation_item_text({"type": "reasoning"})) == '"(reasoning)"'
+
+
+async def test_a_line_said_twice_is_two_items(engine: ContextEngine) -> None:
+    session = SagewaiSession("s", engine, user_id="maya")
+    yes: Any = {"role": "user", "content": "yes"}
+    await session.add_items([yes])
+    await session.add_items([yes])
+    assert await session.get_items() == [yes, yes]
+    assert await session.pop_item() == yes
+    assert await session.get_items() == [yes]

@@ -24,7 +24,7 @@ from autogen_core.memory import (
 from autogen_core.model_context import ChatCompletionContext
 from autogen_core.models import SystemMessage, UserMessage
 
-from sagewai.core import validate_identifier
+from sagewai.core import new_id, validate_identifier
 from sagewai.core._records import SearchResult
 from sagewai.errors import InvalidInputError
 from sagewai.integrations._paging import list_all
@@ -132,7 +132,11 @@ class SagewaiMemory(Memory):
             return
         metadata = json.loads(json.dumps(content.metadata or {}, default=str))
         await self.engine.add(
-            text, user_id=self.user_id, tags=[self.tag], metadata={"autogen": metadata}
+            text,
+            user_id=self.user_id,
+            tags=[self.tag],
+            metadata={"autogen": metadata},
+            fact_id=new_id(),  # this memory's own record, even of a text another one holds
         )
 
     async def clear(self) -> None:

@@ -28,7 +28,7 @@ from langgraph.store.base import (
     TTLConfig,
 )
 
-from sagewai.core import ContextScope, FactQuery, utcnow
+from sagewai.core import ContextScope, FactQuery, new_id, utcnow
 from sagewai.core._records import Fact, FactStatus
 from sagewai.errors import InvalidInputError
 from sagewai.integrations.langgraph._items import (
@@ -429,7 +429,10 @@ class SagewaiStore(BaseStore):
             *([UNINDEXED_TAG] if op.index is False else []),
         ]
         if current is None:
-            await self.engine.add(text, **scope, tags=tags, metadata={_META: meta})
+            # Its own id: two keys holding the same text are two items, never one fact.
+            await self.engine.add(
+                text, **scope, tags=tags, metadata={_META: meta}, fact_id=new_id()
+            )
         elif (
             current.content == text
             and _meta(current).get("value") == value

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from agents.items import TResponseInputItem
 from agents.memory import SessionSettings
 
-from sagewai.core import ContextScope, utcnow, validate_identifier
+from sagewai.core import ContextScope, new_id, utcnow, validate_identifier
 from sagewai.core._records import Fact, FactKind
 from sagewai.errors import InvalidInputError
 from sagewai.integrations._paging import list_all
@@ -153,6 +153,7 @@ class SagewaiSession:
             rows.append(
                 {
                     "content": conversation_item_text(value),
+                    "fact_id": new_id(),  # a line said twice is two items of the conversation
                     "kind": FactKind.MESSAGE,
                     "scope": ContextScope.SESSION,
                     "user_id": self.user_id,
