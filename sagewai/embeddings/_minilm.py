@@ -262,6 +262,11 @@ class MiniLMEmbedder:
 
         model_path = self._model_path or _default_model_path()
         self._verify_model_file(model_path)
+        # Offline by default: onnxruntime's own telemetry would try to reach Microsoft's event
+        # service from every new session (seen as a DNS query in the tests).
+        disable_telemetry = getattr(onnxruntime, "disable_telemetry_events", None)
+        if callable(disable_telemetry):
+            disable_telemetry()
         options = onnxruntime.SessionOptions()
         options.inter_op_num_threads = 1
         if self._intra_op_threads is not None:
