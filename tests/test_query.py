@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import date
 
 import pytest
 from hypothesis import given
@@ -14,6 +15,7 @@ from sagewai.context._query import (
     is_temporal_question,
     keyword_query,
     mentions_time,
+    query_dates,
     query_names,
 )
 from sagewai.core._text import keyword_terms
@@ -28,6 +30,19 @@ def test_keyword_query_keeps_content_words_and_names() -> None:
 def test_keyword_query_keeps_every_term_when_all_are_stopwords() -> None:
     # An all-stopword query must still search something rather than nothing.
     assert keyword_query("Who are you?") == "who are you"
+
+
+def test_a_named_date_is_read_as_days_and_its_numbers_leave_the_keyword_side() -> None:
+    # Every record the bridge places in time holds its year ("(2023-05-03)"): the year as a
+    # keyword matches them all, so the date is matched on the records' days instead.
+    question = "What did Maria plan on the evening of 7 July, 2023?"
+    assert keyword_query(question) == "maria plan evening july"
+    assert query_dates(question) == ((date(2023, 7, 4), date(2023, 7, 10)),)
+    assert analyse_query(question).dates == query_dates(question)
+    assert query_dates("in May 2023") == ((date(2023, 5, 1), date(2023, 5, 31)),)
+    assert query_dates("What happened in 2022?") == ((date(2022, 1, 1), date(2022, 12, 31)),)
+    assert query_dates("What did I do last week?") == ()  # no anchor, no day
+    assert keyword_query("Is port 5432 open?") == "port 5432 open"  # not a date
 
 
 def test_keyword_query_can_keep_stopwords() -> None:

@@ -11,6 +11,7 @@ from sagewai.context._ranking import (
     RankedCandidate,
     SearchConfig,
     convex_fusion,
+    date_matches,
     fuse,
     limit_per_message,
     neighbour_key,
@@ -196,6 +197,26 @@ def test_time_bonus_only_for_temporal_questions() -> None:
     what = fuse(facts, dense, [], config=config, now=NOW, query=analyse_query("What was it?"))
     assert order(when) == ["b", "a"]
     assert order(what) == ["a", "b"]
+
+
+def test_date_bonus_lifts_records_said_or_placed_on_the_named_date() -> None:
+    said = fact("said", "I am off to dinner with friends")
+    said = said.model_copy(
+        update={"sources": (Provenance(timestamp=datetime(2023, 7, 8, tzinfo=UTC)),)}
+    )
+    placed = fact("placed", "Maria went camping last weekend (2023-07-01/2023-07-02)")
+    other = fact("other", "Maria went hiking last weekend (2023-05-13/2023-05-14)")
+    filler = fact("filler", "the weather was fine")
+    facts = {f.id: f for f in (said, placed, other, filler)}
+    query = analyse_query("What did Maria do on 7 July, 2023?")
+    assert date_matches(said, query.dates)
+    assert not date_matches(placed, query.dates)  # six days before: outside three days' slack
+    assert not date_matches(other, query.dates)
+    dense = [("other", 0.82), ("placed", 0.81), ("said", 0.8), ("filler", 0.3)]
+    config = PLAIN.model_copy(update={"date_bonus": 0.2})
+    assert order(fuse(facts, dense, [], config=config, now=NOW, query=query))[0] == "said"
+    flat = PLAIN.model_copy(update={"date_bonus": 0.0})
+    assert order(fuse(facts, dense, [], config=flat, now=NOW, query=query))[0] == "other"
 
 
 def test_time_matches_events_and_time_expressions() -> None:

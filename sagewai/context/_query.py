@@ -24,14 +24,18 @@ Example:
 
 from __future__ import annotations
 
+import calendar
 import re
 from dataclasses import dataclass
+from datetime import date, timedelta
 from typing import Final
 
 from sagewai.core._text import keyword_terms
+from sagewai.extraction._dates import find_time_mentions
 
 __all__ = [
     "STOPWORDS",
+    "DateRange",
     "QueryAnalysis",
     "analyse_query",
     "asks_about_replies",
@@ -40,6 +44,7 @@ __all__ = [
     "is_temporal_question",
     "keyword_query",
     "mentions_time",
+    "query_dates",
     "query_names",
 ]
 
@@ -101,6 +106,9 @@ class QueryAnalysis:
         asks_replies: The query asks what the assistant said (see :func:`asks_about_replies`).
         asks_past: The query asks what held before (see :func:`asks_about_the_past`): a changed
             claim is then not ranked below what replaced it.
+        dates: The calendar dates the query names ("on 7 July, 2023", "in December 2023"), as
+            day ranges (see :func:`query_dates`); a record said or placed in one of them is
+            more likely the answer.
     """
 
     text: str
@@ -109,6 +117,73 @@ class QueryAnalysis:
     temporal: bool
     asks_replies: bool = False
     asks_past: bool = False
+    dates: tuple[DateRange, ...] = ()
+
+
+DateRange = tuple[date, date]
+"""First and last day (inclusive) of a date a query names."""
+
+DAY_SLACK: Final = timedelta(days=3)
+"""How far from a named day a record may be said or placed and still match it: "what did Maria
+plan on 7 July" is often answered by a message of the 8th that says "yesterday"."""
+
+
+def query_dates(text: str) -> tuple[DateRange, ...]:
+    """The calendar dates ``text`` names, as day ranges: a day (with :data:`DAY_SLACK` either
+    side), a month or a year. Relative times ("last week") name no date without an anchor.
+
+    Example:
+        >>> query_dates("What did Maria plan on the evening of 7 July, 2023?")
+        ((datetime.date(2023, 7, 4), datetime.date(2023, 7, 10)),)
+        >>> query_dates("What class did she start in December 2023?")
+        ((datetime.date(2023, 12, 1), datetime.date(2023, 12, 31)),)
+        >>> query_dates("Where does Maria volunteer?")
+        ()
+    """
+    ranges: list[DateRange] = []
+    for mention in find_time_mentions(text):
+        if mention.relative or mention.iso is None:
+            continue
+        found = _date_range(mention.iso.split("/")[0], mention.granularity)
+        if found is not None and found not in ranges:
+            ranges.append(found)
+    return tuple(ranges)
+
+
+def _date_range(iso: str, granularity: str) -> DateRange | None:
+    parts = iso.split("-")
+    try:
+        if len(parts) == 3:
+            day = date(int(parts[0]), int(parts[1]), int(parts[2]))
+            if granularity == "day":
+                return day - DAY_SLACK, day + DAY_SLACK
+            return day, day
+        if len(parts) == 2:
+            year, month = int(parts[0]), int(parts[1])
+            return date(year, month, 1), date(year, month, calendar.monthrange(year, month)[1])
+        if len(parts) == 1 and len(parts[0]) == 4:
+            year = int(parts[0])
+            return date(year, 1, 1), date(year, 12, 31)
+    except ValueError:  # an impossible date ("2023-02-30") names nothing
+        return None
+    return None
+
+
+_DATE_DIGITS = re.compile(r"\d+")
+
+
+def _without_date_numbers(text: str) -> str:
+    """``text`` without the numbers of the absolute dates it names ("7 July, 2023" -> "July"):
+    a stored record that places itself in time ("(2023-05-03)") shares the year with every
+    question of that year, which matches everything; the date itself is matched on the
+    records' times instead (see :func:`query_dates`)."""
+    cut = text
+    for mention in reversed(find_time_mentions(text)):
+        if mention.relative or mention.iso is None:
+            continue
+        kept = _DATE_DIGITS.sub(" ", mention.text)
+        cut = cut[: mention.start] + kept + cut[mention.end :]
+    return cut
 
 
 def keyword_query(text: str, *, strip_stopwords: bool = True) -> str:
@@ -128,7 +203,7 @@ def keyword_query(text: str, *, strip_stopwords: bool = True) -> str:
         >>> keyword_query("Who are you?")
         'who are you'
     """
-    terms = keyword_terms(text)
+    terms = keyword_terms(_without_date_numbers(text)) or keyword_terms(text)
     if strip_stopwords:
         content = [term for term in terms if term not in STOPWORDS]
         if content:
@@ -290,4 +365,5 @@ def analyse_query(text: str, *, strip_stopwords: bool = True) -> QueryAnalysis:
         temporal=is_temporal_question(text),
         asks_replies=asks_about_replies(text),
         asks_past=asks_about_the_past(text),
+        dates=query_dates(text),
     )

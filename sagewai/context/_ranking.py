@@ -25,14 +25,15 @@ gets a share of that score, so both turns come back together.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from datetime import datetime
+from datetime import date, datetime
 from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from sagewai.context._query import QueryAnalysis, mentions_time
+from sagewai.context._query import DateRange, QueryAnalysis, mentions_time
 from sagewai.core._records import Fact, FactKind, FactType, ScoreParts, assembled
 from sagewai.core._text import keyword_terms
 
@@ -47,6 +48,7 @@ __all__ = [
     "SourceGroup",
     "answers_first",
     "convex_fusion",
+    "date_matches",
     "fuse",
     "group_by_source",
     "is_context_record",
@@ -60,6 +62,7 @@ __all__ = [
     "normalised_keyword",
     "prefer_current",
     "recency_score",
+    "record_days",
     "rrf_fusion",
     "speaker_matches",
     "standardised",
@@ -128,6 +131,11 @@ class SearchConfig(BaseModel):
     """Added to the relevance of a fact spoken by, or about, someone the query names."""
     time_bonus: float = Field(default=0.05, ge=0, le=1)
     """Added, for "when" questions, to facts that mention a time or are events."""
+    date_bonus: float = Field(default=0.2, ge=0, le=1)
+    """Added, for a query that names a date ("on 7 July, 2023", "in May 2023"), to records said
+    on or placed at that date (:func:`date_matches`; a day matches three days either side). The
+    date's numbers are left out of the keyword side (see
+    :func:`~sagewai.context._query.keyword_query`)."""
     neighbour_weight: float = Field(default=0.5, ge=0, le=1)
     """Share of the best neighbouring turn's relevance a fact receives; 0 turns expansion off."""
     neighbour_window: int = Field(default=2, ge=0, le=10)
@@ -406,6 +414,26 @@ def time_matches(fact: Fact) -> bool:
     return fact.fact_type is FactType.EVENT or mentions_time(fact.content)
 
 
+_ISO_DAY = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+
+
+def record_days(fact: Fact) -> list[date]:
+    """The days a record is said on or placed at: its sources' times and the ISO dates its text
+    holds (the bridge writes "last night (2023-05-03)")."""
+    days = [source.timestamp.date() for source in fact.sources if source.timestamp is not None]
+    for year, month, day in _ISO_DAY.findall(fact.content):
+        try:
+            days.append(date(int(year), int(month), int(day)))
+        except ValueError:
+            continue
+    return days
+
+
+def date_matches(fact: Fact, ranges: Sequence[DateRange]) -> bool:
+    """True when the record is said on, or placed at, a day of one of ``ranges``."""
+    return any(first <= day <= last for day in record_days(fact) for first, last in ranges)
+
+
 def neighbour_key(fact: Fact) -> NeighbourKey | None:
     """``(session_id, turn_index)`` of the fact's first source that has both, else ``None``."""
     for source in fact.sources:
@@ -503,6 +531,8 @@ def fuse(
     ids = dict.fromkeys([*fused, *extra_dense, *(i for i in bonus if i in facts)])
     speaking = _SpeakerMatch(query.names if query is not None else ())
     temporal = query is not None and query.temporal
+    dates = query.dates if query is not None else ()
+    date_bonus = config.date_bonus if dates else 0.0
     reply_weight = 1.0 if query is None or query.asks_replies else config.reply_weight
     relevance: dict[str, float] = {}
     for fact_id in ids:
@@ -511,6 +541,7 @@ def fuse(
             fused.get(fact_id, 0.0)
             + (config.speaker_bonus if speaking(fact) else 0.0)
             + (config.time_bonus if temporal and time_matches(fact) else 0.0)
+            + (date_bonus if date_bonus and date_matches(fact, dates) else 0.0)
             + bonus.get(fact_id, 0.0)
         )
 
@@ -520,7 +551,9 @@ def fuse(
         seeds = sorted(relevance, key=lambda i: (-relevance[i], i))[: config.neighbour_seeds]
         lent = _neighbour_lend(relevance, keys, seeds, config.neighbour_window)
 
-    top_relevance = 1.0 + config.speaker_bonus + config.time_bonus + max(bonus.values(), default=0)
+    top_relevance = (
+        1.0 + config.speaker_bonus + config.time_bonus + date_bonus + max(bonus.values(), default=0)
+    )
     ceiling = top_relevance * (1.0 + config.neighbour_weight)
     blend = 1.0 - config.recency_weight - config.strength_weight
     # The settings read once: the loop below runs for every candidate (about a hundred).
