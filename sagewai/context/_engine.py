@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import importlib
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack, overload
 
 from sagewai.context._access import StoreAccess
+from sagewai.context._chat_add import chat_of, is_message_list, written_in
 from sagewai.context._episode_access import EpisodeAccess
 from sagewai.context._forgetting import delete_records
 from sagewai.context._ranking import SearchConfig
@@ -35,6 +37,7 @@ from sagewai.context._search import (
 from sagewai.core import _lifecycle as lifecycle
 from sagewai.core._arguments import check_flag, check_int, check_scope, enum_values, string_list
 from sagewai.core._chunking import chunk_text
+from sagewai.core._conversation import ChatMessage
 from sagewai.core._ids import statement_id
 from sagewai.core._queries import ChangeQuery, FactQuery, WriteBatch
 from sagewai.core._records import (
@@ -80,6 +83,10 @@ def _statement(fact: Fact) -> tuple[str, ...]:
         fact.object or "",
         fact.content,
     )
+
+
+_BRIDGE_MODULE = "sagewai.context.bridge._bridge"
+"""Where :meth:`ContextEngine.add` finds :class:`~sagewai.context.MemoryBridge` for a chat."""
 
 
 class ContextEngine(Resource):
@@ -317,8 +324,27 @@ class ContextEngine(Resource):
 
     # ------------------------------------------------------------------ writing
 
-    async def add(self, content: str, **fields: Unpack[FactFields]) -> Fact:
-        """Store one fact and return it.
+    @overload
+    async def add(self, content: str, **fields: Unpack[FactFields]) -> Fact: ...
+
+    @overload
+    async def add(
+        self, content: Sequence[ChatMessage | Mapping[str, Any]], **fields: Unpack[FactFields]
+    ) -> builtins.list[Fact]: ...
+
+    async def add(
+        self,
+        content: str | Sequence[ChatMessage | Mapping[str, Any]],
+        **fields: Unpack[FactFields],
+    ) -> Fact | builtins.list[Fact]:
+        """Store one fact and return it; or store a chat (a list of messages) and return what
+        was written.
+
+        With a list of chat messages (``[{"role": "user", "content": "I moved to Munich"}]``,
+        the shape chat APIs use), the messages go through a :class:`~sagewai.context.MemoryBridge`
+        as one conversation: each kept verbatim, the facts read from it and reconciled with what
+        the memory holds. Only ``user_id``, ``session_id``, ``tags`` and ``metadata`` apply then;
+        the records written (messages and facts) are returned, oldest first.
 
         The fields (:class:`~sagewai.core.FactFields`, all optional and typed): ``fact_type``,
         ``scope``, ``user_id``, ``session_id``, ``subject``/``predicate``/``object``,
@@ -334,9 +360,44 @@ class ContextEngine(Resource):
         Raises:
             InvalidInputError: a field is empty, too large, unknown or of the wrong type.
             FactConflictError: ``fact_id`` names a fact the store holds already.
+
+        Example:
+            >>> import asyncio
+            >>> from sagewai.testing import FakeEmbedder
+            >>> async def demo() -> list[str]:
+            ...     ctx = ContextEngine.in_memory(embedder=FakeEmbedder())
+            ...     chat = [{"role": "user", "content": "I work at Initech."}]
+            ...     return [record.kind.value for record in await ctx.add(chat, user_id="bob")]
+            >>> asyncio.run(demo())
+            ['message', 'fact']
         """
+        if not isinstance(content, str):
+            if is_message_list(content):
+                return await self._add_chat(content, fields)
+            raise InvalidInputError(
+                "add() takes a text or a list of chat messages ({'role': ..., 'content': ...}), "
+                f"not {type(content).__name__}; store many texts with add_many()"
+            )
         (fact,) = await self.add_many([{"content": content, **fields}])
         return fact
+
+    async def _add_chat(
+        self, messages: Sequence[ChatMessage | Mapping[str, Any]], fields: Mapping[str, Any]
+    ) -> builtins.list[Fact]:
+        """Store a chat through a bridge (see :mod:`sagewai.context._chat_add`)."""
+        # The bridge is built on the engine (it imports it), so the engine names it and loads it
+        # on first use instead of importing it: no import circle for a reader to follow.
+        bridge_class = importlib.import_module(_BRIDGE_MODULE).MemoryBridge
+        chat = chat_of(messages, fields)
+        # A little before now: the store stamps the bridge's writes with its own clock.
+        started = utcnow() - timedelta(seconds=1)
+        bridge = bridge_class(context_engine=self, journal=False, save_episodes=False)
+        try:
+            await bridge.bridge_conversation(chat, tags=fields.get("tags"))
+        finally:
+            await bridge.aclose()
+        query = FactQuery(project_id=self.project_id, user_id=chat.user_id, updated_since=started)
+        return written_in(await self._access.find(query), chat.session_id or "")
 
     async def add_many(
         self, items: Iterable[Fact | str | Mapping[str, Any]], *, actor: str = "engine"
@@ -525,6 +586,55 @@ class ContextEngine(Resource):
             limit=check_int(limit, "limit", low=1, high=MAX_LIST_LIMIT),
         )
         return await self._access.find(query)
+
+    async def get_all(
+        self,
+        *,
+        scope: ContextScope | str | None = None,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        subject: str | None = None,
+        statuses: Sequence[FactStatus | str] | None = SEARCHABLE,
+        fact_types: Sequence[FactType | str] | None = None,
+        tags: Sequence[str] | None = None,
+        kinds: Sequence[FactKind | str] | None = None,
+        page_size: int = 1_000,
+    ) -> builtins.list[Fact]:
+        """Every fact readable at a scope, oldest first, in one call (read ``page_size`` at a
+        time): all memories of a user with ``get_all(user_id=...)``.
+
+        The filters are those of :meth:`list`; for a very large scope, page with :meth:`list`
+        and ``after`` instead of holding everything at once.
+
+        Example:
+            >>> import asyncio
+            >>> from sagewai.testing import FakeEmbedder
+            >>> async def demo() -> int:
+            ...     ctx = ContextEngine.in_memory(embedder=FakeEmbedder())
+            ...     await ctx.add_many([{"content": f"note {i}", "user_id": "bob"} for i in "abc"])
+            ...     return len(await ctx.get_all(user_id="bob", page_size=2))
+            >>> asyncio.run(demo())
+            3
+        """
+        found: builtins.list[Fact] = []
+        after: tuple[datetime, str] | None = None
+        while True:
+            page = await self.list(
+                scope=scope,
+                user_id=user_id,
+                session_id=session_id,
+                subject=subject,
+                statuses=statuses,
+                fact_types=fact_types,
+                tags=tags,
+                kinds=kinds,
+                limit=page_size,
+                after=after,
+            )
+            found.extend(page)
+            if len(page) < page_size:
+                return found
+            after = (page[-1].created_at, page[-1].id)
 
     async def count(
         self,
