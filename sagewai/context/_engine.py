@@ -39,6 +39,7 @@ from sagewai.core._arguments import check_flag, check_int, check_scope, enum_val
 from sagewai.core._chunking import chunk_text
 from sagewai.core._conversation import ChatMessage
 from sagewai.core._ids import statement_id
+from sagewai.core._progress import progress_bar, wants_progress
 from sagewai.core._queries import ChangeQuery, FactQuery, WriteBatch
 from sagewai.core._records import (
     Fact,
@@ -400,7 +401,11 @@ class ContextEngine(Resource):
         return written_in(await self._access.find(query), chat.session_id or "")
 
     async def add_many(
-        self, items: Iterable[Fact | str | Mapping[str, Any]], *, actor: str = "engine"
+        self,
+        items: Iterable[Fact | str | Mapping[str, Any]],
+        *,
+        actor: str = "engine",
+        progress: bool | None = None,
     ) -> builtins.list[Fact]:
         """Store many facts efficiently (batched embedding and writes) and return them.
 
@@ -408,6 +413,10 @@ class ContextEngine(Resource):
         :class:`~sagewai.core.FactFields` (with ``content``). All or nothing: every item is
         validated, and its id checked, before anything is written, and the facts land in one
         atomic batch of the metadata store; an invalid item raises and nothing is stored.
+
+        A bar on standard error counts the embedding of a large batch when standard error is a
+        terminal (``progress=True`` or ``False`` decides; ``SAGEWAI_PROGRESS=0`` turns bars off
+        for the process).
 
         Raises:
             InvalidInputError: an item is invalid (nothing is stored).
@@ -417,6 +426,7 @@ class ContextEngine(Resource):
         """
         if isinstance(items, str | bytes | Mapping) or not isinstance(items, Iterable):
             raise InvalidInputError("add_many takes a list of facts, strings or mappings")
+        wants_progress(0, progress)  # a bad value fails before anything is read
         facts: builtins.list[Fact] = []
         derived: set[str] = set()
         """Ids made from the statement (the item named none): a repeat of it is no conflict."""
@@ -478,12 +488,12 @@ class ContextEngine(Resource):
         import numpy as np
 
         embedder = self._access.embedder
-        parts = [
-            await embedder.embed_documents(
-                [fact.content for fact in facts[start : start + _WRITE_BATCH]]
-            )
-            for start in range(0, len(facts), _WRITE_BATCH)
-        ]
+        parts = []
+        with progress_bar(len(facts), "embedding facts", show=progress) as bar:
+            for start in range(0, len(facts), _WRITE_BATCH):
+                batch = [fact.content for fact in facts[start : start + _WRITE_BATCH]]
+                parts.append(await embedder.embed_documents(batch))
+                bar.advance(len(batch))
         vectors = parts[0] if len(parts) == 1 else np.concatenate(parts)
         added = lifecycle.Cause(actor, "engine.add")
         changes = [lifecycle.created(fact, added) for fact in facts]

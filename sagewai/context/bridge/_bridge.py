@@ -56,6 +56,7 @@ from sagewai.context.bridge._turns import (
 from sagewai.context.bridge._workers import BackgroundWorkers
 from sagewai.core._conversation import Conversation, MessageLike
 from sagewai.core._ids import FACT_NAMESPACE
+from sagewai.core._progress import progress_bar, wants_progress
 from sagewai.core._records import Fact, new_id
 from sagewai.errors import ConfigurationError
 from sagewai.extraction._base import ExtractedFact, FactExtractor
@@ -289,7 +290,11 @@ class MemoryBridge:
         return turn.message_id
 
     async def bridge_conversation(
-        self, conversation: Conversation | Sequence[MessageLike], tags: Sequence[str] | None = None
+        self,
+        conversation: Conversation | Sequence[MessageLike],
+        tags: Sequence[str] | None = None,
+        *,
+        progress: bool | None = None,
     ) -> int:
         """Store a whole conversation (verbatim and extracted); return how many facts were stored.
 
@@ -298,7 +303,9 @@ class MemoryBridge:
         conversation (same ``session_id``) again stores nothing twice. The count is the new fact
         records written (added or updated; verbatim message records are not counted); repeats
         that reinforced a fact are not counted. When the engine has an episode store, the
-        conversation is also saved as an episode.
+        conversation is also saved as an episode. A bar on standard error counts the turns of a
+        long conversation when standard error is a terminal (``progress`` decides for the call,
+        ``SAGEWAI_PROGRESS=0`` for the process).
 
         Example:
             >>> async def ingest(bridge: MemoryBridge) -> int:
@@ -307,6 +314,7 @@ class MemoryBridge:
             ...                         session_id="s1", user_id="bob"))
         """
         chat = Conversation.coerce(conversation)
+        wants_progress(0, progress)  # a bad value fails before anything is written
         session_id = chat.session_id or new_id()
         user_id = chat.user_id if chat.user_id is not None else self.settings.user_id
         turns = [
@@ -338,10 +346,12 @@ class MemoryBridge:
             # turn are reconciled before later turns' facts). An extractor with no deferred
             # stage (the rules) records many turns per write: one embedding call and one commit.
             step = RECORD_DRAIN if self._at_once_only else self.settings.extract_every_n_turns
-            for start in range(0, len(turns), step):
-                recorded = await self._record.record(turns[start : start + step])
-                await self._extract.extract(recorded)
-                self.stats.messages_processed += len(recorded)
+            with progress_bar(len(turns), "bridging turns", show=progress) as bar:
+                for start in range(0, len(turns), step):
+                    recorded = await self._record.record(turns[start : start + step])
+                    await self._extract.extract(recorded)
+                    self.stats.messages_processed += len(recorded)
+                    bar.advance(len(recorded))
         stored = self.stats.facts_stored - before
         if keep_episode:
             await episodes.save(
