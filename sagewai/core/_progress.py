@@ -65,7 +65,7 @@ class ProgressBar:
         self.done = 0
         self._bar: Any = None
         if shown:
-            from tqdm import tqdm  # only a shown bar pays for the import
+            from tqdm import tqdm  # type: ignore[import-untyped]  # only a shown bar imports it
 
             self._bar = tqdm(total=total, desc=what, file=sys.stderr, leave=False, unit="it")
 
