@@ -165,3 +165,38 @@ async def test_the_engine_forgets_a_subject_written_with_a_lone_surrogate(tmp_pa
         assert receipt is not None
         assert await engine.count() == 0
         assert await engine.graph_store.entities() == []
+
+
+# ---------------------------------------------------------------- vectors land with their facts
+
+
+async def test_a_reimport_naming_another_vector_store_indexes_the_facts_it_skips(
+    tmp_path: Path,
+) -> None:
+    from sagewai.context.archive import export_archive, import_archive
+
+    embedder = FakeEmbedder()
+    source = ContextEngine.in_memory(project_id="p", embedder=embedder)
+    await source.add("Alice prefers green tea", fact_id="a1")
+    await source.add("Bob drives a red truck", fact_id="b1")
+    archive = tmp_path / "p.jsonl"
+    await export_archive(source, archive)
+    metadata = InMemoryMetadataStore()
+
+    def target() -> ContextEngine:  # the same metadata store, a vector store of its own
+        return ContextEngine(
+            metadata_store=metadata,
+            vector_store=InMemoryVectorStore(embedder.dimension),
+            project_id="p",
+            embedder=embedder,
+        )
+
+    await import_archive(target(), archive)
+    other = target()
+    report = await import_archive(other, archive)
+    assert report.skipped["facts"] == 2
+    assert report.indexed == 2
+    found = await other.search("green tea")
+    assert found[0].fact.id == "a1"
+    assert found[0].parts.dense is not None, "the skipped fact has no vector in this store"
+    assert (await import_archive(other, archive)).indexed == 0  # a re-run is a no-op

@@ -259,6 +259,8 @@ def _print_import(report: ImportReport, as_json: bool) -> None:
     skipped = {kind: n for kind, n in report.skipped.items() if n}
     if skipped:
         print("  skipped: " + ", ".join(f"{n} {kind}" for kind, n in skipped.items()))
+    if report.indexed:
+        print(f"  indexed {report.indexed} held facts whose vectors this vector store lacked")
     if report.re_embedded:
         print(f"  re-embedded {report.re_embedded} facts (another embedder or a missing vector)")
     for kind in report.unsupported:
