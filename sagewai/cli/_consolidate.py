@@ -213,7 +213,7 @@ async def run_consolidate(args: argparse.Namespace, *, stderr: TextIO | None = N
     tags: Sequence[str] | None = args.tags
     try:
         async with engine:
-            await require_records(engine, args)
+            await require_records(engine, args, store=store)
             report = await consolidator.consolidate(
                 scope=scope,
                 tags=tags,

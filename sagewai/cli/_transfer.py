@@ -370,7 +370,7 @@ async def _migrate(args: argparse.Namespace) -> int:
         create=True,
     )
     async with await _prepared(source), await _prepared(target):
-        await require_records(source, args)
+        await require_records(source, args, store=args.source)
         report = await migrate(
             source, target, on_conflict=args.on_conflict, archive=args.archive, progress=_bar(args)
         )
