@@ -111,7 +111,7 @@ class RecordStage:
             ),
         )
 
-    async def resume(self, session_id: object, user_id: object) -> None:
+    async def resume(self, session_id: str, user_id: str | None) -> None:
         """Read in what the store holds of a session this bridge has not seen (once).
 
         Called before a message of the session is numbered: after a restart (or a crash and
@@ -121,16 +121,15 @@ class RecordStage:
         intake to refuse.
         """
         try:
-            validate_identifier(session_id, "session_id")  # type: ignore[arg-type]
+            validate_identifier(session_id, "session_id")
             if user_id is not None:
-                validate_identifier(user_id, "user_id")  # type: ignore[arg-type]
+                validate_identifier(user_id, "user_id")
         except InvalidInputError:
             return
-        assert isinstance(session_id, str)
         state = self.sessions[session_id]
         if not state.resumed:
             async with state.record_lock:
-                await self._resume(session_id, user_id, before=None)  # type: ignore[arg-type]
+                await self._resume(session_id, user_id, before=None)
 
     async def _resume(self, session_id: str, user_id: str | None, *, before: int | None) -> None:
         """Resume a session (its record lock held) from its stored turns before ``before``."""
