@@ -808,6 +808,9 @@ class ContextEngine(Resource):
     async def revert(self, change_id: str, *, reason: str = "reverted by user") -> Fact:
         """Undo one recorded change by restoring the fields it changed.
 
+        A change whose fields already hold their old values (it was reverted before) is left
+        as it is: nothing is written and no second restore is recorded.
+
         Raises:
             FactNotFoundError: the change's fact no longer exists (it was deleted).
             InvalidInputError: the change has nothing to undo (a creation or a deletion).
@@ -819,6 +822,8 @@ class ContextEngine(Resource):
         if change.before is None:
             raise InvalidInputError(f"change {change_id} ({change.action}) cannot be reverted")
         fact = await self.get(change.fact_id)
+        if lifecycle.snapshot(fact, change.before) == dict(change.before):
+            return fact  # undone already: reverting it again changes and records nothing
         step = lifecycle.restore(
             fact,
             change.before,

@@ -179,6 +179,10 @@ class SearchRequest:
             raise InvalidInputError(f"the search query is longer than {MAX_QUERY_CHARS} characters")
         check_int(top_k, "top_k", low=1, high=MAX_TOP_K)
         check_int(graph_hops, "graph_hops", low=0, high=2)
+        if not isinstance(config, SearchConfig):
+            raise InvalidInputError(
+                f"search_config must be a SearchConfig, got {type(config).__name__}"
+            )
         if min_score is not None:
             check_number(min_score, "min_score")
         as_of = aware_time(as_of, "as_of")

@@ -247,10 +247,11 @@ class MemoryBridge:
             ...                                  session_id="s1")
             ...     await bridge.flush("s1")
         """
+        await self._ready()  # the journal is open, a crash's leftovers replayed
+        await self._resume(session_id, user_id)  # a session stored before goes on from there
         turn = self._sessions.turn(
             message, role=role, session_id=session_id, user_id=user_id, tags=tags
         )
-        await self._ready()  # the journal is open, a crash's leftovers replayed
         self._accept(turn)  # journaled: durable from here
         recorded = await self._record.record([turn])  # verbatim, context record, at-once facts
         facts = [fact for pending in recorded for fact in pending.rule_facts]
@@ -280,6 +281,7 @@ class MemoryBridge:
         """
         await self.start()
         self._refuse_when_closing()
+        await self._resume(session_id, user_id)
         turn = self._sessions.turn(
             message, role=role, session_id=session_id, user_id=user_id, tags=tags
         )
@@ -412,6 +414,7 @@ class MemoryBridge:
         """
         await self.start()
         self._refuse_when_closing()
+        await self._resume(session_id, user_id)
         turn = self._sessions.turn(
             message, role=role, session_id=session_id, user_id=user_id, tags=tags
         )
@@ -489,6 +492,16 @@ class MemoryBridge:
     async def _ready(self) -> None:
         """Open the journal and replay what it holds (once)."""
         await self._journal.ready(self._replay)
+
+    async def _resume(self, session_id: str | None, user_id: str | None) -> None:
+        """Continue a session this bridge has not met from what the store holds of it.
+
+        After a restart the next turn is numbered after the stored ones and its context record
+        holds the stored turn before it: a restarted bridge stores what a running one would.
+        """
+        if session_id is not None:
+            user = user_id if user_id is not None else self.settings.user_id
+            await self._record.resume(session_id, user)
 
     def _refuse_when_closing(self) -> None:
         if self._closing:

@@ -64,7 +64,7 @@ class InMemoryMetadataStore(MetadataStore):
             held = self._facts.get(upsert.id)
             if held is not None and held.project_id != batch.project_id:
                 # An id another project holds is never taken over, nor skipped in silence.
-                raise FactConflictError(upsert.id)
+                raise FactConflictError(upsert.id, in_project=False)
         now = utcnow()
         # Everything is validated above, so the mutations below cannot fail half-way.
         doomed = {

@@ -363,7 +363,7 @@ class PostgresMetadataStore(MetadataStore):
                     batch.project_id,
                 )
                 if taken is not None:
-                    raise FactConflictError(taken)
+                    raise FactConflictError(taken, in_project=False)
                 await connection.execute(self._fact_insert, *facts, now)
             if changes:
                 await connection.executemany(self._change_insert, changes)

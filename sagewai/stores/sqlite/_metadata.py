@@ -425,7 +425,7 @@ class SqliteMetadataStore(MetadataStore):
             (project_id, ids),
         ).fetchone()
         if taken is not None:
-            raise FactConflictError(taken[0])
+            raise FactConflictError(taken[0], in_project=False)
         stored = {
             row[1]: row
             for row in db.execute(
