@@ -12,24 +12,33 @@ reached through the engine's own views.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from pydantic import JsonValue
+
+from sagewai.context._journal_lines import PayloadMatcher, forget_in_closed_journal
+from sagewai.context._ranking import CONTEXT_MARK
 from sagewai.core import _lifecycle as lifecycle
-from sagewai.core._episode_records import subject_pattern
+from sagewai.core._episode_records import EpisodeRedaction, subject_pattern
+from sagewai.core._graph_matching import plan_session_forget
+from sagewai.core._graph_records import MAX_GRAPH_WRITE
+from sagewai.core._pieces import piece_ids
 from sagewai.core._queries import ChangeQuery, FactQuery, WriteBatch
-from sagewai.core._records import Fact, FactKind
+from sagewai.core._records import Fact, FactChange, FactKind
 from sagewai.core._scope import ContextScope, scope_key, validate_identifier
 from sagewai.core._text import clean_text
-from sagewai.errors import InvalidInputError
+from sagewai.errors import InvalidInputError, LockedError
 from sagewai.stores.base._graph import GraphWrite
 from sagewai.stores.base._summary import extractive_summary
 
 if TYPE_CHECKING:
     from sagewai.context._access import StoreAccess
-    from sagewai.core._graph_records import Relation
+    from sagewai.core._graph_records import Entity, Relation
     from sagewai.stores.base._episodes import EpisodeStoreBase
     from sagewai.stores.base._graph import ProjectGraph
 
@@ -39,14 +48,22 @@ __all__ = [
     "checked_subject",
     "delete_graph_relations",
     "delete_records",
+    "forget_everything",
     "forget_facts",
+    "forget_in_journals",
     "forget_matching",
     "matching_facts",
     "may_forget",
     "mentions_any",
+    "record_names",
     "redact_episodes",
+    "redact_text",
+    "redacted_change",
     "same_source",
+    "text_names",
 ]
+
+logger = logging.getLogger("sagewai.context")
 
 _PAGE = 500
 _MAX_CHAIN = 200
@@ -56,11 +73,66 @@ _MAX_EPISODES = 10_000
 
 @dataclass(frozen=True, slots=True)
 class ForgetReport:
-    """What a ``forget`` call removed."""
+    """The receipt of a ``forget`` call: what it removed from each store, counted.
 
-    facts_deleted: int
-    graph_items_deleted: int
-    episodes_deleted: int
+    A dry run (``forget(..., dry_run=True)``) returns the same receipt and changes nothing;
+    ``dry_run`` says which one this is and is left out of comparisons, so a dry run's receipt
+    equals the real run's.
+    """
+
+    facts: int = 0
+    """Fact records deleted (every status)."""
+    messages: int = 0
+    """Verbatim message records deleted (the parts of a long message count one each)."""
+    context_records: int = 0
+    """Context records deleted (a message with the end of the turn before it)."""
+    documents: int = 0
+    """Document chunks deleted."""
+    vectors: int = 0
+    """Points deleted from the vector index (records and long records' pieces)."""
+    graph_entities: int = 0
+    """Graph entities deleted."""
+    graph_relations: int = 0
+    """Graph relations deleted."""
+    episodes_redacted: int = 0
+    """Episodes kept without the messages that named what was forgotten."""
+    episodes_removed: int = 0
+    """Episodes deleted whole."""
+    episode_messages: int = 0
+    """Messages (turns) removed from episodes, in the redacted and the deleted ones."""
+    journal_entries: int = 0
+    """Entries removed from the bridges' write-ahead journals (a replay cannot restore them)."""
+    audit_rows_removed: int = 0
+    """Audit rows of the deleted records, replaced by one content-free tombstone each."""
+    audit_rows_redacted: int = 0
+    """Audit rows of kept records whose text named what was forgotten, rewritten without it."""
+    journals_locked: int = 0
+    """Journals another process held open, so they could not be rewritten (logged)."""
+    dry_run: bool = field(default=False, compare=False)
+    """True for the receipt of a dry run: nothing was changed."""
+
+    @property
+    def facts_deleted(self) -> int:
+        """Records deleted from the metadata store, of every kind."""
+        return self.facts + self.messages + self.context_records + self.documents
+
+    @property
+    def graph_items_deleted(self) -> int:
+        """Graph entities plus relations deleted."""
+        return self.graph_entities + self.graph_relations
+
+    @property
+    def episodes_deleted(self) -> int:
+        """Episodes touched: redacted or deleted whole."""
+        return self.episodes_redacted + self.episodes_removed
+
+    def as_dict(self) -> dict[str, int | bool]:
+        """The counts by store (and the totals the CLI and the server always showed)."""
+        counts: dict[str, int | bool] = {f.name: getattr(self, f.name) for f in fields(self)}
+        counts["facts_deleted"] = self.facts_deleted
+        counts["graph_items_deleted"] = self.graph_items_deleted
+        counts["episodes_deleted"] = self.episodes_deleted
+        return counts
 
 
 async def delete_records(
@@ -161,42 +233,380 @@ async def forget_matching(
     user_id: str | None,
     scope: ContextScope | None,
     reason: str,
+    dry_run: bool = False,
 ) -> ForgetReport:
-    """Delete what checked criteria name from every store the engine reaches.
+    """Delete what checked criteria name from every store the engine reaches; the receipt.
 
-    The facts go through :func:`delete_records` (tombstones, one commit per page);
-    the graph and the episodes are then asked to drop what the same criteria name there.
+    One step a store: the records (tombstones, one commit per page, their vectors with them),
+    the audit rows of kept records that name the subject, the graph, the episodes and the
+    bridges' journals. With ``dry_run`` every step only counts, so the receipt is the one a
+    real run returns.
     """
-    doomed = [
-        fact.id
-        for fact in await matching_facts(
-            access, subject=subject, session_id=session_id, user_id=user_id, scope=scope
-        )
+    pattern = None if subject is None else subject_pattern(subject)
+    records = await matching_facts(
+        access, subject=subject, session_id=session_id, user_id=user_id, scope=scope
+    )
+    doomed = {record.id for record in records}
+    vectors = await _vector_count(access, records)
+    # The audit: the rows of doomed records go with them; kept rows naming the subject are
+    # rewritten (a subject forgotten within a session, a user or a scope leaves other rows).
+    history = await access.changes(ChangeQuery(project_id=access.project_id))
+    removed_rows = sum(1 for change in history if change.fact_id in doomed)
+    whole = session_id is None and user_id is None and scope is None
+    redacted_rows = [
+        redacted_change(change, pattern)
+        for change in history
+        if whole and change.fact_id not in doomed and _audit_names(change, pattern)
     ]
-    deleted = await delete_records(access, doomed, reason=reason, rule="engine.forget")
+    if not dry_run:
+        tombstone_reason = reason if pattern is None else redact_text(reason, pattern)
+        await delete_records(access, list(doomed), reason=tombstone_reason, rule="engine.forget")
+        if redacted_rows:
+            await access.metadata.redact_changes(access.project_id, redacted_rows)
+    entities, relations = await _forget_in_graph(
+        access,
+        subject=subject,
+        pattern=pattern,
+        session_id=session_id,
+        user_id=user_id,
+        scope=scope,
+        dry_run=dry_run,
+    )
+    episodes = await _forget_in_episodes(
+        access,
+        subject=subject,
+        session_id=session_id,
+        user_id=user_id,
+        scope=scope,
+        dry_run=dry_run,
+    )
+    entries, locked = (
+        (0, 0)
+        if scope is not None
+        else await forget_in_journals(
+            access, _journal_matcher(pattern, session_id, user_id), dry_run=dry_run
+        )
+    )
+    kinds = _count_kinds(records)
+    return ForgetReport(
+        facts=kinds["facts"],
+        messages=kinds["messages"],
+        context_records=kinds["context_records"],
+        documents=kinds["documents"],
+        vectors=vectors,
+        graph_entities=entities,
+        graph_relations=relations,
+        episodes_redacted=episodes.episodes_redacted,
+        episodes_removed=episodes.episodes_deleted,
+        episode_messages=episodes.messages_removed,
+        journal_entries=entries,
+        audit_rows_removed=removed_rows,
+        audit_rows_redacted=len(redacted_rows),
+        journals_locked=locked,
+        dry_run=dry_run,
+    )
 
-    graph_deleted = 0
+
+async def forget_everything(access: StoreAccess, *, dry_run: bool) -> ForgetReport:
+    """Forget a whole project: every record, vector, graph item, episode and journal entry.
+
+    Its audit log goes with it (nothing is left to hold a reason).
+    """
+    records = [r async for r in access.iter_facts(FactQuery(project_id=access.project_id))]
+    records = [r for r in records if r.project_id == access.project_id]
+    vectors = await _vector_count(access, records)
+    audit = len(await access.changes(ChangeQuery(project_id=access.project_id)))
     graph = access.graph
-    # The graph records sessions, not users or scopes: a request narrowed by those leaves it.
-    if graph is not None and user_id is None and scope is None:
-        if session_id is not None:
-            graph_deleted += (await graph.delete_session(session_id, subject=subject)).total
-        elif subject is not None:
-            graph_deleted += (await graph.delete_subject(subject)).total
-    episodes_deleted = 0
+    counts = await graph.counts() if graph is not None else None
     episodes = access.episode_store
-    if episodes is not None and scope is None:
-        if subject is not None:
-            episodes_deleted += await episodes.forget_subject(
-                subject, project_id=access.project_id, session_id=session_id, user_id=user_id
-            )
-        elif session_id is not None:
-            episodes_deleted += await episodes.delete_session(
-                session_id, project_id=access.project_id, user_id=user_id
-            )
+    listed = (
+        []
+        if episodes is None
+        else await episodes.list_episodes(project_id=access.project_id, limit=_MAX_EPISODES)
+    )
+    if not dry_run:
+        await access.metadata.delete_project(access.project_id)
+        await access.vectors.delete_project(access.project_id)
+        if graph is not None:
+            await graph.delete_all()
+        if episodes is not None:
+            await episodes.delete_project(access.project_id)
+    entries, locked = await forget_in_journals(access, lambda payload: True, dry_run=dry_run)
+    kinds = _count_kinds(records)
+    return ForgetReport(
+        facts=kinds["facts"],
+        messages=kinds["messages"],
+        context_records=kinds["context_records"],
+        documents=kinds["documents"],
+        vectors=vectors,
+        graph_entities=0 if counts is None else counts.entities,
+        graph_relations=0 if counts is None else counts.relations,
+        episodes_removed=len(listed),
+        episode_messages=sum(len(e.messages) for e in listed),
+        journal_entries=entries,
+        audit_rows_removed=audit,
+        journals_locked=locked,
+        dry_run=dry_run,
+    )
+
+
+def _count_kinds(records: Iterable[Fact]) -> dict[str, int]:
+    counts = dict.fromkeys(("facts", "messages", "context_records", "documents"), 0)
+    for record in records:
+        if record.kind is FactKind.DOCUMENT:
+            counts["documents"] += 1
+        elif record.kind is FactKind.MESSAGE:
+            counts["context_records" if CONTEXT_MARK in record.metadata else "messages"] += 1
+        else:
+            counts["facts"] += 1
+    return counts
+
+
+async def _vector_count(access: StoreAccess, records: Sequence[Fact]) -> int:
+    """How many points of the index these records hold (with their long records' pieces)."""
+    ids = [i for record in records for i in (record.id, *piece_ids(record.id, record.content))]
+    found = 0
+    for start in range(0, len(ids), _PAGE):
+        found += len(await access.get_vectors(ids[start : start + _PAGE]))
+    return found
+
+
+async def _forget_in_graph(
+    access: StoreAccess,
+    *,
+    subject: str | None,
+    pattern: re.Pattern[str] | None,
+    session_id: str | None,
+    user_id: str | None,
+    scope: ContextScope | None,
+    dry_run: bool,
+) -> tuple[int, int]:
+    """The graph's part: (entities, relations) deleted. The graph records sessions, not users
+    or scopes: a request narrowed by those leaves it."""
+    graph = access.graph
+    if graph is None or user_id is not None or scope is not None:
+        return 0, 0
+    if session_id is not None:
+        if not dry_run:
+            done = await graph.delete_session(session_id, subject=subject)
+            return done.entities_deleted, done.relations_deleted
+        if subject is None:
+            entities, relations = await graph.entities(), await graph.relations()
+        else:
+            entities = await graph.entities_named(subject)
+            relations = await _touching(graph, [e.id for e in entities])
+        plan = plan_session_forget(session_id, entities, relations)
+        return len(plan.delete_entities), len(plan.delete_relations)
+    if pattern is None:
+        return 0, 0
+    doomed_entities = [e.id for e in await graph.entities() if record_names(e, pattern)]
+    gone = set(doomed_entities)
+    doomed_relations = [
+        r
+        for r in await graph.relations()
+        if r.subject_id in gone or r.object_id in gone or record_names(r, pattern)
+    ]
+    if not dry_run:
+        step = MAX_GRAPH_WRITE // 2
+        for start in range(0, len(doomed_relations), step):
+            part = doomed_relations[start : start + step]
+            await graph.apply(GraphWrite(graph.project_id, delete_relations=part))
+        for start in range(0, len(doomed_entities), step):
+            part_ids = doomed_entities[start : start + step]
+            await graph.apply(GraphWrite(graph.project_id, delete_entities=part_ids))
+    return len(doomed_entities), len(doomed_relations)
+
+
+async def _touching(graph: ProjectGraph, entity_ids: Sequence[str]) -> list[Relation]:
+    found: dict[str, Relation] = {}
+    for entity_id in entity_ids:
+        for relation in (
+            *await graph.relations(subject_id=entity_id),
+            *await graph.relations(object_id=entity_id),
+        ):
+            found[relation.id] = relation
+    return list(found.values())
+
+
+async def _forget_in_episodes(
+    access: StoreAccess,
+    *,
+    subject: str | None,
+    session_id: str | None,
+    user_id: str | None,
+    scope: ContextScope | None,
+    dry_run: bool,
+) -> EpisodeRedaction:
+    """The episodes' part. Episodes are kept per session and user, not per scope."""
+    store = access.episode_store
+    if store is None or scope is not None:
+        return EpisodeRedaction()
+    project = access.project_id
+    if subject is not None:
+        return await store.redact_subject(
+            subject, project_id=project, session_id=session_id, user_id=user_id, dry_run=dry_run
+        )
+    if session_id is None and user_id is None:
+        return EpisodeRedaction()
+    listed = await store.list_episodes(
+        project_id=project, session_id=session_id, user_id=user_id, limit=_MAX_EPISODES
+    )
+    if not dry_run:
+        if session_id is not None:
+            await store.delete_session(session_id, project_id=project, user_id=user_id)
         elif user_id is not None:
-            episodes_deleted += await episodes.delete_user(user_id, project_id=access.project_id)
-    return ForgetReport(deleted, graph_deleted, episodes_deleted)
+            await store.delete_user(user_id, project_id=project)
+    return EpisodeRedaction(
+        episodes_deleted=len(listed), messages_removed=sum(len(e.messages) for e in listed)
+    )
+
+
+def _journal_matcher(
+    pattern: re.Pattern[str] | None, session_id: str | None, user_id: str | None
+) -> PayloadMatcher:
+    """Which journal entries (bridge turns) a forget with these criteria removes."""
+
+    def matches(payload: dict[str, JsonValue]) -> bool:
+        if session_id is not None and payload.get("session_id") != session_id:
+            return False
+        if user_id is not None and payload.get("user_id") != user_id:
+            return False
+        return pattern is None or text_names(payload, pattern)
+
+    return matches
+
+
+async def forget_in_journals(
+    access: StoreAccess, matches: PayloadMatcher, *, dry_run: bool
+) -> tuple[int, int]:
+    """Remove matching entries from the project's journals: (entries, journals locked).
+
+    The journals of this process's bridges are rewritten through their journal objects (they
+    hold the pending entries in memory too); the other journal files of the engine's folder
+    are rewritten under their lock. A journal another process holds open is left, counted and
+    logged: close that bridge and forget again.
+    """
+    entries = locked = 0
+    seen: set[Path] = set()
+    closed: list[Path] = []
+    for journal in access.journals:
+        path = journal.path.resolve()
+        if path in seen:
+            continue
+        seen.add(path)
+        if journal.is_open:
+            entries += journal.forget(matches, dry_run=dry_run)
+        else:
+            closed.append(path)
+    folder = access.stores.folder
+    if folder is not None and folder.is_dir():
+        closed.extend(
+            path.resolve()
+            for path in sorted(folder.glob("bridge-*.journal"))
+            if _journal_of(path.name, access.project_id) and path.resolve() not in seen
+        )
+    for path in dict.fromkeys(closed):
+        if not path.exists():
+            continue
+        try:
+            entries += forget_in_closed_journal(path, matches, dry_run=dry_run)
+        except LockedError:
+            locked += 1
+            logger.warning("forget: journal %s is open in another process; left as it is", path)
+    return entries, locked
+
+
+def _journal_of(name: str, project_id: str) -> bool:
+    """Whether a file name is one of the project's default journals (see the bridge)."""
+    base = f"bridge-{project_id}"
+    if name == f"{base}.journal":
+        return True
+    middle = name.removeprefix(f"{base}.").removesuffix(".journal")
+    return name.startswith(f"{base}.") and name.endswith(".journal") and middle.isdigit()
+
+
+# --------------------------------------------------------------------------- naming a subject
+
+_ID_FIELDS = frozenset(
+    {
+        "id",
+        "project_id",
+        "org_id",
+        "user_id",
+        "session_id",
+        "session_ids",
+        "message_id",
+        "document_id",
+        "fact_id",
+        "subject_id",
+        "object_id",
+        "superseded_by",
+        "merged_into",
+        "related_fact_ids",
+        "run_id",
+        "entry_id",
+    }
+)
+"""Fields holding identifiers, not text: a subject is not "named" by an id that spells it."""
+REDACTED = "[forgotten]"
+"""What stands in the audit where forgotten text was."""
+
+
+def text_names(value: Any, pattern: re.Pattern[str]) -> bool:
+    """Whether ``pattern`` matches any text in a JSON-like value (identifier fields skipped)."""
+    if isinstance(value, str):
+        return pattern.search(value) is not None
+    if isinstance(value, dict):
+        return any(
+            k not in _ID_FIELDS and (text_names(k, pattern) or text_names(v, pattern))
+            for k, v in value.items()
+        )
+    if isinstance(value, list | tuple):
+        return any(text_names(item, pattern) for item in value)
+    return False
+
+
+def record_names(record: Fact | Entity | Relation, pattern: re.Pattern[str]) -> bool:
+    """Whether a record names the subject anywhere in its text: content, subject, object,
+    values, tags, metadata, sources' speakers; an entity's name, aliases and metadata."""
+    return text_names(record.model_dump(mode="json"), pattern)
+
+
+def redact_text(text: str, pattern: re.Pattern[str]) -> str:
+    """``text`` with every mention of the subject replaced by :data:`REDACTED`."""
+    return pattern.sub(REDACTED, text)
+
+
+def _redact_json(value: JsonValue, pattern: re.Pattern[str]) -> JsonValue:
+    """A JSON value with every string naming the subject replaced whole by :data:`REDACTED`."""
+    if isinstance(value, str):
+        return REDACTED if pattern.search(value) else value
+    if isinstance(value, dict):
+        return {k: _redact_json(v, pattern) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redact_json(item, pattern) for item in value]
+    return value
+
+
+def _audit_names(change: FactChange, pattern: re.Pattern[str] | None) -> bool:
+    if pattern is None:
+        return False
+    return text_names([change.reason, change.before, change.after], pattern)
+
+
+def redacted_change(change: FactChange, pattern: re.Pattern[str] | None) -> FactChange:
+    """An audit row without the forgotten text: the rule, the time and the actor stay."""
+    if pattern is None:
+        return change
+    before = None if change.before is None else _redact_json(change.before, pattern)
+    after = None if change.after is None else _redact_json(change.after, pattern)
+    return change.model_copy(
+        update={
+            "reason": redact_text(change.reason, pattern),
+            "before": before,
+            "after": after,
+        }
+    )
 
 
 async def matching_facts(
@@ -207,36 +617,34 @@ async def matching_facts(
     user_id: str | None = None,
     scope: ContextScope | None = None,
 ) -> list[Fact]:
-    """The records (of every status) a ``forget`` with these criteria deletes, oldest first.
+    """The records (of every status and kind) a ``forget`` with these criteria deletes.
 
-    A verbatim message goes with the facts drawn from it, and when it names the subject. A dry
-    run lists these and changes nothing; the real run deletes exactly these.
+    With a subject: every record naming it as a word (case-insensitive, whole words, in its
+    content, subject, object, values, tags, metadata or speakers), and the verbatim messages
+    the facts naming it were drawn from. A dry run lists these and changes nothing; the real
+    run deletes exactly these.
     """
     for value, what in ((subject, "subject"), (session_id, "session_id"), (user_id, "user_id")):
         if value is not None:
             validate_identifier(value, what)
-    # Subjects match case-insensitively on a fact's subject or object, so the store is asked for
-    # the other criteria and the subject is checked here, page by page. Every criterion named
-    # narrows the request (AND), in every store.
+    # The store is asked for the other criteria and the subject is checked here, page by
+    # page. Every criterion named narrows the request (AND), in every store.
     query = _query(access, session_id=session_id, user_id=user_id, scope=scope)
-    wanted = None if subject is None else subject.casefold()
     naming = None if subject is None else subject_pattern(subject)
+    if subject is not None and naming is None:
+        return []
     found: list[Fact] = []
     messages: list[Fact] = []
     sources: set[tuple[str | None, str]] = set()
     async for fact in access.iter_facts(query, page_size=_PAGE):
         if fact.project_id != access.project_id or (scope is not None and fact.scope is not scope):
             continue
-        if wanted is None:
+        if naming is None or record_names(fact, naming):
             found.append(fact)
+            if fact.kind is not FactKind.MESSAGE:
+                sources.update(_source_keys(fact))
         elif fact.kind is FactKind.MESSAGE:
-            if naming is not None and naming.search(fact.content):
-                found.append(fact)
-            else:
-                messages.append(fact)
-        elif _names(fact, wanted):
-            found.append(fact)
-            sources.update(_source_keys(fact))
+            messages.append(fact)
     found.extend(m for m in messages if sources.intersection(_source_keys(m)))
     return found
 
@@ -261,13 +669,6 @@ def _source_keys(fact: Fact) -> set[tuple[str | None, str]]:
         for source in fact.sources
         if source.message_id is not None
     }
-
-
-def _names(fact: Fact, wanted: str) -> bool:
-    """True when the fact's subject or object is ``wanted`` (already casefolded)."""
-    return any(
-        value is not None and value.casefold() == wanted for value in (fact.subject, fact.object)
-    )
 
 
 # --------------------------------------------------------------------------- by id, for a user
