@@ -113,6 +113,7 @@ class StoreAccess:
         self._opened = False
         self._open_lock = asyncio.Lock()
         self._journal_owners: weakref.WeakSet[JournalOwner] = weakref.WeakSet()
+        self._journal_paths: dict[Path, None] = {}
 
     # ------------------------------------------------------------------ the stores
 
@@ -173,15 +174,25 @@ class StoreAccess:
         self._stores = dataclasses.replace(self._stores, episodes=store)
 
     def attach_journal(self, owner: JournalOwner) -> None:
-        """Tell the port of a journal of this project's messages (held weakly), so that
-        ``forget`` reaches it."""
+        """Tell the port of a journal of this project's messages, so that ``forget`` reaches
+        it: through the owner while it lives (held weakly), by its file once it is gone."""
         self._journal_owners.add(owner)
+        if owner.journal is not None:
+            self._journal_paths[owner.journal.path] = None
 
     @property
     def journals(self) -> list[Journal]:
         """The journals of the attached owners that are alive (open or not)."""
         found = (owner.journal for owner in list(self._journal_owners))
-        return [journal for journal in found if journal is not None]
+        live = [journal for journal in found if journal is not None]
+        for journal in live:
+            self._journal_paths[journal.path] = None
+        return live
+
+    @property
+    def journal_paths(self) -> list[Path]:
+        """Every journal file an attached owner has used, alive or gone."""
+        return list(self._journal_paths)
 
     # ------------------------------------------------------------------ lifecycle
 

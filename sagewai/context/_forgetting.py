@@ -487,26 +487,23 @@ async def forget_in_journals(
     logged: close that bridge and forget again.
     """
     entries = locked = 0
-    seen: set[Path] = set()
-    closed: list[Path] = []
+    held: set[Path] = set()
+    """Journals a bridge of this process holds open: rewritten through it, once."""
     for journal in access.journals:
         path = journal.path.resolve()
-        if path in seen:
-            continue
-        seen.add(path)
-        if journal.is_open:
+        if journal.is_open and path not in held:
+            held.add(path)
             entries += journal.forget(matches, dry_run=dry_run)
-        else:
-            closed.append(path)
+    files = [path.resolve() for path in access.journal_paths]
     folder = access.stores.folder
     if folder is not None and folder.is_dir():
-        closed.extend(
+        files.extend(
             path.resolve()
             for path in sorted(folder.glob("bridge-*.journal"))
-            if _journal_of(path.name, access.project_id) and path.resolve() not in seen
+            if _journal_of(path.name, access.project_id)
         )
-    for path in dict.fromkeys(closed):
-        if not path.exists():
+    for path in dict.fromkeys(files):
+        if path in held or not path.exists():
             continue
         try:
             entries += forget_in_closed_journal(path, matches, dry_run=dry_run)
