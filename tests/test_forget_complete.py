@@ -17,15 +17,17 @@ import re
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from sagewai import ContextEngine
-from sagewai.context import MemoryBridge
+from sagewai.context import BridgeTurn, MemoryBridge
+from sagewai.context.bridge._journal import WriteAheadJournal
 from sagewai.context.episodes import Episode
-from sagewai.core._conversation import Conversation
+from sagewai.core._conversation import ChatMessage, Conversation
 from sagewai.core._graph_records import Entity, Relation
 from sagewai.core._queries import ChangeQuery, FactQuery, VectorFilter
 from sagewai.core._records import Fact, FactChange, FactKind, FactStatus
@@ -327,3 +329,172 @@ async def test_forget_subject_leaves_no_trace_and_the_receipt_counts_it(
     again = await ctx.forget(subject=SUBJECT)
     assert again.facts_deleted == again.graph_items_deleted == again.episodes_deleted == 0
     assert again.journal_entries == again.audit_rows_redacted == 0
+
+
+# ----------------------------------------------------------------- the rules, on every backend
+
+
+async def test_a_subject_is_forgotten_as_a_word_wherever_it_stands(backend: Backend) -> None:
+    """The issue's defect: "The user works at Initech with Bob." stayed active after forgetting
+    Bob (facts were matched on an exact subject or object) and was then the top hit."""
+    ctx = backend.engine
+    kept = [
+        await ctx.add("Bobby plays chess on Sundays.", subject="Bobby"),
+        await ctx.add("The bobsleigh team trains in Innsbruck."),
+        await ctx.add("Zoëy paints murals.", subject="Zoëy"),
+    ]
+    await ctx.add("The user works at Initech with Bob.", subject="user")
+    await ctx.add("Bob's manager is Ana.", subject="manager", object="Ana")
+    await ctx.add("Ana reports to BOB.", subject="Ana")
+    await ctx.add("Lunch with Ana.", tags=("bob",))
+    await ctx.add("A meeting.", metadata={"attendees": ["Ana", "Bob Smith"]})
+    await ctx.add("ZOË runs the café.", subject="ZOË")
+    superseded = await ctx.add("Bob lives in Oslo.", subject="Bob")
+    await ctx.supersede(superseded.id, "Bob moved to Bergen.", reason="moved")
+    receipt = await ctx.forget(subject="bob")
+    assert receipt.facts_deleted == 7
+    assert (await ctx.forget(subject="Zoë")).facts_deleted == 1
+    left = {f.id async for f in ctx.port.iter_facts(FactQuery(project_id=ctx.project_id))}
+    assert left == {fact.id for fact in kept}
+    assert [r.fact.content for r in await ctx.search("Bob Initech", top_k=5)] != []
+    for result in await ctx.search("Bob Initech", top_k=5):
+        assert not re.search(r"(?<!\w)bob(?!\w)", result.fact.content, re.IGNORECASE)
+
+
+async def test_forgetting_within_a_session_leaves_the_other_sessions(backend: Backend) -> None:
+    ctx = backend.engine
+    await ctx.add("Bob fixed the boiler.", session_id="s1")
+    other = await ctx.add("Bob paid the rent.", session_id="s2")
+    preview = await ctx.forget(subject="Bob", session_id="s1", dry_run=True)
+    done = await ctx.forget(subject="Bob", session_id="s1")
+    assert preview == done
+    assert done.facts_deleted == 1
+    assert [f.id async for f in ctx.port.iter_facts(FactQuery(project_id=ctx.project_id))] == [
+        other.id
+    ]
+
+
+@pytest.mark.parametrize("criteria", [{"session_id": "s1"}, {"user_id": "u1"}, {}])
+async def test_the_dry_run_of_a_session_a_user_or_everything_is_the_real_run(
+    backend: Backend, criteria: dict[str, str]
+) -> None:
+    await fill_small(backend)
+    ctx = backend.engine
+    named: dict[str, Any] = dict(criteria) or {"everything": True}
+    before = await snapshot(backend)
+    preview = await ctx.forget(**named, dry_run=True)
+    assert await snapshot(backend) == before
+    done = await ctx.forget(**named)
+    assert preview == done
+    assert done.facts_deleted > 0
+    assert done.journal_entries > 0
+    if not criteria:
+        assert done.episodes_removed == 1
+        assert done.graph_items_deleted > 0
+        assert await ctx.count() == 0
+
+
+async def fill_small(backend: Backend) -> None:
+    ctx = backend.engine
+    options: dict[str, Any] = (
+        {} if backend.journal_path is None else {"journal_path": backend.journal_path}
+    )
+    bridge = MemoryBridge(context_engine=ctx, fact_extractor=RuleBasedFactExtractor(), **options)
+    messages = [
+        {"role": "user", "content": "I moved to Lisbon with Bob.", "id": "m1"},
+        {"role": "user", "content": "Bob works at Initech.", "id": "m2"},
+    ]
+    await bridge.bridge_conversation(Conversation.of(messages, session_id="s1", user_id="u1"))
+    await bridge.process_message("Bob likes sailing.", session_id="s1", user_id="u1")
+    await bridge.aclose()
+    builder = ConversationGraphBuilder(graph_store=ctx.graph_store)
+    await builder.process_conversation(messages, session_id="s1")
+
+
+async def test_forgetting_in_one_project_leaves_another_on_the_same_stores(
+    backend: Backend,
+) -> None:
+    ctx = backend.engine
+    other = ContextEngine(stores=ctx.stores, project_id="elsewhere")
+    for engine in (ctx, other):
+        await engine.add("Bob works at Initech.", subject="Bob")
+        await engine.port.episode_store.save_episode(  # type: ignore[union-attr]
+            "s1", ["Bob called."], project_id=engine.project_id
+        )
+        await ConversationGraphBuilder(graph_store=engine.graph_store).process_conversation(
+            [{"role": "user", "content": "Bob works at Initech."}], session_id="s1"
+        )
+    done = await ctx.forget(subject="Bob")
+    assert done.facts_deleted == 1
+    assert done.episodes_removed == 1
+    assert done.graph_entities >= 1
+    assert await other.count() == 1
+    assert [e.name for e in await other.graph_store.entities() if e.name == "Bob"]  # type: ignore[union-attr]
+    store = other.port.episode_store
+    assert store is not None
+    assert len(await store.list_episodes(project_id="elsewhere")) == 1
+    assert await other.forget(subject="Bob", dry_run=True) == done
+
+
+# ----------------------------------------------------------------- the journal
+
+
+def leftover_journal(path: Path, texts: list[str]) -> None:
+    """A journal as a bridge that died before storing these turns left it."""
+    journal = WriteAheadJournal(path, fsync="never")
+    journal.open()
+    for index, text in enumerate(texts):
+        turn = BridgeTurn(
+            message=ChatMessage(role="user", content=text, id=f"m{index}"),
+            session_id="crashed",
+            message_id=f"m{index}",
+            turn_index=index,
+            received_at=datetime.now(UTC),
+        )
+        journal.append(turn.entry_id, turn.model_dump(mode="json"))
+    journal.close()
+
+
+async def test_a_replay_cannot_bring_a_forgotten_message_back(backend: Backend) -> None:
+    ctx = backend.engine
+    path = backend.journal_path or backend.folder / f"bridge-{ctx.project_id}.journal"
+    if backend.journal_path is not None:
+        # A bridge given journal_path= once: the engine remembers the file.
+        MemoryBridge(context_engine=ctx, journal_path=path)
+    leftover_journal(path, ["Bob's door code is 4471.", "The boiler was fixed on Monday."])
+    preview = await ctx.forget(subject="Bob", dry_run=True)
+    assert preview.journal_entries == 1
+    assert "Bob" in path.read_text()
+    done = await ctx.forget(subject="Bob")
+    assert done == preview
+    assert "Bob" not in path.read_text()
+    bridge = MemoryBridge(
+        context_engine=ctx, fact_extractor=RuleBasedFactExtractor(), journal_path=path
+    )
+    await bridge.start()  # replays what the journal still holds
+    await bridge.aclose()
+    assert bridge.stats.messages_replayed == 1
+    contents = [f.content async for f in ctx.port.iter_facts(FactQuery(project_id=ctx.project_id))]
+    assert any("boiler" in content for content in contents)
+    assert not any("Bob" in content or "4471" in content for content in contents)
+
+
+async def test_a_live_bridges_pending_turns_naming_the_subject_are_dropped(
+    backend: Backend,
+) -> None:
+    ctx = backend.engine
+    options: dict[str, Any] = (
+        {} if backend.journal_path is None else {"journal_path": backend.journal_path}
+    )
+    bridge = MemoryBridge(context_engine=ctx, fact_extractor=RuleBasedFactExtractor(), **options)
+    await bridge.process_message("Bob's locker is 12.", session_id="s1")
+    await bridge.process_message("The printer is on floor 2.", session_id="s1")
+    journal = bridge.journal
+    assert journal is not None and journal.is_open
+    done = await ctx.forget(subject="Bob")
+    assert done.journal_entries == 1
+    assert "Bob" not in journal.path.read_text()
+    await bridge.process_message("The kitchen closes at 6.", session_id="s1")
+    await bridge.aclose()
+    text = journal.path.read_text()  # the journal still takes turns after its rewrite
+    assert "Bob" not in text and "kitchen" in text
