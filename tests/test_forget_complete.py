@@ -490,11 +490,13 @@ async def test_a_live_bridges_pending_turns_naming_the_subject_are_dropped(
     await bridge.process_message("Bob's locker is 12.", session_id="s1")
     await bridge.process_message("The printer is on floor 2.", session_id="s1")
     journal = bridge.journal
-    assert journal is not None and journal.is_open
+    assert journal is not None
+    assert journal.is_open
     done = await ctx.forget(subject="Bob")
     assert done.journal_entries == 1
     assert "Bob" not in journal.path.read_text()
     await bridge.process_message("The kitchen closes at 6.", session_id="s1")
     await bridge.aclose()
     text = journal.path.read_text()  # the journal still takes turns after its rewrite
-    assert "Bob" not in text and "kitchen" in text
+    assert "Bob" not in text
+    assert "kitchen" in text
