@@ -223,25 +223,29 @@ class ForgetRequest(_Request):
 class ForgetCounts(BaseModel):
     """What was removed from each store (the engine's receipt; see ``ForgetReport``)."""
 
-    facts: int = Field(0, description="records deleted from the metadata store, of every kind")
-    graph_items: int = Field(0, description="graph entities plus relations deleted")
-    episodes: int = Field(0, description="episodes redacted or deleted")
-    fact_records: int = Field(0, description="fact records deleted (every status)")
-    messages: int = Field(0, description="verbatim message records deleted")
-    context_records: int = Field(0, description="context records deleted")
-    documents: int = Field(0, description="document chunks deleted")
-    vectors: int = Field(0, description="points deleted from the vector index")
+    facts: int = Field(
+        default=0, description="records deleted from the metadata store, of every kind"
+    )
+    graph_items: int = Field(default=0, description="graph entities plus relations deleted")
+    episodes: int = Field(default=0, description="episodes redacted or deleted")
+    fact_records: int = Field(default=0, description="fact records deleted (every status)")
+    messages: int = Field(default=0, description="verbatim message records deleted")
+    context_records: int = Field(default=0, description="context records deleted")
+    documents: int = Field(default=0, description="document chunks deleted")
+    vectors: int = Field(default=0, description="points deleted from the vector index")
     graph_entities: int = 0
     graph_relations: int = 0
-    episodes_redacted: int = Field(0, description="episodes kept without the forgotten turns")
-    episodes_removed: int = Field(0, description="episodes deleted whole")
-    episode_messages: int = Field(0, description="turns removed from episodes")
-    journal_entries: int = Field(0, description="entries removed from write-ahead journals")
+    episodes_redacted: int = Field(
+        default=0, description="episodes kept without the forgotten turns"
+    )
+    episodes_removed: int = Field(default=0, description="episodes deleted whole")
+    episode_messages: int = Field(default=0, description="turns removed from episodes")
+    journal_entries: int = Field(default=0, description="entries removed from write-ahead journals")
     audit_rows_removed: int = Field(
-        0, description="audit rows of deleted records, replaced by content-free tombstones"
+        default=0, description="audit rows of deleted records, replaced by content-free tombstones"
     )
     audit_rows_redacted: int = Field(
-        0, description="audit rows of kept records rewritten without the forgotten text"
+        default=0, description="audit rows of kept records rewritten without the forgotten text"
     )
 
     @classmethod
