@@ -25,12 +25,14 @@ import pytest
 
 from sagewai import ContextEngine
 from sagewai.context import BridgeTurn, MemoryBridge
+from sagewai.context._forgetting import FACT_TEXT_FIELDS, PROVENANCE_TEXT_FIELDS, record_names
 from sagewai.context.bridge._journal import WriteAheadJournal
 from sagewai.context.episodes import Episode
 from sagewai.core._conversation import ChatMessage, Conversation
+from sagewai.core._episode_records import subject_pattern
 from sagewai.core._graph_records import Entity, Relation
 from sagewai.core._queries import ChangeQuery, FactQuery, VectorFilter
-from sagewai.core._records import Fact, FactChange, FactKind, FactStatus
+from sagewai.core._records import Fact, FactChange, FactKind, FactStatus, Provenance
 from sagewai.intelligence import ConversationGraphBuilder, RuleBasedFactExtractor
 from sagewai.stores import (
     InMemoryEpisodeStore,
@@ -500,3 +502,56 @@ async def test_a_live_bridges_pending_turns_naming_the_subject_are_dropped(
     text = journal.path.read_text()  # the journal still takes turns after its rewrite
     assert "Bob" not in text
     assert "kitchen" in text
+
+
+# ----------------------------------------------------------------- which fields hold text
+
+
+def test_every_text_field_of_a_record_is_read() -> None:
+    """Records are checked field by field (a whole dump per record costs thirty times more):
+    a new field of ``Fact`` or ``Provenance`` fails here until it is sorted as text or not."""
+    not_text = {
+        "confidence",
+        "created_at",
+        "fact_type",
+        "id",
+        "kind",
+        "last_accessed_at",
+        "merged_into",
+        "org_id",
+        "project_id",
+        "scope",
+        "session_id",
+        "status",
+        "strength",
+        "superseded_by",
+        "user_id",
+        "valid_from",
+        "valid_to",
+    }
+    assert set(Fact.model_fields) == FACT_TEXT_FIELDS | not_text
+    source_ids = {
+        "chunk_index",
+        "document_id",
+        "message_id",
+        "session_id",
+        "timestamp",
+        "turn_index",
+    }
+    assert set(Provenance.model_fields) == PROVENANCE_TEXT_FIELDS | source_ids
+    bob = subject_pattern("Bob")
+    assert bob is not None
+    placed: list[dict[str, Any]] = [
+        {"content": "Met Bob."},
+        {"subject": "bob"},
+        {"predicate": "likes Bob"},
+        {"object": "BOB"},
+        {"exact_values": ("Bob-7",)},
+        {"tags": ("bob",)},
+        {"metadata": {"people": [{"name": "Bob"}]}},
+        *({"sources": (Provenance(**{field: "Bob"}),)} for field in PROVENANCE_TEXT_FIELDS),
+    ]
+    for fields in placed:
+        fact = Fact(project_id="p", **{"content": "A note.", **fields})
+        assert record_names(fact, bob), fields
+    assert not record_names(Fact(project_id="p", content="Bobby and bobsleigh."), bob)
