@@ -555,3 +555,47 @@ def test_every_text_field_of_a_record_is_read() -> None:
         fact = Fact(project_id="p", **{"content": "A note.", **fields})
         assert record_names(fact, bob), fields
     assert not record_names(Fact(project_id="p", content="Bobby and bobsleigh."), bob)
+
+
+async def test_forgetting_reaches_a_nebula_graph_with_hostile_names() -> None:
+    """The graph part on NebulaGraph (its recording stand-in): entities and relations naming
+    the subject go by word, a name that would break a statement goes too, the rest stays."""
+    pytest.importorskip("nebula3")
+    from sagewai.stores import NebulaGraphStore
+    from sagewai.testing._nebula import FakeNebulaSession
+
+    graph = NebulaGraphStore(session=FakeNebulaSession(), retry_delay=0.0)
+    await graph.setup(wait_seconds=0)
+    embedder = FakeEmbedder(DIMENSION)
+    ctx = ContextEngine(
+        metadata_store=InMemoryMetadataStore(),
+        vector_store=InMemoryVectorStore(DIMENSION),
+        graph_store=graph,
+        embedder=embedder,
+        project_id="nebula",
+    )
+    hostile = 'Bob"); DROP SPACE sagewai; --'
+    view = graph.for_project("nebula")
+    bob, evil, ana, initech = (
+        Entity(project_id="nebula", name=name, label="person")
+        for name in ("Bob Smith", hostile, "Ana", "Initech")
+    )
+    await view.upsert_entities([bob, evil, ana, initech])
+    await view.upsert_relations(
+        [
+            Relation(
+                project_id="nebula", subject_id=bob.id, predicate="works_at", object_id=initech.id
+            ),
+            Relation(
+                project_id="nebula", subject_id=ana.id, predicate="works_at", object_id=initech.id
+            ),
+            Relation(project_id="nebula", subject_id=ana.id, predicate="knows", object_id=evil.id),
+        ]
+    )
+    async with ctx:
+        preview = await ctx.forget(subject="Bob", dry_run=True)
+        done = await ctx.forget(subject="Bob")
+        assert preview == done
+        assert (done.graph_entities, done.graph_relations) == (2, 2)
+        assert sorted(e.name for e in await view.entities()) == ["Ana", "Initech"]
+        assert [r.predicate for r in await view.relations()] == ["works_at"]
