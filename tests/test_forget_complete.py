@@ -25,7 +25,7 @@ import pytest
 
 from sagewai import ContextEngine
 from sagewai.context import BridgeTurn, MemoryBridge
-from sagewai.context._forgetting import FACT_TEXT_FIELDS, PROVENANCE_TEXT_FIELDS, record_names
+from sagewai.context._naming import FACT_TEXT_FIELDS, PROVENANCE_TEXT_FIELDS, record_names
 from sagewai.context.bridge._journal import WriteAheadJournal
 from sagewai.context.episodes import Episode
 from sagewai.core._conversation import ChatMessage, Conversation

@@ -66,6 +66,7 @@ ENGINE_MODULES = frozenset(
         "context/_commit_queue.py",
         "context/_engine.py",
         "context/_episode_access.py",
+        "context/_forget_by_id.py",
         "context/_forgetting.py",
     }
 )

@@ -1,28 +1,25 @@
-"""Complete forgetting: one request reaches the metadata, vector and graph stores and episodes.
+"""Complete forgetting by criteria: one request reaches every store, and returns a receipt.
 
-Two requests, one cascade. ``ContextEngine.forget`` names what to forget by criteria (a
-subject, a session, a user, a scope): the matching records, then what the graph and the
-episodes hold under the same criteria. ``ContextEngine.forget_facts`` names facts by id for one
-user (the agent's ``forget``): the facts with the values they replaced, the messages they came
-from, those messages in the user's episodes and the graph relations read from them. Records are
-deleted through the engine (tombstones, one commit per page); the graph and episode stores are
-reached through the engine's own views.
+``ContextEngine.forget`` names what to forget (a subject, a session, a user, a scope, or
+everything); :func:`forget_matching` then takes one step a store: the records naming it (of every
+kind and status, deleted with their vectors, each leaving a content-free tombstone), the audit
+text of the records kept (:mod:`sagewai.context._naming`), the graph, the episodes and the
+bridges' journals (:mod:`sagewai.context._journal_files`). Each step counts what it removes, so
+the receipt (:class:`ForgetReport`) says what each store lost; with ``dry_run`` every step only
+counts. Forgetting facts by id for one user (the agent's ``forget``) is
+:mod:`sagewai.context._forget_by_id`.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import logging
 import re
 from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, fields
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from pydantic import JsonValue
-
-from sagewai.context._journal_lines import PayloadMatcher, forget_in_closed_journal
+from sagewai.context._journal_files import forget_in_journals, journal_matcher
+from sagewai.context._naming import audit_names, record_names, redact_text, redacted_change
 from sagewai.context._ranking import CONTEXT_MARK
 from sagewai.core import _lifecycle as lifecycle
 from sagewai.core._episode_records import EpisodeRedaction, subject_pattern
@@ -33,44 +30,26 @@ from sagewai.core._queries import ChangeQuery, FactQuery, WriteBatch
 from sagewai.core._records import Fact, FactChange, FactKind
 from sagewai.core._scope import ContextScope, scope_key, validate_identifier
 from sagewai.core._text import clean_text
-from sagewai.errors import InvalidInputError, LockedError
+from sagewai.errors import InvalidInputError
 from sagewai.stores.base._graph import GraphWrite
-from sagewai.stores.base._summary import extractive_summary
 
 if TYPE_CHECKING:
     from sagewai.context._access import StoreAccess
-    from sagewai.core._graph_records import Entity, Relation
-    from sagewai.stores.base._episodes import EpisodeStoreBase
+    from sagewai.core._graph_records import Relation
     from sagewai.stores.base._graph import ProjectGraph
 
 __all__ = [
-    "FACT_TEXT_FIELDS",
-    "PROVENANCE_TEXT_FIELDS",
     "ForgetReport",
-    "ForgottenFacts",
     "checked_subject",
-    "delete_graph_relations",
     "delete_records",
     "forget_everything",
-    "forget_facts",
-    "forget_in_journals",
     "forget_matching",
     "matching_facts",
-    "may_forget",
-    "mentions_any",
-    "record_names",
-    "redact_episodes",
-    "redact_text",
-    "redacted_change",
     "same_source",
-    "text_names",
 ]
 
-logger = logging.getLogger("sagewai.context")
 
 _PAGE = 500
-_MAX_CHAIN = 200
-_MIN_TERM_CHARS = 2
 _MAX_EPISODES = 10_000
 
 
@@ -281,7 +260,7 @@ async def forget_matching(
         (0, 0)
         if scope is not None
         else await forget_in_journals(
-            access, _journal_matcher(pattern, session_id, user_id), dry_run=dry_run
+            access, journal_matcher(pattern, session_id, user_id), dry_run=dry_run
         )
     )
     kinds = _count_kinds(records)
@@ -374,7 +353,7 @@ async def _audit_plan(
     redacted = [
         redacted_change(change, pattern)
         for change in history
-        if change.fact_id not in doomed and _audit_names(change, pattern)
+        if change.fact_id not in doomed and audit_names(change, pattern)
     ]
     return removed, redacted
 
@@ -494,179 +473,6 @@ async def _forget_in_episodes(
     )
 
 
-def _journal_matcher(
-    pattern: re.Pattern[str] | None, session_id: str | None, user_id: str | None
-) -> PayloadMatcher:
-    """Which journal entries (bridge turns) a forget with these criteria removes."""
-
-    def matches(payload: dict[str, JsonValue]) -> bool:
-        if session_id is not None and payload.get("session_id") != session_id:
-            return False
-        if user_id is not None and payload.get("user_id") != user_id:
-            return False
-        return pattern is None or text_names(payload, pattern)
-
-    return matches
-
-
-async def forget_in_journals(
-    access: StoreAccess, matches: PayloadMatcher, *, dry_run: bool
-) -> tuple[int, int]:
-    """Remove matching entries from the project's journals: (entries, journals locked).
-
-    The journals of this process's bridges are rewritten through their journal objects (they
-    hold the pending entries in memory too); the other journal files of the engine's folder
-    are rewritten under their lock. A journal another process holds open is left, counted and
-    logged: close that bridge and forget again.
-    """
-    entries = locked = 0
-    held: set[Path] = set()
-    """Journals a bridge of this process holds open: rewritten through it, once."""
-    for journal in access.journals:
-        path = journal.path.resolve()
-        if journal.is_open and path not in held:
-            held.add(path)
-            entries += journal.forget(matches, dry_run=dry_run)
-    files = [path.resolve() for path in access.journal_paths]
-    folder = access.stores.folder
-    if folder is not None and folder.is_dir():
-        files.extend(
-            path.resolve()
-            for path in sorted(folder.glob("bridge-*.journal"))
-            if _journal_of(path.name, access.project_id)
-        )
-    for path in dict.fromkeys(files):
-        if path in held or not path.exists():
-            continue
-        try:
-            entries += forget_in_closed_journal(path, matches, dry_run=dry_run)
-        except LockedError:
-            locked += 1
-            logger.warning("forget: journal %s is open in another process; left as it is", path)
-    return entries, locked
-
-
-def _journal_of(name: str, project_id: str) -> bool:
-    """Whether a file name is one of the project's default journals (see the bridge)."""
-    base = f"bridge-{project_id}"
-    if name == f"{base}.journal":
-        return True
-    middle = name.removeprefix(f"{base}.").removesuffix(".journal")
-    return name.startswith(f"{base}.") and name.endswith(".journal") and middle.isdigit()
-
-
-# --------------------------------------------------------------------------- naming a subject
-
-_ID_FIELDS = frozenset(
-    {
-        "id",
-        "project_id",
-        "org_id",
-        "user_id",
-        "session_id",
-        "session_ids",
-        "message_id",
-        "document_id",
-        "fact_id",
-        "subject_id",
-        "object_id",
-        "superseded_by",
-        "merged_into",
-        "related_fact_ids",
-        "run_id",
-        "entry_id",
-    }
-)
-"""Fields holding identifiers, not text: a subject is not "named" by an id that spells it."""
-REDACTED = "[forgotten]"
-"""What stands in the audit where forgotten text was."""
-
-
-def text_names(value: Any, pattern: re.Pattern[str]) -> bool:
-    """Whether ``pattern`` matches any text in a JSON-like value (identifier fields skipped)."""
-    if isinstance(value, str):
-        return pattern.search(value) is not None
-    if isinstance(value, dict):
-        return any(
-            k not in _ID_FIELDS and (text_names(k, pattern) or text_names(v, pattern))
-            for k, v in value.items()
-        )
-    if isinstance(value, list | tuple):
-        return any(text_names(item, pattern) for item in value)
-    return False
-
-
-FACT_TEXT_FIELDS = frozenset(
-    {"content", "subject", "predicate", "object", "exact_values", "tags", "metadata", "sources"}
-)
-"""The fields of a :class:`Fact` that hold text (the others are ids, enums, numbers, times)."""
-PROVENANCE_TEXT_FIELDS = frozenset({"role", "speaker", "extractor"})
-"""The fields of a :class:`Provenance` that hold text (the others are ids, numbers, times)."""
-
-
-def record_names(record: Fact | Entity | Relation, pattern: re.Pattern[str]) -> bool:
-    """Whether a record names the subject anywhere in its text.
-
-    A fact: its content, subject, predicate, object, exact values, tags, metadata and its
-    sources' speakers (read field by field: every record of a project is checked, and a
-    whole dump costs thirty times more). An entity or a relation: every text field.
-    """
-    if not isinstance(record, Fact):
-        return text_names(record.model_dump(mode="json"), pattern)
-    search = pattern.search
-    if search(record.content):
-        return True
-    for value in (record.subject, record.predicate, record.object):
-        if value is not None and search(value):
-            return True
-    if any(search(value) for value in (*record.exact_values, *record.tags)):
-        return True
-    if record.metadata and text_names(record.metadata, pattern):
-        return True
-    return any(
-        value is not None and search(value)
-        for source in record.sources
-        for value in (source.speaker, source.role, source.extractor)
-    )
-
-
-def redact_text(text: str, pattern: re.Pattern[str]) -> str:
-    """``text`` with every mention of the subject replaced by :data:`REDACTED`."""
-    return pattern.sub(REDACTED, text)
-
-
-def _redact_json(value: JsonValue, pattern: re.Pattern[str]) -> JsonValue:
-    """A JSON value with every string naming the subject replaced whole by :data:`REDACTED`."""
-    if isinstance(value, str):
-        return REDACTED if pattern.search(value) else value
-    if isinstance(value, dict):
-        return {k: _redact_json(v, pattern) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_redact_json(item, pattern) for item in value]
-    return value
-
-
-def _audit_names(change: FactChange, pattern: re.Pattern[str] | None) -> bool:
-    if pattern is None:
-        return False
-    return text_names([change.reason, change.before, change.after], pattern)
-
-
-def redacted_change(change: FactChange, pattern: re.Pattern[str] | None) -> FactChange:
-    """An audit row without the forgotten text: the rule, the time and the actor stay."""
-    if pattern is None:
-        return change
-    before = None if change.before is None else _redact_json(change.before, pattern)
-    after = None if change.after is None else _redact_json(change.after, pattern)
-    return change.model_copy(
-        update={
-            "reason": redact_text(change.reason, pattern),
-            "before": before,
-            "after": after,
-        }
-    )
-
-
 async def matching_facts(
     access: StoreAccess,
     *,
@@ -727,236 +533,3 @@ def _source_keys(fact: Fact) -> set[tuple[str | None, str]]:
         for source in fact.sources
         if source.message_id is not None
     }
-
-
-# --------------------------------------------------------------------------- by id, for a user
-
-
-@dataclass(frozen=True, slots=True)
-class ForgottenFacts:
-    """What :func:`forget_facts` deleted, and how to recognise it in text."""
-
-    deleted: tuple[str, ...] = ()
-    refused: tuple[str, ...] = ()
-    """Ids that were unknown, not this user's, or document chunks: left untouched."""
-    message_ids: frozenset[str] = frozenset()
-    terms: tuple[str, ...] = ()
-    messages_deleted: int = 0
-    """Verbatim message records deleted with the facts (their sources, or naming a value)."""
-    episodes_changed: int = 0
-    """Saved episodes the forgotten messages were removed from (or deleted, left empty)."""
-    relations_deleted: int = 0
-    """Graph relations read from the forgotten messages that carried a forgotten value."""
-
-    def patterns(self) -> list[re.Pattern[str]]:
-        """Whole-word, case-insensitive patterns of the forgotten values."""
-        found = (subject_pattern(term) for term in self.terms)
-        return [pattern for pattern in found if pattern is not None]
-
-
-def may_forget(fact: Fact, user_id: str | None) -> bool:
-    """Whether a chat with ``user_id`` may delete ``fact`` (a fact or a verbatim message)."""
-    return fact.kind in (FactKind.FACT, FactKind.MESSAGE) and fact.user_id == user_id
-
-
-def _terms(facts: Iterable[Fact]) -> tuple[str, ...]:
-    terms: list[str] = []
-    for fact in facts:
-        for value in (fact.object, *fact.exact_values):
-            if value and len(value.strip()) >= _MIN_TERM_CHARS and value.strip() not in terms:
-                terms.append(value.strip())
-    return tuple(terms)
-
-
-async def forget_facts(
-    access: StoreAccess,
-    fact_ids: Sequence[str],
-    *,
-    user_id: str | None,
-    graph: ProjectGraph | None,
-) -> ForgottenFacts:
-    """Delete facts by id, and every record of the user's that could show them again.
-
-    The facts go with the values they replaced and the repeats merged into them; then the
-    verbatim records of their messages (and of the user's messages naming their values), the
-    same messages in the user's saved episodes (the engine's episode store), and the relations
-    ``graph`` read from them.
-
-    Args:
-        access: The port of the engine holding the facts.
-        fact_ids: The facts to forget.
-        user_id: The user asking; only facts this user may change are deleted.
-        graph: The graph the relations were written to (the engine's, or an agent's builder's).
-
-    Returns:
-        The deleted ids, the refused ids, the source message ids, the forgotten values and
-        how many messages, episodes and relations went with them.
-    """
-    chosen: dict[str, Fact] = {}
-    refused: list[str] = []
-    pending: list[tuple[str, str | None]] = [(fact_id, None) for fact_id in fact_ids]
-    while pending and len(chosen) < _MAX_CHAIN:
-        fact_id, successor = pending.pop()
-        if fact_id in chosen:
-            continue
-        try:
-            found = await access.get_many([validate_identifier(fact_id, "fact_id")])
-        except InvalidInputError:
-            found = []
-        if not found:
-            if successor is None:
-                refused.append(fact_id)
-            continue
-        fact = found[0]
-        linked = successor is None or successor in (fact.superseded_by, fact.merged_into)
-        if not linked:
-            continue
-        if not may_forget(fact, user_id):
-            if successor is None:
-                refused.append(fact_id)
-            continue
-        chosen[fact.id] = fact
-        history = await access.changes(ChangeQuery(project_id=access.project_id, fact_id=fact.id))
-        for change in history:
-            pending.extend((related, fact.id) for related in change.related_fact_ids)
-    await delete_records(access, list(chosen), reason="forgotten at the user's request")
-    message_ids = frozenset(
-        source.message_id
-        for fact in chosen.values()
-        for source in fact.sources
-        if source.message_id is not None
-    )
-    records = await _message_records(access, chosen.values(), user_id=user_id)
-    outcome = ForgottenFacts(
-        deleted=tuple(chosen),
-        refused=tuple(dict.fromkeys(refused)),
-        message_ids=message_ids,
-        terms=_terms(chosen.values()),
-        messages_deleted=len(records),
-    )
-    if not outcome.deleted:
-        return outcome
-    episodes = relations = 0
-    if access.episode_store is not None:
-        episodes = await redact_episodes(
-            access.episode_store, outcome, project_id=access.project_id, user_id=user_id
-        )
-    if graph is not None:
-        relations = await delete_graph_relations(graph, outcome, user_id=user_id)
-    return dataclasses.replace(outcome, episodes_changed=episodes, relations_deleted=relations)
-
-
-async def _message_records(
-    access: StoreAccess, forgotten: Iterable[Fact], *, user_id: str | None
-) -> list[str]:
-    """Delete the verbatim records of the messages the forgotten facts came from, and of the
-    user's messages naming a forgotten value; return their ids."""
-    facts = list(forgotten)
-    if not facts:
-        return []
-    known = {fact.id for fact in facts}
-    sources = {
-        (source.session_id or fact.session_id, source.message_id)
-        for fact in facts
-        for source in fact.sources
-        if source.message_id is not None
-    }
-    patterns = ForgottenFacts(terms=_terms(facts)).patterns()
-    doomed: list[str] = []
-    query = FactQuery(project_id=access.project_id, user_id=user_id, kinds=(FactKind.MESSAGE,))
-    async for record in access.iter_facts(query, page_size=_PAGE):
-        if record.id in known or not may_forget(record, user_id):
-            continue
-        source = record.sources[0] if record.sources else None
-        key = (source.session_id or record.session_id, source.message_id) if source else None
-        if key in sources or mentions_any(record.content, patterns):
-            doomed.append(record.id)
-    await delete_records(access, doomed, reason="forgotten at the user's request")
-    return doomed
-
-
-def mentions_any(text: str, patterns: Sequence[re.Pattern[str]]) -> bool:
-    """Whether ``text`` names any of the patterns."""
-    return any(pattern.search(text) for pattern in patterns)
-
-
-async def redact_episodes(
-    store: EpisodeStoreBase,
-    forgotten: ForgottenFacts,
-    *,
-    project_id: str,
-    user_id: str | None,
-) -> int:
-    """Remove the forgotten messages from the user's episodes; return how many episodes changed.
-
-    A message goes when it is one a forgotten fact came from, or when it names a forgotten
-    value. The summary is rewritten from what is left (and made extractive if a written summary
-    still names a value); an episode left without messages is deleted.
-    """
-    patterns = forgotten.patterns()
-    if not patterns and not forgotten.message_ids:
-        return 0
-    changed = 0
-    episodes = await store.list_episodes(
-        project_id=project_id, user_id=user_id, limit=_MAX_EPISODES
-    )
-    for episode in episodes:
-        kept = tuple(
-            message
-            for message in episode.messages
-            if message.id not in forgotten.message_ids
-            and not mentions_any(message.content, patterns)
-        )
-        if len(kept) == len(episode.messages) and not mentions_any(episode.summary, patterns):
-            continue
-        changed += 1
-        if all(message.is_empty for message in kept):
-            await store.delete_session(episode.session_id, project_id=project_id)
-            continue
-        metadata = {
-            key: value
-            for key, value in episode.metadata.items()
-            if not (isinstance(value, str) and mentions_any(value, patterns))
-        }
-        summary = await store.summarizer.summarize(kept)
-        if not summary or mentions_any(summary, patterns):
-            summary = extractive_summary(kept) or kept[0].line()[:600]
-        await store.save_episode(
-            episode.session_id,
-            kept,
-            metadata=metadata,
-            project_id=episode.project_id,
-            user_id=episode.user_id,
-            episode_id=episode.id,
-            summary=summary,
-        )
-    return changed
-
-
-async def delete_graph_relations(
-    graph: ProjectGraph, forgotten: ForgottenFacts, *, user_id: str | None
-) -> int:
-    """Delete the relations read from the forgotten messages that carry a forgotten value.
-
-    A relation goes when one of its sources is a forgotten message and it touches an entity
-    named like a forgotten value; other relations read from the same message (another fact of
-    it) stay. When the facts had no value to name (no object, no exact value), the relations of
-    those messages touching the user's entity go instead. Returns how many were deleted.
-    """
-    if not forgotten.message_ids:
-        return 0
-    names = list(forgotten.terms) or ([user_id] if user_id else [])
-    doomed: dict[str, Relation] = {}
-    for name in names:
-        for entity in await graph.entities_named(name):
-            touching = [
-                *await graph.relations(subject_id=entity.id),
-                *await graph.relations(object_id=entity.id),
-            ]
-            for relation in touching:
-                if any(s.message_id in forgotten.message_ids for s in relation.sources):
-                    doomed[relation.id] = relation
-    if doomed:
-        write = GraphWrite(graph.project_id, delete_relations=list(doomed.values()))
-        await graph.apply(write)
-    return len(doomed)

@@ -46,8 +46,8 @@ from typing import Any, Literal
 
 from pydantic import JsonValue
 
-from sagewai.context._journal_lines import decode_line as _decode
-from sagewai.context._journal_lines import encode_line as _encode
+from sagewai.context._journal_files import decode_line as _decode
+from sagewai.context._journal_files import encode_line as _encode
 from sagewai.errors import BackendUnavailableError, ConfigurationError, LockedError
 
 __all__ = ["FsyncPolicy", "JournalEntry", "JournalState", "WriteAheadJournal"]
