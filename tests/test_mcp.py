@@ -176,6 +176,22 @@ async def test_permanent_forget_deletes_and_cannot_be_reverted(server: MCPServer
         assert "no fact" in error_text(await client.call_tool("history", {"fact_id": fact_id}))
 
 
+async def test_permanent_forget_of_a_subject_returns_the_engines_receipt(
+    server: MCPServer[Any],
+) -> None:
+    async with Client(server) as client:
+        await client.call_tool("remember", {"text": "I work at Initech with Bob.", "mode": "fact"})
+        await client.call_tool("remember", {"text": "Bobby plays chess.", "mode": "fact"})
+        args = {"subject": "Bob", "permanent": True}
+        plan = data(await client.call_tool("forget", {**args, "dry_run": True}))
+        done = data(await client.call_tool("forget", args))
+        assert plan["receipt"] == {**done["receipt"], "dry_run": True}
+        assert done["receipt"]["facts_deleted"] == done["count"] == 1
+        assert done["receipt"]["vectors"] == 1
+        assert "Initech" not in " ".join(await recalled(client, "Initech Bob"))
+        assert "Bobby plays chess." in await recalled(client, "chess")
+
+
 async def test_a_call_naming_another_project_or_user_is_refused(
     server: MCPServer[Any], engine: ContextEngine
 ) -> None:

@@ -128,17 +128,24 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "forget",
         help="erase a subject, a session, a user or one fact from every store",
         description=(
-            "Forget completely: facts, vectors, graph entries and episodes (the audit log "
-            f"keeps content-free tombstones). --dry-run only reports. {exits}"
+            "Forget completely: every record naming the subject as a word (facts, messages, "
+            "documents; every status), its vectors, graph entities and relations, episode "
+            "turns, journal entries and its text in the audit log (which keeps content-free "
+            f"tombstones), with a receipt per store. --dry-run prints the same receipt and "
+            f"changes nothing. {exits}"
         ),
     )
     _store_options(forget)
-    forget.add_argument("--subject", default=None, help="facts about this subject")
+    forget.add_argument(
+        "--subject", default=None, help="every record naming this subject as a word"
+    )
     forget.add_argument("--session-id", default=None, help="facts of this session")
     forget.add_argument("--user-id", default=None, help="facts of this user")
     forget.add_argument("--fact-id", default=None, help="one fact")
     forget.add_argument(
-        "--dry-run", action="store_true", help="change nothing, list what would be forgotten"
+        "--dry-run",
+        action="store_true",
+        help="change nothing; list what would be forgotten and the receipt a real run returns",
     )
     forget.add_argument("--json", action="store_true", help="print the report as JSON")
     forget.set_defaults(handler=lambda args: _run(_forget, args))
@@ -433,28 +440,21 @@ async def _forget(engine: ContextEngine, args: argparse.Namespace) -> int:
         doomed = await matching_facts(
             engine.port, subject=args.subject, session_id=args.session_id, user_id=args.user_id
         )
-    report: dict[str, Any] = {
-        "dry_run": args.dry_run,
-        "fact_ids": [f.id for f in doomed],
-        "facts_deleted": 0 if args.dry_run else len(doomed),
-        "graph_items_deleted": 0,
-        "episodes_deleted": 0,
-    }
-    if not args.dry_run:
-        if args.fact_id is not None:
+    report: dict[str, Any] = {"dry_run": args.dry_run, "fact_ids": [f.id for f in doomed]}
+    if args.fact_id is not None:
+        if not args.dry_run:
             await engine.delete(args.fact_id, reason="forgotten with sagewai forget")
-        else:
-            done = await engine.forget(
-                subject=args.subject,
-                session_id=args.session_id,
-                user_id=args.user_id,
-                reason="forgotten with sagewai forget",
-            )
-            report.update(
-                facts_deleted=done.facts_deleted,
-                graph_items_deleted=done.graph_items_deleted,
-                episodes_deleted=done.episodes_deleted,
-            )
+        report.update(facts_deleted=1, graph_items_deleted=0, episodes_deleted=0)
+    else:
+        # The dry run is the engine's own: the same receipt, nothing changed.
+        receipt = await engine.forget(
+            subject=args.subject,
+            session_id=args.session_id,
+            user_id=args.user_id,
+            reason="forgotten with sagewai forget",
+            dry_run=args.dry_run,
+        )
+        report.update(receipt.as_dict())
     if args.json:
         _json_line(report)
         return EXIT_OK
@@ -462,11 +462,32 @@ async def _forget(engine: ContextEngine, args: argparse.Namespace) -> int:
     print(f"{verb} {len(doomed)} facts of project {engine.project_id!r}")
     if doomed:
         print(format_table(_FACT_HEADERS, _fact_rows(doomed), width=_width()))
-    if args.dry_run and args.fact_id is None:
-        print("graph entries and episodes of the subject, session or user go with them")
-    elif not args.dry_run:
+    if args.fact_id is None:
         print(
-            f"graph items deleted: {report['graph_items_deleted']}, "
-            f"episodes deleted: {report['episodes_deleted']}"
+            ("receipt (dry run, nothing changed): " if args.dry_run else "receipt: ")
+            + _receipt(report)
         )
     return EXIT_OK
+
+
+_RECEIPT = (
+    ("facts", "facts"),
+    ("messages", "messages"),
+    ("context_records", "context records"),
+    ("documents", "document chunks"),
+    ("vectors", "vectors"),
+    ("graph_entities", "graph entities"),
+    ("graph_relations", "graph relations"),
+    ("episodes_redacted", "episodes redacted"),
+    ("episodes_removed", "episodes deleted"),
+    ("episode_messages", "episode turns"),
+    ("journal_entries", "journal entries"),
+    ("audit_rows_removed", "audit rows replaced by tombstones"),
+    ("audit_rows_redacted", "audit rows redacted"),
+    ("journals_locked", "journals locked by another process (not rewritten)"),
+)
+
+
+def _receipt(report: dict[str, Any]) -> str:
+    """The receipt's counts, store by store, in one line."""
+    return ", ".join(f"{label} {report[key]}" for key, label in _RECEIPT if key in report)

@@ -867,23 +867,43 @@ class ContextEngine(Resource):
         scope: ContextScope | str | None = None,
         everything: bool = False,
         reason: str = "forget requested",
+        dry_run: bool = False,
     ) -> ForgetReport:
-        """Forget completely: facts, vectors, graph entries and episodes.
+        """Forget completely, and return a receipt of what each store lost.
 
-        Name what to forget: a ``subject`` (facts about it, matched case-insensitively on the
-        subject or object of the fact, and its graph entity), a ``session_id``, a ``user_id``,
-        facts stored at a ``scope``, or ``everything=True`` for the whole project. Criteria
-        combine with AND in every store (a subject within one session: the facts about it from
-        that session, and what that session said about its graph entity). Deleted facts leave
-        content-free tombstones in the audit log.
+        Name what to forget: a ``subject`` (every record naming it as a word, case-insensitive:
+        facts of every status, messages, context records and documents, its graph entities
+        and relations, the episode turns and journal entries naming it, and its text in the
+        audit rows of what is kept), a ``session_id``, a ``user_id``, facts stored at a
+        ``scope``, or ``everything=True`` for the whole project. Criteria combine with AND in
+        every store. Deleted records leave content-free tombstones in the audit log: it keeps
+        that something was forgotten, when and by whom, never the forgotten text.
+
+        Args:
+            dry_run: Change nothing and return the receipt a real run would return.
 
         Raises:
-            InvalidInputError: nothing was named, ``everything`` is not a bool, a bad value.
+            InvalidInputError: nothing was named, a flag is not a bool, a bad value.
             ScopeError: an unknown scope.
+
+        Example:
+            >>> import asyncio
+            >>> from sagewai.testing import FakeEmbedder
+            >>> async def demo() -> tuple[int, int]:
+            ...     async with ContextEngine.in_memory(embedder=FakeEmbedder()) as ctx:
+            ...         await ctx.add("The user works at Initech with Bob.")
+            ...         await ctx.add("Bobby plays chess.")
+            ...         preview = await ctx.forget(subject="bob", dry_run=True)
+            ...         done = await ctx.forget(subject="bob")
+            ...         assert preview == done
+            ...         return done.facts, len(await ctx.search("Bob chess"))
+            >>> asyncio.run(demo())
+            (1, 1)
         """
-        from sagewai.context._forgetting import ForgetReport, checked_subject, forget_matching
+        from sagewai.context._forgetting import checked_subject, forget_everything, forget_matching
 
         everything = check_flag(everything, "everything")
+        dry_run = check_flag(dry_run, "dry_run")
         level = check_scope(scope)
         if not isinstance(reason, str):
             raise InvalidInputError("reason must be text")
@@ -895,20 +915,14 @@ class ContextEngine(Resource):
             everything=everything,
         )
         await self.open()
-        if not everything:
-            return await forget_matching(
-                self._access,
-                subject=subject,
-                session_id=session_id,
-                user_id=user_id,
-                scope=level,
-                reason=reason,
-            )
-        # The whole project: its audit log goes with it, nothing is left to hold a reason.
-        stores, graph = self.stores, self._access.graph
-        deleted = await stores.metadata.delete_project(self.project_id)
-        await self._access.vectors.delete_project(self.project_id)
-        graph_deleted = 0 if graph is None else (await graph.delete_all()).total
-        episodes = stores.episodes
-        episodes_deleted = 0 if episodes is None else await episodes.delete_project(self.project_id)
-        return ForgetReport(deleted, graph_deleted, episodes_deleted)
+        if everything:
+            return await forget_everything(self._access, dry_run=dry_run)
+        return await forget_matching(
+            self._access,
+            subject=subject,
+            session_id=session_id,
+            user_id=user_id,
+            scope=level,
+            reason=reason,
+            dry_run=dry_run,
+        )

@@ -327,6 +327,18 @@ class ScopedMemory:
             "facts": [fact_view(f) for f in facts],
             "count": len(facts),
         }
+        if permanent and fact_id is None:
+            # Forgetting by subject or session for good is the engine's: every store, with
+            # its receipt (a dry run returns the receipt the real run would, changing nothing).
+            receipt = await engine.forget(
+                subject=subject,
+                session_id=session_id,
+                user_id=user,
+                reason="forgotten through MCP",
+                dry_run=dry_run,
+            )
+            result["receipt"] = receipt.as_dict()
+            return result
         if dry_run:
             return result
         if permanent:

@@ -12,7 +12,8 @@ Tools:
   (extraction, reconciliation), or a statement stored verbatim as one fact;
 * ``recall``: hybrid search at a scope, optionally ``as_of`` a past time;
 * ``forget``: a subject, a session or one fact; archived (revertible) by default,
-  ``permanent`` deletes the facts and their vectors; ``dry_run`` only reports;
+  ``permanent`` deletes them (by subject or session: from every store, with a receipt per
+  store); ``dry_run`` only reports;
 * ``history``: every recorded change of a fact;
 * ``revert``: undo one recorded change (a forget, a supersession, a merge);
 * ``list_facts`` and the resource ``sagewai://facts``: the user's facts.
@@ -230,7 +231,9 @@ def build_mcp_server(
     @server.tool(
         description=(
             "Forget the user's facts about a subject, of a session, or one fact. Archived "
-            "(undo with revert) unless permanent; dry_run reports what would be forgotten."
+            "(undo with revert) unless permanent; permanent by subject or session removes every "
+            "record naming it from every store and returns a receipt per store; dry_run "
+            "reports what would be forgotten (and the receipt) and changes nothing."
         ),
         annotations=destructive,
     )
@@ -240,7 +243,8 @@ def build_mcp_server(
         fact_id: Annotated[str | None, Field(description="one fact to forget")] = None,
         dry_run: Annotated[bool, Field(description="change nothing, report the plan")] = False,
         permanent: Annotated[
-            bool, Field(description="delete the facts and their vectors; cannot be undone")
+            bool,
+            Field(description="delete from every store, with a receipt; cannot be undone"),
         ] = False,
         project: Project = None,
         user: User = None,

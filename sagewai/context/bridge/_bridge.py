@@ -168,6 +168,7 @@ class MemoryBridge:
             project_id=port.project_id,
             stats=self.stats,
         )
+        port.attach_journal(self._journal)  # forget(subject=...) rewrites it too
         self._workers = BackgroundWorkers(settings, self._sessions, self.stats)
         self._start_lock = asyncio.Lock()
         self._closing = False
