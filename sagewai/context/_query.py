@@ -329,11 +329,13 @@ _PRESENT_VERB = re.compile(
     re.IGNORECASE,
 )
 _PAST_VERB = re.compile(r"\b(?:did|was|were|had|used)\b", re.IGNORECASE)
+_TWO_VALUES = re.compile(r"\b(?:between|differen(?:ce|t)|compared?|versus|vs)\b", re.IGNORECASE)
 
 
 def asks_for_a_value_now(text: str) -> bool:
     """True when ``text`` asks for a value as it stands now: a question word, a verb in the
-    present, none in the past, and nothing that names the past (:func:`asks_about_the_past`).
+    present, none in the past, nothing that names the past (:func:`asks_about_the_past`), and no
+    comparison of two values ("how many weeks between ...").
 
     Such a question is answered by the last statement of the value: "How many commits have been
     merged?" by "the commits merged have now reached 165", not by the earlier "150 commits".
@@ -347,11 +349,14 @@ def asks_for_a_value_now(text: str) -> bool:
         False
         >>> asks_for_a_value_now("What was my budget before the increase?")
         False
+        >>> asks_for_a_value_now("How many weeks do I have between the two deadlines?")
+        False
     """
     return (
         _VALUE_QUESTION.search(text) is not None
         and _PRESENT_VERB.search(text) is not None
         and _PAST_VERB.search(text) is None
+        and _TWO_VALUES.search(text) is None
         and not asks_about_the_past(text)
     )
 
