@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -122,7 +124,9 @@ class LocalLayout:
 
     def _write_manifest(self, content: dict[str, Any]) -> None:
         manifest = self.root / MANIFEST
-        tmp = manifest.with_suffix(".tmp")
+        # A temporary name of this process and thread: processes opening a new folder at once
+        # each write a whole manifest and the last rename wins, never a half-written one.
+        tmp = manifest.with_suffix(f".{os.getpid()}-{threading.get_ident()}.tmp")
         tmp.write_text(json.dumps(content, indent=2) + "\n", encoding="utf-8")
         tmp.replace(manifest)
 

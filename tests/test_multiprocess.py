@@ -1,0 +1,105 @@
+"""One embedded folder, many real OS processes at once (DESIGN invariant 10).
+
+Two agent processes write through ``MemoryBridge.process_message``, a third searches for every
+write it learns of, ``python -m sagewai consolidate`` runs again and again, and a ``sagewai mcp``
+server answers the MCP SDK's real client over stdio, all on one folder: nothing is refused,
+lost or stored twice, every consolidation exits 0. Then the documented Claude Desktop + Cursor
+configuration: two ``sagewai mcp`` servers on one store beside the user's own agent process.
+
+The scenario is the one ``benchmarks/multiprocess_bench.py`` measures for two minutes; here it
+runs for a few seconds and its figures are not asserted (speed lives in the benchmark).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mcp")
+
+from mcp import Client
+
+from tests.helpers import load_benchmark
+
+bench = load_benchmark("multiprocess_bench")
+
+
+async def test_writers_searcher_consolidation_and_mcp_share_one_folder(tmp_path: Path) -> None:
+    report = await bench.conduct(
+        tmp_path / "memory", seconds=10.0, writers=2, searchers=1, startup=8.0, at_least=5
+    )
+    assert report["child_exit_codes"] == [0, 0, 0]
+    assert report["refused"] == 0, report["refused_examples"]
+    assert report["writers_unfinished"] == []
+    assert all(w["accepted"] > 0 for w in report["writers"].values()), report["writers"]
+    check = report["check"]
+    assert check["messages_checked"] == report["writes_total"] > 0
+    assert (check["lost"], check["duplicated"], check["without_vector"]) == (0, 0, 0), check
+    assert report["never_seen_by_a_searcher"] == 0
+    assert report["staleness"]["count"] == report["writes_total"]
+    consolidation = report["consolidation"]
+    assert consolidation["runs"] >= 1
+    assert consolidation["exit_codes"] == [0], consolidation["failed"]
+    mcp = report["mcp"]
+    assert mcp["errors"] == 0, mcp["error_examples"]
+    assert mcp["remembered"] >= 3
+    assert mcp["recalled_at_once"] == mcp["remembered"]
+    assert (check["mcp_lost"], check["mcp_duplicated"]) == (0, 0)
+
+
+def _texts(result: Any) -> list[str]:
+    assert not result.is_error, result.content
+    return [r["content"] for r in result.structured_content["results"]]
+
+
+async def test_claude_desktop_and_cursor_servers_beside_the_users_agent(tmp_path: Path) -> None:
+    folder = tmp_path / "memory"
+    from sagewai import ContextEngine
+
+    async with ContextEngine.local(folder, project_id=bench.PROJECT) as ctx:
+        await ctx.add("The folder exists before the clients start.")
+    # The user's own agent writes its conversations through the bridge meanwhile.
+    log = tmp_path / "agent.jsonl"
+    start = time.time() + 3
+    agent = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(bench.HERE / "multiprocess_bench.py"),
+        "--role", "writer", "--name", "agent", "--user", "me", "--log", str(log),
+        "--folder", str(folder), "--start", str(start), "--until", str(start + 6),
+        env=bench._child_env(),
+    )  # fmt: skip
+    desktop_config = bench.mcp_parameters(folder, user="me")
+    cursor_config = bench.mcp_parameters(folder, user="me")
+    async with (
+        Client(desktop_config, read_timeout_seconds=120) as desktop,
+        Client(cursor_config, read_timeout_seconds=120) as cursor,
+    ):
+        told = "I keep the spare house key under the blue flowerpot."
+        stored = await desktop.call_tool("remember", {"text": told})  # through the bridge
+        assert not stored.is_error, stored.content
+        assert told in _texts(await cursor.call_tool("recall", {"query": "spare house key"}))
+        fact = "The user's passport number ends in 4417."
+        stored = await cursor.call_tool("remember", {"text": fact, "mode": "fact"})
+        assert not stored.is_error, stored.content
+        assert fact in _texts(await desktop.call_tool("recall", {"query": "passport number"}))
+        assert await agent.wait() == 0
+        lines = [bench.json.loads(raw) for raw in log.read_text().splitlines()]
+        written = [line for line in lines if "text" in line]
+        assert written
+        assert all("refused" not in line for line in lines), lines
+        # Both servers find what the agent said, in its sessions.
+        last = written[-1]
+        for client in (desktop, cursor):
+            found = await client.call_tool(
+                "recall",
+                {"query": last["text"], "scope": "session", "session_id": last["session_id"]},
+            )
+            assert last["text"] in _texts(found)
+    check = await bench.check_folder(folder, written, [fact], mcp_user="me")
+    assert (check["lost"], check["duplicated"], check["without_vector"]) == (0, 0, 0), check
+    assert (check["mcp_lost"], check["mcp_duplicated"]) == (0, 0)
