@@ -103,3 +103,25 @@ async def test_claude_desktop_and_cursor_servers_beside_the_users_agent(tmp_path
     check = await bench.check_folder(folder, written, [fact], mcp_user="me")
     assert (check["lost"], check["duplicated"], check["without_vector"]) == (0, 0, 0), check
     assert (check["mcp_lost"], check["mcp_duplicated"]) == (0, 0)
+
+
+async def test_more_bridges_than_before_write_one_folder_each_with_its_own_journal(
+    tmp_path: Path,
+) -> None:
+    # Two writers, two MCP servers, the inspector and a notebook each run a bridge on the
+    # folder: each takes a journal of its own (eight were the limit; the ninth was refused).
+    from sagewai import ContextEngine
+    from sagewai.context import MemoryBridge
+    from sagewai.testing import FakeEmbedder
+
+    async with ContextEngine.local(tmp_path, project_id="p", embedder=FakeEmbedder()) as ctx:
+        bridges = [MemoryBridge(context_engine=ctx) for _ in range(12)]
+        for n, bridge in enumerate(bridges):
+            await bridge.process_message(f"Ticket {n} is about the printer.", session_id=f"s{n}")
+        paths = {bridge.journal.path for bridge in bridges if bridge.journal is not None}
+        assert len(paths) == 12
+        for bridge in bridges:
+            await bridge.aclose()
+        for n in range(12):
+            [found] = await ctx.search(f"Ticket {n} printer", session_id=f"s{n}", top_k=1)
+            assert found.fact.content == f"Ticket {n} is about the printer."
