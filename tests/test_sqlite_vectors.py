@@ -143,3 +143,27 @@ async def test_two_engines_on_one_folder_see_each_others_writes(tmp_path: Path) 
         assert found.fact.id == fact.id
         await second.delete(fact.id)
         assert await first.search("green tea") == []
+
+
+async def test_an_older_folder_is_copied_once_into_a_new_shared_one(tmp_path: Path) -> None:
+    # What the "in use" message tells the user to run: sagewai migrate into a new folder.
+    import asyncio
+
+    from sagewai.cli._main import main
+
+    embedder = FakeEmbedder(16)
+    (tmp_path / "old" / "vectors").mkdir(parents=True)
+    async with ContextEngine.local(tmp_path / "old", project_id="p", embedder=embedder) as ctx:
+        kept = await ctx.add("Alice prefers green tea")
+    arguments = ["--project", "p", "--from", str(tmp_path / "old"), "--to", str(tmp_path / "new")]
+    code = await asyncio.to_thread(main, ["migrate", *arguments, "--embedder", "fake:16"])
+    assert code == 0
+    assert (tmp_path / "new" / "vectors.sqlite3").exists()
+    new = ProjectStores.local(tmp_path / "new", embedder=embedder)
+    assert isinstance(new.vectors, SqliteVectorStore)
+    async with (
+        ContextEngine(stores=new, project_id="p") as first,
+        ContextEngine.local(tmp_path / "new", project_id="p", embedder=embedder) as second,
+    ):
+        assert (await first.search("green tea", top_k=1))[0].fact.id == kept.id
+        assert (await second.search("green tea", top_k=1))[0].fact.id == kept.id

@@ -91,9 +91,9 @@ def _in_use(path: Path) -> str:
 
     return (
         f"the vectors at {path} are in use by {describe_holders(path)}: Qdrant's embedded "
-        "engine lets one process at a time open its folder. Stop that process and retry; to "
-        "share an embedded folder between processes, keep its vectors in SQLite "
-        "(SqliteVectorStore, the default of folders made by ContextEngine.local)"
+        "engine lets one process at a time open its folder. Stop that process and retry, or "
+        "copy the memory once into a new folder, which every process can share "
+        "(sagewai migrate --project P --from OLD --to NEW_FOLDER, for each project)"
     )
 
 

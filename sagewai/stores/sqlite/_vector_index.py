@@ -100,6 +100,10 @@ class VectorIndex:
             self._write(kept)
         self.seq = max(self.seq, int(changes[-1][0]))
 
+    def reserve(self, rows: int) -> None:
+        """Make room for ``rows`` points at once (a first load knows how many it will read)."""
+        self._grow(rows)
+
     def _write(self, kept: list[Change]) -> None:
         new = sum(1 for change in kept if change[1] not in self._row_of)
         self._grow(self._size + max(0, new - len(self._free)))

@@ -187,9 +187,14 @@ class SqliteVectorStore(VectorStore):
     def _current(self) -> VectorIndex:
         """The copy, caught up with every change committed so far (on the database's thread)."""
         index = self._index
+        db = self._database.connection
         if index is None:
             index = VectorIndex(self._dimension)
-        db = self._database.connection
+            # One allocation for the first load instead of one per growth step.
+            (stored,) = db.execute(
+                "SELECT count(*) FROM vectors WHERE vector IS NOT NULL"
+            ).fetchone()
+            index.reserve(int(stored))
         cursor = db.execute(
             f"SELECT {CHANGE_COLUMNS} FROM vectors WHERE seq > ? ORDER BY seq", (index.seq,)
         )
