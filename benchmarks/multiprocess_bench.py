@@ -11,7 +11,9 @@ Printed and written as JSON (``results/multiprocess.json``):
 * search: p50/p95 of every search the searchers ran during the run;
 * staleness: from a write's return in its writer to the end of the first search of another
   process that found it (searchers learn of a write from the writer's log, right after it
-  returns, and search for it until found): p50, p95 and max;
+  returns, and search for it until found): p50, p95 and max; on a busy machine this is mostly
+  the searcher's own queue, so the share of writes found by the first search made for them
+  (``found_by_the_first_search``) is given too;
 * consolidation: runs, exit codes, durations;
 * MCP: remembers, recalls that found the fact just remembered, errors;
 * check: after everything stopped, each accepted message is stored exactly once (lost,
@@ -130,6 +132,8 @@ async def run_searcher(
     pending: list[dict[str, Any]] = []
     latencies: list[float] = []
     staleness: list[float] = []
+    missed: list[int] = []
+    """Per write found: the searches for it that ran before and did not find it."""
     unseen_at_end = 0
     rng = random.Random(os.getpid())
     async with ctx:
@@ -166,7 +170,10 @@ async def run_searcher(
                     latencies.append((time.perf_counter() - began) * 1000)
                     if _found(results, line["text"]):
                         staleness.append((time.time() - line["returned"]) * 1000)
+                        missed.append(line.get("missed", 0))
                         pending.remove(line)
+                    else:
+                        line["missed"] = line.get("missed", 0) + 1
             else:
                 began = time.perf_counter()
                 query = f"{rng.choice(_SUBJECTS)} {rng.choice(_THINGS)} {rng.choice(_PLACES)}"
@@ -174,7 +181,12 @@ async def run_searcher(
                 latencies.append((time.perf_counter() - began) * 1000)
                 await asyncio.sleep(0.005)
         unseen_at_end = len(pending)
-    report = {"latencies_ms": latencies, "staleness_ms": staleness, "unseen": unseen_at_end}
+    report = {
+        "latencies_ms": latencies,
+        "staleness_ms": staleness,
+        "missed": missed,
+        "unseen": unseen_at_end,
+    }
     await asyncio.to_thread(out_path.write_text, json.dumps(report), encoding="utf-8")
 
 
@@ -453,6 +465,14 @@ async def conduct(
         "search": _summary([v for s in searched for v in s["latencies_ms"]]),
         "staleness": _summary([v for s in searched for v in s["staleness_ms"]]),
         "never_seen_by_a_searcher": sum(s["unseen"] for s in searched),
+        # Staleness counts the searcher's own queue (under load, its searches wait for the CPU);
+        # this is how often the first search for a write, started after it returned, found it.
+        "found_by_the_first_search": round(
+            sum(1 for s in searched for m in s["missed"] if m == 0)
+            / max(1, sum(len(s["missed"]) for s in searched)),
+            4,
+        ),
+        "searches_that_missed_a_returned_write": sum(m for s in searched for m in s["missed"]),
         "consolidation": {
             "runs": len(consolidations),
             "exit_codes": sorted({run["exit"] for run in consolidations}),

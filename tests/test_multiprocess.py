@@ -41,6 +41,7 @@ async def test_writers_searcher_consolidation_and_mcp_share_one_folder(tmp_path:
     assert check["messages_checked"] == report["writes_total"] > 0
     assert (check["lost"], check["duplicated"], check["without_vector"]) == (0, 0, 0), check
     assert report["never_seen_by_a_searcher"] == 0
+    assert report["searches_that_missed_a_returned_write"] == 0
     assert report["staleness"]["count"] == report["writes_total"]
     consolidation = report["consolidation"]
     assert consolidation["runs"] >= 1
@@ -125,3 +126,49 @@ async def test_more_bridges_than_before_write_one_folder_each_with_its_own_journ
         for n in range(12):
             [found] = await ctx.search(f"Ticket {n} printer", session_id=f"s{n}", top_k=1)
             assert found.fact.content == f"Ticket {n} is about the printer."
+
+
+def test_sagewai_mcp_on_a_folder_another_process_holds_prints_one_line(tmp_path: Path) -> None:
+    # Only a folder of the earlier layout (vectors in Qdrant's engine) can be held.
+    import subprocess
+
+    folder = tmp_path / "old"
+    (folder / "vectors").mkdir(parents=True)
+    hold = (
+        "import asyncio, sys, time\n"
+        "from sagewai.stores.qdrant._edge import QdrantEdgeVectorStore\n"
+        "async def hold():\n"
+        "    async with QdrantEdgeVectorStore(sys.argv[1], dimension=384):\n"
+        "        print('holding', flush=True)\n"
+        "        time.sleep(120)\n"
+        "asyncio.run(hold())\n"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", hold, str(folder / "vectors")],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=bench._child_env(),
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "holding"
+        hello = (
+            '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":'
+            '"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}\n'
+        )
+        command = ["-m", "sagewai", "mcp", "--store", str(folder), "--project", "p", "--user", "u"]
+        server = subprocess.run(
+            [sys.executable, *command],
+            input=hello,
+            capture_output=True,
+            text=True,
+            env=bench._child_env(),
+            timeout=120,
+        )
+    finally:
+        holder.kill()
+        holder.wait()
+    assert server.returncode == 1
+    assert server.stderr.count("\n") == 1, server.stderr
+    assert f"in use by process {holder.pid}" in server.stderr
+    assert "Traceback" not in server.stderr

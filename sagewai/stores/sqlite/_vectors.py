@@ -168,14 +168,16 @@ class SqliteVectorStore(VectorStore):
         self._index = None
 
     def _check_dimension(self, db: sqlite3.Connection) -> None:
-        with write_transaction(db):
-            db.execute(
-                "INSERT OR IGNORE INTO vector_state (key, value) VALUES ('dimension', ?)",
-                (self._dimension,),
-            )
-            (found,) = db.execute(
-                "SELECT value FROM vector_state WHERE key = 'dimension'"
-            ).fetchone()
+        recorded = "SELECT value FROM vector_state WHERE key = 'dimension'"
+        found = db.execute(recorded).fetchone()
+        if found is None:  # a new file: the first opener records its dimension
+            with write_transaction(db):
+                db.execute(
+                    "INSERT OR IGNORE INTO vector_state (key, value) VALUES ('dimension', ?)",
+                    (self._dimension,),
+                )
+                found = db.execute(recorded).fetchone()
+        (found,) = found
         if int(found) != self._dimension:
             raise ConfigurationError(
                 f"{self._path} holds {found}-d vectors; this store was made for "
