@@ -167,3 +167,20 @@ async def test_an_older_folder_is_copied_once_into_a_new_shared_one(tmp_path: Pa
     ):
         assert (await first.search("green tea", top_k=1))[0].fact.id == kept.id
         assert (await second.search("green tea", top_k=1))[0].fact.id == kept.id
+
+
+def test_a_postgres_store_may_keep_its_vectors_in_a_shared_sqlite_file(tmp_path: Path) -> None:
+    from sagewai.stores import resolve_stores
+
+    target = str(tmp_path / "vectors.sqlite3")
+    stores = resolve_stores(
+        "postgresql://nobody@127.0.0.1:9/none", vectors=target, embedder=FakeEmbedder(16)
+    )
+    assert isinstance(stores.vectors, SqliteVectorStore)
+    assert stores.vectors.path == target
+    edge = resolve_stores(
+        "postgresql://nobody@127.0.0.1:9/none",
+        vectors=str(tmp_path / "edge"),
+        embedder=FakeEmbedder(16),
+    )
+    assert isinstance(edge.vectors, QdrantEdgeVectorStore)
