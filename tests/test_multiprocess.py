@@ -172,3 +172,84 @@ def test_sagewai_mcp_on_a_folder_another_process_holds_prints_one_line(tmp_path:
     assert server.stderr.count("\n") == 1, server.stderr
     assert f"in use by process {holder.pid}" in server.stderr
     assert "Traceback" not in server.stderr
+
+
+_JOURNAL_CHILD = """
+import asyncio, os, signal, sys
+from sagewai import ContextEngine
+from sagewai.context import MemoryBridge
+from sagewai.intelligence import RuleBasedFactExtractor
+from sagewai.testing import FakeEmbedder
+
+async def main(folder, mode):
+    ctx = ContextEngine.local(folder, project_id="p", embedder=FakeEmbedder())
+    bridge = MemoryBridge(context_engine=ctx, fact_extractor=RuleBasedFactExtractor())
+    if mode == "hold":  # a live agent: holds its journal until told to stop
+        await bridge.process_message("The live agent's note about the printer.", session_id="live")
+        print("ready", flush=True)
+        await asyncio.to_thread(sys.stdin.readline)
+        await bridge.aclose()
+        await ctx.close()
+    elif mode == "die":  # accepts messages, then is killed before the workers store them all
+        for n in range(20):
+            await bridge.submit(f"Accepted message {n} about the garden.", session_id="dying")
+        print(bridge.journal.path, flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)
+    else:  # a process started later: its bridge replays what the dead one left
+        await bridge.process_message(f"A later note ({mode}).", session_id=mode)
+        print(bridge.stats.messages_replayed, flush=True)
+        await bridge.aclose()
+        await ctx.close()
+
+asyncio.run(main(sys.argv[1], sys.argv[2]))
+"""
+
+
+async def test_a_killed_process_journal_is_replayed_once_beside_a_live_one(tmp_path: Path) -> None:
+    # Each process writes its own journal; a process started after one was killed replays what
+    # that one accepted, never what a live process holds, and a second replay stores nothing.
+    import subprocess
+
+    from sagewai import ContextEngine
+    from sagewai.context._ranking import is_context_record
+    from sagewai.testing import FakeEmbedder
+
+    def start(mode: str, **options: Any) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [sys.executable, "-c", _JOURNAL_CHILD, str(tmp_path), mode],
+            text=True,
+            env=bench._child_env(),
+            **options,
+        )
+
+    live = start("hold", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert live.stdout is not None
+        assert live.stdout.readline().strip() == "ready"
+        dying = start("die", stdout=subprocess.PIPE)
+        out, _ = dying.communicate(timeout=300)
+        assert dying.returncode == -9
+        assert out.strip().endswith(".journal")
+        replayed = []
+        for later in ("later-1", "later-2"):
+            child = start(later, stdout=subprocess.PIPE)
+            printed, _ = await asyncio.to_thread(child.communicate, timeout=300)
+            assert child.returncode == 0
+            replayed.append(int(printed.strip()))
+        assert replayed[1] == 0  # the first later process replayed everything left; once
+    finally:
+        assert live.stdin is not None
+        live.stdin.write("stop\n")
+        live.stdin.close()
+        assert live.wait(timeout=300) == 0
+    async with ContextEngine.local(tmp_path, project_id="p", embedder=FakeEmbedder()) as ctx:
+        said = [
+            f.content
+            for f in await ctx.list(session_id="dying", kinds=["message"], statuses=None, limit=500)
+            if f.content.startswith("Accepted message") and not is_context_record(f)
+        ]
+        assert sorted(said) == sorted(f"Accepted message {n} about the garden." for n in range(20))
+        live_notes = await ctx.list(session_id="live", kinds=["message"], statuses=None)
+        assert [f.content for f in live_notes].count(
+            "The live agent's note about the printer."
+        ) == 1
