@@ -184,3 +184,70 @@ def test_a_postgres_store_may_keep_its_vectors_in_a_shared_sqlite_file(tmp_path:
         embedder=FakeEmbedder(16),
     )
     assert isinstance(edge.vectors, QdrantEdgeVectorStore)
+
+
+def test_the_index_filters_as_the_reference_through_rewrites_and_deletions() -> None:
+    # Every filter field agrees with VectorFilter.matches, through rewrites that move points
+    # between scopes, deletions and reused rows, over many small scopes and one large one.
+    import json
+    import random
+
+    from sagewai.core._queries import VectorFilter, VectorPayload
+    from sagewai.stores.sqlite._vector_index import VectorIndex
+
+    rng = random.Random(5)
+    scopes = [f"session:p:s{n}" for n in range(40)] + ["project:p:p"] * 30
+    truth: dict[str, VectorPayload] = {}
+    index = VectorIndex(4)
+    seq = 0
+
+    def write(point_id: str) -> tuple[object, ...]:
+        nonlocal seq
+        seq += 1
+        created = float(rng.choice([100, 200, 300]))
+        found = VectorPayload(
+            "p",
+            rng.choice(scopes),
+            rng.choice(["active", "active", "flagged", "superseded"]),
+            rng.choice(["fact", "message"]),
+            rng.choice(["general", "event"]),
+            tuple(rng.sample(["a", "b", "c"], rng.randint(0, 2))),
+            created,
+            created,
+            rng.choice([math.inf, created + 100]),
+        )
+        truth[point_id] = found
+        vector = np.array([1.0, 0.0, 0.0, 0.0], dtype="<f4").tobytes()
+        return (seq, point_id, vector, found.project_id, found.scope_key, found.status,
+                found.kind, found.fact_type, json.dumps(list(found.tags)), found.created_at,
+                found.valid_from, found.valid_to)  # fmt: skip
+
+    def delete(point_id: str) -> tuple[object, ...]:
+        nonlocal seq
+        seq += 1
+        del truth[point_id]
+        return (seq, point_id, None, "p", "x", "active", "fact", "general", "[]", 0.0, 0.0, 0.0)
+
+    ids = [f"f{n}" for n in range(1500)]
+    index.apply([write(i) for i in ids])
+    for _ in range(3):  # rewrites (some change scope) and deletions, in batches
+        batch = [write(i) for i in rng.sample(ids, 300)]
+        batch += [delete(i) for i in rng.sample(sorted(truth), 100)]
+        index.apply(batch)
+        index.apply([write(i) for i in rng.sample(ids, 100) if i not in truth])
+    names = index._ids
+    for _ in range(300):
+        where = VectorFilter(
+            scope_keys=tuple(rng.sample(sorted(set(scopes)), rng.choice([1, 2, 3, 30]))),
+            statuses=rng.choice([None, ("active", "flagged"), ("superseded",)]),
+            kinds=rng.choice([None, ("message",)]),
+            fact_types=rng.choice([None, ("event",)]),
+            tags_any=rng.choice([None, None, ("a",), ("b", "c")]),
+            valid_at=rng.choice([None, None, 150.0, 250.0]),
+            ids=rng.choice([None, None, tuple(rng.sample(ids, 200))]),
+        )
+        expected = {i for i, p in truth.items() if where.matches(p, i)}
+        found = [names[row] for row in index.rows(where)]
+        assert len(found) == len(set(found))
+        assert set(found) == expected
+        assert index.count(where) == len(expected)
