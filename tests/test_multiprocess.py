@@ -128,7 +128,10 @@ async def test_more_bridges_than_before_write_one_folder_each_with_its_own_journ
             assert found.fact.content == f"Ticket {n} is about the printer."
 
 
-def test_sagewai_mcp_on_a_folder_another_process_holds_prints_one_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_sagewai_mcp_on_a_folder_another_process_holds_prints_one_line(
+    tmp_path: Path, transport: str
+) -> None:
     # Only a folder of the earlier layout (vectors in Qdrant's engine) can be held.
     import subprocess
 
@@ -157,6 +160,8 @@ def test_sagewai_mcp_on_a_folder_another_process_holds_prints_one_line(tmp_path:
             '"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}\n'
         )
         command = ["-m", "sagewai", "mcp", "--store", str(folder), "--project", "p", "--user", "u"]
+        if transport == "http":  # refused before it listens (uvicorn would log a traceback)
+            command += ["--http", "127.0.0.1:1"]
         server = subprocess.run(
             [sys.executable, *command],
             input=hello,

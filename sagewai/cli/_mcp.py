@@ -14,13 +14,18 @@ Example (a Claude Desktop ``mcpServers`` entry runs this command):
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sagewai.cli._stores import DEFAULT_STORE, open_engine
 from sagewai.core._scope import validate_identifier
 from sagewai.errors import ConfigurationError, SagewaiError
+
+if TYPE_CHECKING:
+    from sagewai.context._engine import ContextEngine
 
 __all__ = ["exposure_warning", "first_sagewai_error", "parse_http", "register", "run_mcp"]
 
@@ -129,6 +134,10 @@ def run_mcp(args: argparse.Namespace) -> int:
     if "://" not in store and not Path(store).exists():
         Path(store).mkdir(parents=True)
         print(f"sagewai: created the embedded store {store}", file=sys.stderr)
+    # The server opens the store when a session starts (stdio: at once; HTTP: at start-up,
+    # where the web server would log a failure as a traceback): a store that cannot be opened
+    # is reported here first, in one line, by an engine of its own.
+    asyncio.run(_opens(open_engine(store, args.project, vectors=args.vectors)))
     engine = open_engine(store, args.project, vectors=args.vectors)
     server = build_mcp_server(
         engine,
@@ -154,6 +163,11 @@ def run_mcp(args: argparse.Namespace) -> int:
             raise
         raise cause from None
     return EXIT_OK
+
+
+async def _opens(engine: ContextEngine) -> None:
+    async with engine:
+        pass
 
 
 def first_sagewai_error(error: BaseException) -> SagewaiError | None:
