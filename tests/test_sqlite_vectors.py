@@ -251,3 +251,27 @@ def test_the_index_filters_as_the_reference_through_rewrites_and_deletions() -> 
         assert len(found) == len(set(found))
         assert set(found) == expected
         assert index.count(where) == len(expected)
+
+
+async def test_a_consolidation_in_one_engine_reaches_the_next_search_of_another(
+    tmp_path: Path,
+) -> None:
+    # The reader's copy of the vectors is loaded before the other engine merges a duplicate;
+    # its next search sees the merge (the merged fact's vector is no longer searched).
+    from sagewai.core._queries import VectorFilter
+    from sagewai.intelligence import MemoryConsolidator
+
+    async with ContextEngine.local(tmp_path, project_id="demo") as reader:
+        await reader.add("The staging database runs PostgreSQL 15", fact_id="a")
+        await reader.add("The staging database runs PostgreSQL 15.", fact_id="b")
+        query = await reader.port.embedder.embed_query("staging database")
+        where = VectorFilter(scope_keys=((await reader.get("a")).scope_key,))
+        assert {h.id for h in await reader.port.vectors.search(query, 5, where)} == {"a", "b"}
+        async with ContextEngine.local(tmp_path, project_id="demo") as other:
+            report = await MemoryConsolidator(other).consolidate()
+        assert report.duplicates_removed == 1
+        hits = {h.id for h in await reader.port.vectors.search(query, 5, where)}
+        assert len(hits) == 1
+        [kept] = hits
+        merged = await reader.get("b" if kept == "a" else "a")
+        assert merged.status.value == "merged"
