@@ -6,6 +6,9 @@ import argparse
 import asyncio
 import io
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,7 +19,6 @@ from sagewai.context._engine import ContextEngine
 from sagewai.core._records import FactStatus
 from sagewai.intelligence import ConsolidationProgress
 from sagewai.stores import SqliteMetadataStore
-from sagewai.stores.qdrant._edge import QdrantEdgeVectorStore
 
 
 @pytest.fixture(scope="module")
@@ -108,14 +110,49 @@ def test_usage_and_configuration_errors_exit_2(
     assert exited.value.code == 2
 
 
-def test_a_runtime_failure_exits_1(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    async def hold_vectors_and_run() -> int:
-        # Another store holding the vector folder makes opening it fail at run time.
-        async with QdrantEdgeVectorStore(store / "vectors", dimension=384):
-            return await asyncio.to_thread(run_cli, "--project", "demo", "--store", str(store))
+def test_a_folder_held_by_another_process_exits_1_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A folder of the earlier layout keeps its vectors in Qdrant's engine, which one process at
+    # a time opens; a new folder's SQLite vectors are shared (tests/test_multiprocess.py).
+    folder = tmp_path / "old"
+    (folder / "vectors").mkdir(parents=True)
 
-    assert asyncio.run(hold_vectors_and_run()) == 1
-    assert "consolidation failed" in capsys.readouterr().err
+    async def seed() -> None:
+        async with ContextEngine.local(folder, project_id="demo") as ctx:
+            await ctx.add("The staging database runs PostgreSQL 15", fact_id="a")
+
+    asyncio.run(seed())
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLD_VECTORS, str(folder / "vectors")],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "holding"
+        assert run_cli("--project", "demo", "--store", str(folder)) == 1
+    finally:
+        holder.kill()
+        holder.wait()
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert "consolidation failed" in err
+    assert f"in use by process {holder.pid}" in err  # what holds it
+    assert "Stop that process" in err  # and what to do
+    assert "Traceback" not in err
+
+
+_HOLD_VECTORS = """
+import asyncio, sys, time
+from sagewai.stores.qdrant._edge import QdrantEdgeVectorStore
+async def hold():
+    async with QdrantEdgeVectorStore(sys.argv[1], dimension=384):
+        print("holding", flush=True)
+        time.sleep(120)
+asyncio.run(hold())
+"""
 
 
 def test_progress_bar_only_on_a_terminal(store: Path) -> None:

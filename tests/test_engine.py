@@ -274,6 +274,9 @@ async def test_bulk_load_enters_the_stores_blocks_and_loads_the_same_facts(tmp_p
         async with plain.bulk_load():
             added = await plain.add_many(texts)
         assert (await plain.search(texts[5], top_k=1))[0].fact.id == added[5].id
+    # A folder of the earlier layout (its vectors in Qdrant's engine, whose index is built in
+    # the bulk step); a new folder's SQLite vectors have no build step.
+    (tmp_path / "vectors").mkdir()
     async with ContextEngine.local(tmp_path, project_id="p", embedder=FakeEmbedder(32)) as ctx:
         edge = ctx.port.vectors.store
         assert isinstance(edge, QdrantEdgeVectorStore)

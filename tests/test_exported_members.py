@@ -115,6 +115,7 @@ STORES = [
     "SqliteEpisodeStore",
     "SqliteGraphStore",
     "SqliteMetadataStore",
+    "SqliteVectorStore",
     "VectorStore",
     "resolve_stores",
 ]

@@ -14,15 +14,20 @@ Example (a Claude Desktop ``mcpServers`` entry runs this command):
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sagewai.cli._stores import DEFAULT_STORE, open_engine
 from sagewai.core._scope import validate_identifier
-from sagewai.errors import ConfigurationError
+from sagewai.errors import ConfigurationError, SagewaiError
 
-__all__ = ["exposure_warning", "parse_http", "register", "run_mcp"]
+if TYPE_CHECKING:
+    from sagewai.context._engine import ContextEngine
+
+__all__ = ["exposure_warning", "first_sagewai_error", "parse_http", "register", "run_mcp"]
 
 EXIT_OK = 0
 
@@ -132,6 +137,10 @@ def run_mcp(args: argparse.Namespace) -> int:
     if "://" not in store and not Path(store).exists():
         Path(store).mkdir(parents=True)
         print(f"sagewai: created the embedded store {store}", file=sys.stderr)
+    # The server opens the store when a session starts (stdio: at once; HTTP: at start-up,
+    # where the web server would log a failure as a traceback): a store that cannot be opened
+    # is reported here first, in one line, by an engine of its own.
+    asyncio.run(_opens(open_engine(store, args.project, vectors=args.vectors)))
     engine = open_engine(store, args.project, vectors=args.vectors)
     server = build_mcp_server(
         engine,
@@ -139,13 +148,44 @@ def run_mcp(args: argparse.Namespace) -> int:
         allowed_projects=args.allow_projects,
         allowed_users=args.allow_users,
     )
-    if http is None:
-        server.run()
-    else:
-        host, port = http
-        warning = exposure_warning(host)
-        if warning is not None:
-            print(warning, file=sys.stderr)
-        print(f"sagewai: serving MCP at http://{host}:{port}/mcp", file=sys.stderr)
-        server.run("streamable-http", host=host, port=port)
+    try:
+        if http is None:
+            server.run()
+        else:
+            host, port = http
+            warning = exposure_warning(host)
+            if warning is not None:
+                print(warning, file=sys.stderr)
+            print(f"sagewai: serving MCP at http://{host}:{port}/mcp", file=sys.stderr)
+            server.run("streamable-http", host=host, port=port)
+    except BaseExceptionGroup as group:
+        # The server's task group wraps what failed (the store could not be opened when the
+        # session started): the command prints that one error, not the group's traceback.
+        cause = first_sagewai_error(group)
+        if cause is None:
+            raise
+        raise cause from None
     return EXIT_OK
+
+
+async def _opens(engine: ContextEngine) -> None:
+    async with engine:
+        pass
+
+
+def first_sagewai_error(error: BaseException) -> SagewaiError | None:
+    """The first :class:`~sagewai.errors.SagewaiError` inside ``error`` (nested groups too).
+
+    Example:
+        >>> group = ExceptionGroup("serving", [ValueError("x"), ConfigurationError("bad")])
+        >>> str(first_sagewai_error(group))
+        'bad'
+    """
+    if isinstance(error, SagewaiError):
+        return error
+    if isinstance(error, BaseExceptionGroup):
+        for inner in error.exceptions:
+            found = first_sagewai_error(inner)
+            if found is not None:
+                return found
+    return None

@@ -4,7 +4,8 @@ Wire your own engine from these names; each class is imported on first use, so a
 backend's driver (``asyncpg``, ``qdrant-client``, ``nebula3-python``) is needed only when that
 backend is used, and a missing one fails with the exact ``pip install "sagewai[...]"`` to run.
 
-* vector (:class:`VectorStore`): :class:`InMemoryVectorStore`, :class:`QdrantEdgeVectorStore`,
+* vector (:class:`VectorStore`): :class:`InMemoryVectorStore`, :class:`SqliteVectorStore` (the
+  embedded folder's, shared by every process), :class:`QdrantEdgeVectorStore`,
   :class:`QdrantVectorStore`, :class:`PgVectorStore`;
 * metadata (:class:`MetadataStore`): :class:`InMemoryMetadataStore`,
   :class:`SqliteMetadataStore`, :class:`PostgresMetadataStore`;
@@ -64,6 +65,7 @@ if TYPE_CHECKING:
     from sagewai.stores.sqlite._episodes import SqliteEpisodeStore
     from sagewai.stores.sqlite._graph import SqliteGraphStore
     from sagewai.stores.sqlite._metadata import SqliteMetadataStore
+    from sagewai.stores.sqlite._vectors import SqliteVectorStore
 
 __all__ = [
     "BatchWriter",
@@ -88,6 +90,7 @@ __all__ = [
     "SqliteEpisodeStore",
     "SqliteGraphStore",
     "SqliteMetadataStore",
+    "SqliteVectorStore",
     "VectorStore",
     "resolve_stores",
 ]
@@ -115,6 +118,7 @@ _LAZY = {
     "SqliteEpisodeStore": "sagewai.stores.sqlite._episodes",
     "SqliteGraphStore": "sagewai.stores.sqlite._graph",
     "SqliteMetadataStore": "sagewai.stores.sqlite._metadata",
+    "SqliteVectorStore": "sagewai.stores.sqlite._vectors",
     "VectorStore": "sagewai.stores.base._vector",
     "resolve_stores": "sagewai.stores._resolve",
 }

@@ -6,12 +6,18 @@
                       how vector points are keyed ("vector_ids": "project"; older folders are
                       upgraded on their first open, see sagewai.stores._local_migration)
   metadata.sqlite3    facts and their audit history (SQLite)
-  vectors/            the dense index (Qdrant's embedded engine)
+  vectors.sqlite3     the dense index (SQLite; every process on the machine shares it)
   graph.sqlite3       the knowledge graph (SQLite)
   episodes.sqlite3    whole sessions (SQLite)
 ```
 
-Several projects can share one folder; every store scopes by project.
+Several projects can share one folder; every store scopes by project. Any number of processes
+can open the folder at once (the agent, ``sagewai mcp`` servers, ``sagewai consolidate``, the
+inspector): every file is SQLite in WAL mode.
+
+A folder made before the vectors moved to SQLite holds them in ``vectors/`` (Qdrant's embedded
+engine, which one process at a time may open); it keeps working as it is, one process at a time.
+:meth:`LocalLayout.vector_backend` tells which of the two a folder uses.
 :meth:`ProjectStores.local <sagewai.stores._project.ProjectStores.local>` builds the stores of a
 folder; this module knows its paths, its manifest and the upgrade of an older folder.
 """
@@ -20,9 +26,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from sagewai.errors import ConfigurationError
 
@@ -36,6 +44,8 @@ __all__ = ["LocalLayout"]
 MANIFEST = "sagewai.json"
 METADATA_FILE = "metadata.sqlite3"
 VECTOR_DIR = "vectors"
+"""Qdrant's embedded engine: the vectors of a folder made before ``vectors.sqlite3``."""
+VECTOR_FILE = "vectors.sqlite3"
 EPISODES_FILE = "episodes.sqlite3"
 FORMAT_VERSION = 1
 VECTOR_IDS = "vector_ids"
@@ -56,7 +66,21 @@ class LocalLayout:
 
     @property
     def vector_path(self) -> Path:
+        """The Qdrant edge folder of an older folder (see :meth:`vector_backend`)."""
         return self.root / VECTOR_DIR
+
+    @property
+    def vector_file(self) -> Path:
+        """The SQLite vector store, every new folder's."""
+        return self.root / VECTOR_FILE
+
+    def vector_backend(self) -> Literal["sqlite", "qdrant-edge"]:
+        """Where this folder's vectors are: ``"qdrant-edge"`` for a folder made before
+        ``vectors.sqlite3`` (a ``vectors/`` folder and no ``vectors.sqlite3``), else
+        ``"sqlite"`` (every new folder, and an older one once migrated)."""
+        if not self.vector_file.exists() and self.vector_path.is_dir():
+            return "qdrant-edge"
+        return "sqlite"
 
     @property
     def graph_path(self) -> Path:
@@ -100,7 +124,9 @@ class LocalLayout:
 
     def _write_manifest(self, content: dict[str, Any]) -> None:
         manifest = self.root / MANIFEST
-        tmp = manifest.with_suffix(".tmp")
+        # A temporary name of this process and thread: processes opening a new folder at once
+        # each write a whole manifest and the last rename wins, never a half-written one.
+        tmp = manifest.with_suffix(f".{os.getpid()}-{threading.get_ident()}.tmp")
         tmp.write_text(json.dumps(content, indent=2) + "\n", encoding="utf-8")
         tmp.replace(manifest)
 

@@ -116,22 +116,33 @@ class ProjectStores:
     def local(cls, path: str | Path, *, embedder: Embedder | None = None) -> ProjectStores:
         """The embedded default: every store in one folder, no server, no API key.
 
-        The folder holds ``metadata.sqlite3`` (facts and history), ``vectors/`` (Qdrant's
-        embedded engine), ``graph.sqlite3`` (the knowledge graph) and ``episodes.sqlite3``
-        (whole sessions); see :mod:`sagewai.stores._local`. Nothing is opened or created by
-        this call: the folder is made on first open, and reopening it finds everything again.
+        The folder holds ``metadata.sqlite3`` (facts and history), ``vectors.sqlite3`` (the
+        dense index), ``graph.sqlite3`` (the knowledge graph) and ``episodes.sqlite3`` (whole
+        sessions); see :mod:`sagewai.stores._local`. Every process on the machine may open the
+        folder at once. A folder made before ``vectors.sqlite3`` keeps its vectors in Qdrant's
+        embedded engine (``vectors/``, one process at a time) until migrated. Nothing is opened
+        or created by this call: the folder is made on first open, and reopening it finds
+        everything again.
         """
         from sagewai.stores._local import LocalLayout
-        from sagewai.stores.qdrant._edge import QdrantEdgeVectorStore
         from sagewai.stores.sqlite._episodes import SqliteEpisodeStore
         from sagewai.stores.sqlite._graph import SqliteGraphStore
         from sagewai.stores.sqlite._metadata import SqliteMetadataStore
 
         layout = LocalLayout(Path(path))
         embedder = _default_embedder(embedder)
+        vectors: VectorStore
+        if layout.vector_backend() == "qdrant-edge":
+            from sagewai.stores.qdrant._edge import QdrantEdgeVectorStore
+
+            vectors = QdrantEdgeVectorStore(layout.vector_path, dimension=embedder.dimension)
+        else:
+            from sagewai.stores.sqlite._vectors import SqliteVectorStore
+
+            vectors = SqliteVectorStore(layout.vector_file, dimension=embedder.dimension)
         return cls(
             metadata=SqliteMetadataStore(layout.metadata_path),
-            vectors=QdrantEdgeVectorStore(layout.vector_path, dimension=embedder.dimension),
+            vectors=vectors,
             graph=SqliteGraphStore(layout.graph_path),
             episodes=SqliteEpisodeStore(layout.episodes_path, embedder=embedder),
             embedder=embedder,

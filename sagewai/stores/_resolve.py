@@ -7,7 +7,9 @@ with lazy imports, so a PostgreSQL driver is loaded only when a ``postgresql://`
 
 * ``--store`` is an embedded folder (``ContextEngine.local``'s) or a ``postgresql://`` URL;
 * with PostgreSQL, ``--vectors`` is an ``http(s)://`` Qdrant URL, ``pgvector`` (pgvector in the
-  ``--store`` database) or ``pgvector:postgresql://...``, or a Qdrant edge folder.
+  ``--store`` database) or ``pgvector:postgresql://...``, a ``.sqlite3`` file
+  (:class:`~sagewai.stores.sqlite._vectors.SqliteVectorStore`, which several processes share),
+  or a Qdrant edge folder.
 """
 
 from __future__ import annotations
@@ -97,6 +99,10 @@ def _vector_store(target: str, database: str, dimension: int, schema: str) -> Ve
         return PgVectorStore(
             target.partition(":")[2] or database, dimension=dimension, schema=schema
         )
+    if target.endswith(".sqlite3"):
+        from sagewai.stores.sqlite._vectors import SqliteVectorStore
+
+        return SqliteVectorStore(target, dimension=dimension)
     from sagewai.stores.qdrant._edge import QdrantEdgeVectorStore
 
     return QdrantEdgeVectorStore(target, dimension=dimension)

@@ -42,6 +42,7 @@ from sagewai.stores.qdrant._common import (
     split_by_scope,
 )
 from sagewai.stores.qdrant._edge import QdrantEdgeVectorStore
+from sagewai.stores.sqlite._vectors import SqliteVectorStore
 from sagewai.testing.conformance import VectorStoreConformance
 from sagewai.testing.conformance._vector import (
     DIM,
@@ -665,3 +666,17 @@ class TestQdrantServer(VectorStoreConformance):
     @pytest.fixture
     def make_store(self, request: pytest.FixtureRequest) -> VectorStoreFactory:
         return _server_backend(request).make
+
+
+class TestSqliteVectorStore(VectorStoreConformance):
+    durable = True
+
+    @pytest.fixture
+    def make_store(self, tmp_path: Path) -> VectorStoreFactory:
+        return lambda dim: SqliteVectorStore(tmp_path / "vectors.sqlite3", dim)
+
+
+class TestSqliteVectorStoreInMemory(VectorStoreConformance):
+    @pytest.fixture
+    def make_store(self) -> VectorStoreFactory:
+        return lambda dim: SqliteVectorStore(":memory:", dim)

@@ -27,7 +27,9 @@ MAX_SESSIONS = 10_000
 RETRY_DELAYS = (0.1, 0.5, 2.0)
 MODEL_FACT_INDEX = 1000
 """Fact indexes of a hybrid extractor's model facts start here (the rules' facts from 0)."""
-SIBLING_JOURNALS = 8
+SIBLING_JOURNALS = 256
+"""Default journals of one project in one folder: the bridges (processes) that may write it at
+once. A bridge takes the first free one; one that starts adopts what the gone ones left."""
 RECORD_DRAIN = 256
 
 

@@ -1,8 +1,9 @@
 """Versioned schema migrations of every SQL store, kept as plain ``.sql`` files.
 
 Each store has a folder of files named ``NNNN_description.sql``: ``sqlite/`` and ``postgres/``
-(the metadata stores), ``sqlite_graph/``, ``sqlite_episodes/`` and ``postgres_episodes/``, and
-``pgvector/`` (the vector table of :class:`~sagewai.stores.postgres._pgvector.PgVectorStore`).
+(the metadata stores), ``sqlite_graph/``, ``sqlite_episodes/``, ``sqlite_vectors/`` (an
+embedded folder's vectors, :mod:`sagewai.stores.sqlite._vectors`) and ``postgres_episodes/``,
+and ``pgvector/`` (the vector table of :class:`~sagewai.stores.postgres._pgvector.PgVectorStore`).
 One runner per database applies them (:mod:`sagewai.stores.sqlite._database`,
 :mod:`sagewai.stores.postgres._pool`).
 A store applies the files it has not recorded in its migrations table, in version
@@ -25,7 +26,13 @@ from typing import Literal
 __all__ = ["Migration", "MigrationSet", "load_migrations"]
 
 MigrationSet = Literal[
-    "sqlite", "sqlite_graph", "sqlite_episodes", "postgres", "postgres_episodes", "pgvector"
+    "sqlite",
+    "sqlite_graph",
+    "sqlite_episodes",
+    "sqlite_vectors",
+    "postgres",
+    "postgres_episodes",
+    "pgvector",
 ]
 """The migration folders shipped with sagewai, one per store and database."""
 

@@ -85,6 +85,18 @@ def _translate(exc: Exception, action: str) -> SagewaiError:
     return BackendError(f"cannot {action}: {message}")
 
 
+def _in_use(path: Path) -> str:
+    """One line for a folder another process holds: who holds it, and what to do."""
+    from sagewai.stores.base._holders import describe_holders
+
+    return (
+        f"the vectors at {path} are in use by {describe_holders(path)}: Qdrant's embedded "
+        "engine lets one process at a time open its folder. Stop that process and retry, or "
+        "copy the memory once into a new folder, which every process can share "
+        "(sagewai migrate --project P --from OLD --to NEW_FOLDER, for each project)"
+    )
+
+
 class QdrantEdgeVectorStore(VectorStore):
     """Vectors in one folder, searched by Qdrant's engine running in this process.
 
@@ -243,6 +255,9 @@ class QdrantEdgeVectorStore(VectorStore):
                     self._path.mkdir(parents=True, exist_ok=True)
                     shard = edge.EdgeShard.create(str(self._path), self._config(edge))
             except Exception as exc:
+                lowered = str(exc).lower()
+                if "wouldblock" in lowered or "locked" in lowered:
+                    raise BackendUnavailableError(_in_use(self._path)) from exc
                 raise _translate(exc, f"open the vector store at {self._path}") from exc
             try:
                 self._ensure_indexes(edge, shard)

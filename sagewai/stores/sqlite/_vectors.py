@@ -1,0 +1,333 @@
+"""The embedded default vector store: vectors in SQLite, shared by every process on the machine.
+
+Why SQLite: an embedded folder is opened by many processes at once (the agent, one ``sagewai
+mcp`` server per MCP client, ``sagewai consolidate`` from cron, the inspector). Qdrant's embedded
+engine locks its folder to one process; SQLite in WAL mode lets every process read while one
+writes, and makes a write durable when its transaction commits, as the metadata store does.
+
+How a search stays current: every change (an upsert, a payload update, a deletion) gives the
+rows it touches the next numbers of one counter (``seq``), in the same transaction, so the
+numbers follow the order in which writes committed. Each process keeps a copy of the vectors in
+memory (:class:`~sagewai.stores.sqlite._vector_index.VectorIndex`) and, before every search or
+count, reads the rows numbered above the last one it saw: one indexed range read, empty when
+nothing changed, so another process's write is visible to the next search. A deletion keeps the
+point's row with no vector, so other processes learn of it the same way.
+
+Search is exact (a matrix product over the matching rows); see ``docs/backends.md`` for its
+figures at 100k and 1M vectors.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sqlite3
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final, TypeVar
+
+import numpy as np
+
+from sagewai.core._embedder import Vector
+from sagewai.core._queries import VectorFilter, VectorHit, VectorPayload, VectorRecord
+from sagewai.errors import ConfigurationError, InvalidInputError
+from sagewai.stores.base._vector import VectorStore
+from sagewai.stores.sqlite._database import MEMORY, SqliteDatabase, write_transaction
+from sagewai.stores.sqlite._vector_index import CHANGE_COLUMNS, Change, VectorIndex
+
+__all__ = ["SqliteVectorStore"]
+
+_T = TypeVar("_T")
+
+_READ_BATCH: Final = 4096
+"""Rows fetched at a time while catching up (bounds the memory of a first load)."""
+_ID_BATCH: Final = 500
+"""Ids per ``IN (...)`` list (SQLite allows 32,766 parameters; small lists plan well)."""
+_UPSERT = (
+    "INSERT INTO vectors (point_id, seq, vector, project_id, scope_key, status, kind,"
+    " fact_type, tags, created_at, valid_from, valid_to)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " ON CONFLICT (point_id) DO UPDATE SET seq = excluded.seq, vector = excluded.vector,"
+    " project_id = excluded.project_id, scope_key = excluded.scope_key,"
+    " status = excluded.status, kind = excluded.kind, fact_type = excluded.fact_type,"
+    " tags = excluded.tags, created_at = excluded.created_at,"
+    " valid_from = excluded.valid_from, valid_to = excluded.valid_to"
+)
+_UPDATE_PAYLOAD = (
+    "UPDATE vectors SET seq = ?, project_id = ?, scope_key = ?, status = ?, kind = ?,"
+    " fact_type = ?, tags = ?, created_at = ?, valid_from = ?, valid_to = ?"
+    " WHERE point_id = ? AND vector IS NOT NULL"
+)
+_DELETE = "UPDATE vectors SET seq = ?, vector = NULL WHERE point_id = ? AND vector IS NOT NULL"
+
+
+def _unit(vector: Vector) -> Vector:
+    norm = float(np.linalg.norm(vector))
+    if norm == 0.0 or not math.isfinite(norm):
+        return vector
+    unit: Vector = (vector / norm).astype(np.float32)
+    return unit
+
+
+def _payload_row(payload: VectorPayload) -> tuple[object, ...]:
+    times = (payload.created_at, payload.valid_from, payload.valid_to)
+    if any(math.isnan(t) for t in times):
+        raise InvalidInputError("a time in a vector payload is NaN")
+    return (
+        payload.project_id,
+        payload.scope_key,
+        payload.status,
+        payload.kind,
+        payload.fact_type,
+        json.dumps(list(payload.tags), ensure_ascii=False),
+        *(float(t) for t in times),
+    )
+
+
+def _next_seqs(db: sqlite3.Connection, count: int) -> int:
+    """Reserve ``count`` change numbers inside the open write transaction; the first one."""
+    (last,) = db.execute("SELECT value FROM vector_state WHERE key = 'seq'").fetchone()
+    db.execute("UPDATE vector_state SET value = ? WHERE key = 'seq'", (last + count,))
+    return int(last) + 1
+
+
+class SqliteVectorStore(VectorStore):
+    """Vectors in one SQLite file that any number of processes share (see the module).
+
+    The embedded folder's default (``vectors.sqlite3``). Each process reads the vectors into
+    memory on its first search (a few seconds at a million) and keeps them current from the
+    database's change numbers; writes go to the database first and are durable on return.
+    Vectors are stored normalised (cosine), so :meth:`get_vectors` returns unit vectors.
+
+    Args:
+        path: The database file (created with its folder when missing), or ``":memory:"``.
+        dimension: Vector length. A file made for another length is refused with
+            :class:`~sagewai.errors.ConfigurationError`.
+        busy_timeout: Seconds a write waits for another process's write.
+
+    Example:
+        >>> import asyncio, tempfile
+        >>> import numpy as np
+        >>> from sagewai.core._queries import VectorFilter, VectorPayload, VectorRecord
+        >>> async def demo(folder: str) -> list[str]:
+        ...     payload = VectorPayload("p", "project:p:p", "active", "fact", "general")
+        ...     vector = np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32)
+        ...     async with SqliteVectorStore(f"{folder}/vectors.sqlite3", dimension=4) as store:
+        ...         await store.upsert([VectorRecord("fact-1", vector, payload)])
+        ...     # another process (here: another store on the same file) sees it
+        ...     async with SqliteVectorStore(f"{folder}/vectors.sqlite3", dimension=4) as other:
+        ...         hits = await other.search(vector, 3, VectorFilter(scope_keys=("project:p:p",)))
+        ...     return [hit.id for hit in hits]
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     asyncio.run(demo(folder))
+        ['fact-1']
+    """
+
+    def __init__(
+        self, path: str | os.PathLike[str], dimension: int, *, busy_timeout: float = 5.0
+    ) -> None:
+        if isinstance(dimension, bool) or not isinstance(dimension, int) or dimension <= 0:
+            raise InvalidInputError(f"dimension must be a positive integer, got {dimension!r}")
+        self._path = MEMORY if str(path) == MEMORY else str(Path(path))
+        self._dimension = dimension
+        self._database = SqliteDatabase(
+            self._path,
+            migrations="sqlite_vectors",
+            table="vector_migrations",
+            busy_timeout=busy_timeout,
+            pragmas=("PRAGMA cache_size = -16000",),
+            after_open=self._check_dimension,
+            thread_name="sagewai-vectors",
+        )
+        self._index: VectorIndex | None = None
+        """The copy in memory, made on the first read; touched on the database's thread only."""
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    @property
+    def path(self) -> str:
+        """The database file, or ``":memory:"``."""
+        return self._path
+
+    def __repr__(self) -> str:
+        return f"SqliteVectorStore({self._path!r}, dimension={self._dimension})"
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    async def open(self) -> None:
+        """Open the database and create its tables. Safe to call more than once."""
+        if not self._database.is_open:
+            await self._database.open()
+
+    async def close(self) -> None:
+        """Close the database and drop the copy in memory. Safe to call more than once."""
+        await self._database.close()
+        self._index = None
+
+    def _check_dimension(self, db: sqlite3.Connection) -> None:
+        recorded = "SELECT value FROM vector_state WHERE key = 'dimension'"
+        found = db.execute(recorded).fetchone()
+        if found is None:  # a new file: the first opener records its dimension
+            with write_transaction(db):
+                db.execute(
+                    "INSERT OR IGNORE INTO vector_state (key, value) VALUES ('dimension', ?)",
+                    (self._dimension,),
+                )
+                found = db.execute(recorded).fetchone()
+        (found,) = found
+        if int(found) != self._dimension:
+            raise ConfigurationError(
+                f"{self._path} holds {found}-d vectors; this store was made for "
+                f"{self._dimension}-d ones. Use the embedder the folder was written with."
+            )
+
+    # -- the copy in memory ----------------------------------------------------------------
+
+    def _current(self) -> VectorIndex:
+        """The copy, caught up with every change committed so far (on the database's thread)."""
+        index = self._index
+        db = self._database.connection
+        if index is None:
+            index = VectorIndex(self._dimension)
+            # One allocation for the first load instead of one per growth step.
+            (stored,) = db.execute(
+                "SELECT count(*) FROM vectors WHERE vector IS NOT NULL"
+            ).fetchone()
+            index.reserve(int(stored))
+        cursor = db.execute(
+            f"SELECT {CHANGE_COLUMNS} FROM vectors WHERE seq > ? ORDER BY seq", (index.seq,)
+        )
+        while rows := cursor.fetchmany(_READ_BATCH):
+            changes: list[Change] = rows
+            index.apply(changes)
+        self._index = index
+        return index
+
+    def _catch_up_if_loaded(self) -> None:
+        """After a write: bring a copy that exists up to date (a copy not made yet waits)."""
+        if self._index is not None:
+            self._current()
+
+    # -- the VectorStore core --------------------------------------------------------------
+
+    async def upsert(self, records: Sequence[VectorRecord]) -> None:
+        """Insert or replace vectors and payloads by id; durable when this returns."""
+        if not records:
+            return
+        latest = {record.id: record for record in records}
+        rows = [
+            (
+                record.id,
+                _unit(self._check_vector(record.vector)).astype("<f4").tobytes(),
+                *_payload_row(record.payload),
+            )
+            for record in latest.values()
+        ]
+
+        def write() -> None:
+            db = self._database.connection
+            with write_transaction(db):
+                first = _next_seqs(db, len(rows))
+                db.executemany(
+                    _UPSERT,
+                    [(row[0], first + n, *row[1:]) for n, row in enumerate(rows)],
+                )
+            self._catch_up_if_loaded()
+
+        await self._run(write)
+
+    async def search_many(
+        self,
+        vectors: Sequence[Vector],
+        top_k: int,
+        where: VectorFilter,
+        *,
+        ef: int | None = None,
+    ) -> list[list[VectorHit]]:
+        """Exact: ``ef`` changes nothing (but must be positive when given)."""
+        queries = [_unit(self._check_vector(vector)) for vector in vectors]
+        self._check_ef(ef)
+        if top_k <= 0 or not queries:
+            return [[] for _ in queries]
+        matrix = np.stack(queries).astype(np.float32, copy=False)
+        return await self._run(lambda: self._current().search(matrix, top_k, where))
+
+    async def get_vectors(self, ids: Sequence[str]) -> dict[str, Vector]:
+        wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return {}
+
+        def read() -> dict[str, Vector]:
+            db = self._database.connection
+            found: dict[str, Vector] = {}
+            for start in range(0, len(wanted), _ID_BATCH):
+                batch = wanted[start : start + _ID_BATCH]
+                marks = ", ".join("?" * len(batch))
+                for point_id, blob in db.execute(
+                    f"SELECT point_id, vector FROM vectors"
+                    f" WHERE point_id IN ({marks}) AND vector IS NOT NULL",
+                    batch,
+                ):
+                    found[point_id] = np.frombuffer(blob, dtype="<f4").astype(np.float32)
+            return found
+
+        return await self._run(read)
+
+    async def update_payloads(self, payloads: Mapping[str, VectorPayload]) -> None:
+        """Replace the payloads of stored ids (unknown ids are skipped)."""
+        rows = [(point_id, _payload_row(payload)) for point_id, payload in payloads.items()]
+        if not rows:
+            return
+
+        def write() -> None:
+            db = self._database.connection
+            with write_transaction(db):
+                first = _next_seqs(db, len(rows))
+                db.executemany(
+                    _UPDATE_PAYLOAD,
+                    [(first + n, *fields, point_id) for n, (point_id, fields) in enumerate(rows)],
+                )
+            self._catch_up_if_loaded()
+
+        await self._run(write)
+
+    async def delete(self, ids: Sequence[str]) -> None:
+        """Delete vectors by id (unknown ids are ignored)."""
+        doomed = list(dict.fromkeys(ids))
+        if doomed:
+            await self._run(self._delete_sync, doomed)
+
+    def _delete_sync(self, doomed: list[str]) -> None:
+        db = self._database.connection
+        with write_transaction(db):
+            first = _next_seqs(db, len(doomed))
+            db.executemany(_DELETE, [(first + n, i) for n, i in enumerate(doomed)])
+        self._catch_up_if_loaded()
+
+    async def delete_project(self, project_id: str) -> None:
+        def delete() -> None:
+            db = self._database.connection
+            with write_transaction(db):
+                doomed = [
+                    row[0]
+                    for row in db.execute(
+                        "SELECT point_id FROM vectors WHERE project_id = ? AND vector IS NOT NULL",
+                        (project_id,),
+                    )
+                ]
+                if doomed:
+                    first = _next_seqs(db, len(doomed))
+                    db.executemany(_DELETE, [(first + n, i) for n, i in enumerate(doomed)])
+            self._catch_up_if_loaded()
+
+        await self._run(delete)
+
+    async def count(self, where: VectorFilter) -> int:
+        return await self._run(lambda: self._current().count(where))
+
+    async def _run(self, function: Callable[..., _T], *args: Any) -> _T:
+        await self.open()
+        return await self._database.run(function, *args)
