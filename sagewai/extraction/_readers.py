@@ -511,6 +511,10 @@ def read_uses(match: re.Match[str], rule: Rule) -> Reading | None:
         predicate = noun_predicate(role.group(1))
         if predicate is not None and predicate.startswith("uses_"):
             return Reading(predicate, obj, False, rule.confidence + 0.1)
+    head, _, purpose = obj.partition(" for ")
+    kind = object_predicate(head) if purpose else None
+    if kind is not None:  # "I use Jenkins for CI": the CI service
+        return Reading(kind, head, False, rule.confidence)
     return Reading(object_predicate(obj) or "uses", obj, False, rule.confidence)
 
 
