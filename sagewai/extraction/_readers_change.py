@@ -148,33 +148,29 @@ def read_change(match: re.Match[str], rule: Rule) -> Reading | None:
     extra: list[tuple[str, str]] = []
     days = group(match, "days")
     obj: str | None
+    predicate: str | None
     if days is not None or rule.predicate == "scheduled_on":
-        schedule = _schedule(days or group(match, "obj") or "", thing, text)
-        if schedule is None or thing is None:
-            return None
-        obj, rule_text = schedule
-        predicate: str | None = "scheduled_on"
-        if rule_text is not None:
-            extra.append(("recurrence", rule_text))
+        obj = days or group(match, "obj") or ""
     else:
         obj = _value(group(match, "obj"))
         if obj is None:
             return None
-        if thing is None and weekday_of(obj.split()[0]) is not None:
-            return None  # a person does not move to a Monday
-        if thing is not None and weekday_of(obj.split()[0]) is not None:
-            schedule = _schedule(obj, thing, text)  # "the standup moved to Wednesdays"
-            if schedule is None:
-                return None
-            obj, rule_text = schedule
-            predicate = "scheduled_on"
-            if rule_text is not None:
-                extra.append(("recurrence", rule_text))
-        elif noun is not None:
+    if days is not None or weekday_of(obj.split()[0] if obj else "") is not None:
+        # "our standup is on Monday", "the standup moved to Wednesdays" (a person does not
+        # move to a Monday)
+        schedule = _schedule(obj, thing, text) if thing is not None else None
+        if schedule is None:
+            return None
+        obj, rule_text = schedule
+        predicate = "scheduled_on"
+        if rule_text is not None:
+            extra.append(("recurrence", rule_text))
+    else:
+        if noun is not None:
             predicate = noun_predicate(noun)
         else:
             predicate = object_predicate(obj) or rule.predicate
-        if predicate is None or not _valid(predicate, obj):
+        if predicate is None or predicate == "scheduled_on" or not _valid(predicate, obj):
             return None
     verb = " ".join((group(match, "verb") or "").lower().split())
     changed = verb.split()[0] if verb and verb.split()[0] in _CHANGE_VERBS else None
@@ -188,8 +184,8 @@ def read_change(match: re.Match[str], rule: Rule) -> Reading | None:
     if old is not None and old.casefold() != obj.casefold():
         extra.append(("replaces", old))
     negated = group(match, "neg") is not None
-    if negated:
-        extra = [item for item in extra if item[0] != "change"]
+    if negated:  # "no longer lives in Porto" ends a value and names no new one
+        extra = [item for item in extra if item[0] not in {"change", "replaces"}]
     return Reading(
         predicate,
         obj,
