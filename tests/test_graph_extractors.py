@@ -283,6 +283,9 @@ def test_predicate_vocabulary() -> None:
         "spouse_of",
         "partner_of",
         "has_age",
+        "managed_by",
+        "on_team",
+        "drives",
     }
     assert is_single_valued("moved to")
     assert not is_single_valued("likes")

@@ -40,9 +40,11 @@ from sagewai.core._claims import (
     Neighbour,
     ReconcileAction,
     ReconcileDecision,
+    StatedChange,
     already_sourced,
     decide,
     is_echo,
+    supersedes,
 )
 from sagewai.core._embedder import Embedder, Vector, Vectors
 from sagewai.core._queries import FactQuery, VectorFilter, WriteBatch
@@ -157,7 +159,7 @@ class LLMReconciler:
 
     async def decide(self, candidate: Fact, neighbours: Sequence[Neighbour]) -> ReconcileDecision:
         ruled = await self.rules.decide(candidate, neighbours)
-        if ruled.rule in ("reconcile.triple", "reconcile.negation") or (
+        if ruled.rule in ("reconcile.triple", "reconcile.change", "reconcile.negation") or (
             ruled.rule == "reconcile.duplicate" and Claim.of(candidate) is not None
         ):
             return ruled
@@ -342,11 +344,16 @@ class ClaimIndex:
                 return group
             after = (page[-1].created_at, page[-1].id)
 
-    def related(self, key: str, subject: str, claim: Claim) -> list[str]:
-        """Ids of live facts of ``subject`` in the scope that ``claim`` repeats or contradicts."""
+    def related(
+        self, key: str, subject: str, claim: Claim, change: StatedChange | None = None
+    ) -> list[str]:
+        """Ids of live facts of ``subject`` in the scope that ``claim`` repeats or ends (a
+        contradiction, or what a stated ``change`` replaces)."""
         scope = self._scopes.get(key)
         group = scope.subjects.get(subject, {}) if scope is not None else {}
-        return [i for i, other in group.items() if other == claim or claim.contradicts(other)]
+        return [
+            i for i, other in group.items() if other == claim or supersedes(claim, change, other)
+        ]
 
     @staticmethod
     def _apply(group: dict[str, Claim], fact: Fact) -> None:
@@ -507,7 +514,7 @@ class ReconcilingWriter:
                 wanted.setdefault(key, set()).add(candidate.fact.subject)
         await self.claims.prepare(wanted)
         related = [
-            self.claims.related(key, c.fact.subject, claim)
+            self.claims.related(key, c.fact.subject, claim, StatedChange.of(c.fact))
             if claim is not None and c.fact.subject
             else []
             for c, key, claim in zip(fresh, keys, claims, strict=True)

@@ -16,7 +16,8 @@ A search is eight steps (``docs/architecture.md`` draws them), the first buildin
 6. ``_present_first``: for a question about the present, a changed claim gives way to what
    replaced it (:func:`~sagewai.context._ranking.prefer_current`); for a question about a value
    now, a later statement of the value comes before an earlier one
-   (:func:`~sagewai.context._ranking.later_values_first`); and a message that holds no
+   (:func:`~sagewai.context._ranking.later_values_first`); for a search ``as_of`` a past time, a
+   claim that had changed by then gives way to what held then; and a message that holds no
    statement (a question, small talk) gives way to the records that answer
    (:func:`~sagewai.context._ranking.answers_first`);
 7. ``_results``: a message and the facts drawn from it folded into one result, repeats of the
@@ -57,7 +58,7 @@ from sagewai.context._ranking import (
     prefer_current,
     source_key,
 )
-from sagewai.context._standing import claim_changes
+from sagewai.context._standing import MAX_CHAIN, claim_changes
 from sagewai.core._arguments import aware_time, check_int, check_number, enum_values, string_list
 from sagewai.core._embedder import Vector
 from sagewai.core._pieces import is_piece, record_id
@@ -265,6 +266,15 @@ class _Standing:
                 found.setdefault(change.old.id, change)
         return tuple(found.values())
 
+    def changed_before(self, then: datetime) -> frozenset[str]:
+        """The asked candidates whose claim had already changed at ``then`` (an ``as_of``
+        search: what held then comes before what had changed by then)."""
+        return frozenset(
+            candidate
+            for candidate in self.asked
+            if any(c.at is not None and c.at <= then for c in self.changes.get(candidate, ()))
+        )
+
     def changes_of(self, group: SourceGroup) -> tuple[ClaimChange, ...]:
         """The changes of a result's records, each old claim once, newest first."""
         found: dict[str, ClaimChange] = {}
@@ -308,7 +318,8 @@ class Searcher:
         ranked = self._rank(request, found)  # fused evidence and bonuses
         ranked = await self._with_neighbours(request, found, ranked)  # turns next to the best
         standing = await self._standing(found, ranked)  # changed claims and what holds now
-        ranked = self._present_first(request, ranked, standing)  # now before then, answers first
+        held = await self._held_then(request, standing)  # an as_of search: what held then
+        ranked = self._present_first(request, ranked, standing, held)  # now before then
         results = self._results(request, ranked, standing)  # one result per statement, top_k
         self._mark_read(request, results, found.now)  # recent use slows decay
         return results
@@ -474,12 +485,43 @@ class Searcher:
                 asked.add(candidate.fact.id)
         return _Standing(changes, frozenset(asked), found_changes.rested_on)
 
+    async def _held_then(
+        self, request: SearchRequest, standing: _Standing
+    ) -> dict[str, list[Fact]] | None:
+        """For a search ``as_of`` a past time: the candidates whose claim had changed by then,
+        each with the facts that held in its place at that time (``None`` for other
+        searches). The chain of successors is read one link at a time (a few reads, only
+        for changed claims)."""
+        then = request.as_of
+        if then is None or not request.config.prefer_current or not standing.asked:
+            return None
+        held: dict[str, list[Fact]] = {}
+        for candidate in sorted(standing.changed_before(then)):
+            facts = held.setdefault(candidate, [])
+            for change in standing.changes[candidate]:
+                fact: Fact | None = change.old
+                for _ in range(MAX_CHAIN):
+                    if fact is None or fact.superseded_by is None:
+                        break
+                    found = await self.port.get_many([fact.superseded_by])
+                    fact = found[0] if found else None
+                    if fact is not None and fact.valid_at(then):
+                        if request.fact_query.matches(fact):
+                            facts.append(fact)
+                        break
+        return held
+
     def _present_first(
-        self, request: SearchRequest, ranked: list[RankedCandidate], standing: _Standing
+        self,
+        request: SearchRequest,
+        ranked: list[RankedCandidate],
+        standing: _Standing,
+        held: dict[str, list[Fact]] | None = None,
     ) -> list[RankedCandidate]:
-        """For a question about the present: what holds now before what changed; answers
-        before a message that holds no statement and echoes the query (the same question asked
-        before, small talk)."""
+        """For a question about the present: what holds now before what changed; for a search
+        ``as_of`` a past time, what held then before what had changed by then (``held``, from
+        :meth:`_held_then`); answers before a message that holds no statement and echoes the
+        query (the same question asked before, small talk)."""
         config = request.config
         present = request.as_of is None and not request.analysis.asks_past
         if config.prefer_current and standing.asked and present:
@@ -492,6 +534,8 @@ class Searcher:
                 for changed in standing.asked
             }
             ranked = prefer_current(ranked, successors, changed_weight=config.changed_weight)
+        elif held:
+            ranked = prefer_current(ranked, held, changed_weight=config.changed_weight)
         if config.later_values and present and request.analysis.asks_value_now:
             terms = request.analysis.keyword_text.lower().split()
             ranked = later_values_first(ranked, terms, window=_VALUE_WINDOW * request.top_k)

@@ -8,6 +8,9 @@ the core so that neither of those layers imports the other.
 
 * ``reconcile.triple`` (UPDATE): same subject, same single-valued predicate, a different object
   ("lives in Paris" -> "lives in Berlin").
+* ``reconcile.change`` (UPDATE): the candidate states a change (:class:`StatedChange`: "I
+  switched from Vim to Neovim", "my new e-mail is ...") and ends what it names: the value it
+  replaces, or every other value of a predicate that a change renews (``email``, ``phone``).
 * ``reconcile.negation`` (UPDATE): the candidate negates an existing statement, by triple
   ("likes tea" / ``likes tea`` negated) or, without triples, by wording ("Alice likes tea" /
   "Alice does not like tea").
@@ -24,7 +27,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from sagewai.core._predicates import canonical_polarity, is_single_valued, normalize_predicate
+from sagewai.core._predicates import (
+    RENEWABLE,
+    canonical_polarity,
+    is_single_valued,
+    normalize_predicate,
+)
 from sagewai.core._records import Fact, Provenance
 
 __all__ = [
@@ -33,10 +41,12 @@ __all__ = [
     "Neighbour",
     "ReconcileAction",
     "ReconcileDecision",
+    "StatedChange",
     "already_sourced",
     "decide",
     "is_echo",
     "negation_pair",
+    "supersedes",
 ]
 
 DEFAULT_DUPLICATE_THRESHOLD = 0.92
@@ -128,6 +138,55 @@ class Claim:
         return not self.negated and not other.negated and is_single_valued(self.predicate)
 
 
+@dataclass(frozen=True, slots=True)
+class StatedChange:
+    """A fact that says it is a change ("moved to", "switched from A to B", "my new X is").
+
+    The extractors mark such a fact in its metadata: ``change`` (the word that said so) and,
+    when the statement names it, ``replaces`` (the value before: "replaced Jenkins with ...").
+    A single-valued predicate needs no mark (any new value ends the old); the mark lets a change
+    end a value of a multi-valued predicate: the one it names, or, for a predicate a change
+    renews (:data:`~sagewai.core._predicates.RENEWABLE`: ``email``, ``phone``), the others.
+    """
+
+    replaces: str | None
+
+    @classmethod
+    def of(cls, fact: Fact) -> StatedChange | None:
+        """The change ``fact`` states, or ``None``."""
+        change, replaces = fact.metadata.get("change"), fact.metadata.get("replaces")
+        if not change and not replaces:
+            return None
+        return cls(_loose(replaces) if isinstance(replaces, str) and replaces.strip() else None)
+
+
+def supersedes(claim: Claim, change: StatedChange | None, other: Claim) -> bool:
+    """True when a statement of ``claim`` ends ``other``: it contradicts it, or it states a
+    change that names ``other``'s value or renews its predicate.
+
+    The value a change names may have been said with the general ``uses`` ("we use Jenkins"
+    is ended by "we replaced Jenkins with GitHub Actions", read as ``uses_ci``).
+
+    Example:
+        >>> new = Claim("user", "email", "b@x.io", False)
+        >>> old = Claim("user", "email", "a@x.io", False)
+        >>> supersedes(new, None, old), supersedes(new, StatedChange(None), old)
+        (False, True)
+        >>> ci = Claim("user", "uses_ci", "github actions", False)
+        >>> supersedes(ci, StatedChange("jenkins"), Claim("user", "uses", "jenkins", False))
+        True
+    """
+    if claim.contradicts(other):
+        return True
+    if change is None or claim.negated or other.negated or claim.subject != other.subject:
+        return False
+    if other.object == claim.object:
+        return False
+    if change.replaces is not None:
+        return other.object == change.replaces and other.predicate in (claim.predicate, "uses")
+    return other.predicate == claim.predicate and claim.predicate in RENEWABLE
+
+
 # --------------------------------------------------------------------------- wording
 
 _NEGATION = re.compile(r"\b(?:not|never|no longer|neither|nor)\b|n['’]t\b", re.IGNORECASE)
@@ -186,7 +245,8 @@ def decide(
 ) -> ReconcileDecision:
     """Decide ADD, UPDATE or NOOP for ``candidate`` against existing facts of its scope.
 
-    Rules in order: triple contradiction (UPDATE, every contradicted fact), same triple (NOOP),
+    Rules in order: triple contradiction or stated change (UPDATE, every fact it ends, see
+    :func:`supersedes`), same triple (NOOP),
     negation by wording (UPDATE), similarity at or above ``duplicate_threshold`` with equal exact
     values and no differing triple (NOOP), else ADD. Neighbours of another scope are ignored.
 
@@ -204,6 +264,7 @@ def decide(
         if n.fact.scope_key == candidate.scope_key and n.fact.id != candidate.id
     ]
     claim = Claim.of(candidate)
+    change = StatedChange.of(candidate)
     if claim is not None:
         contradicted: list[Fact] = []
         repeated: Neighbour | None = None
@@ -211,7 +272,7 @@ def decide(
             other = Claim.of(neighbour.fact)
             if other is None:
                 continue
-            if claim.contradicts(other):
+            if supersedes(claim, change, other):
                 contradicted.append(neighbour.fact)
             elif other == claim and (
                 repeated is None or neighbour.similarity > repeated.similarity
@@ -221,13 +282,17 @@ def decide(
             first = Claim.of(contradicted[0])
             assert first is not None
             negation = first.object == claim.object
-            rule = "reconcile.negation" if negation else "reconcile.triple"
-            why = (
-                "negates the earlier statement"
-                if negation
-                else f"{claim.predicate!r} holds one value at a time: {first.object!r} -> "
-                f"{claim.object!r}"
-            )
+            if negation:
+                rule, why = "reconcile.negation", "negates the earlier statement"
+            elif first.contradicts(claim):
+                rule = "reconcile.triple"
+                why = (
+                    f"{claim.predicate!r} holds one value at a time: {first.object!r} -> "
+                    f"{claim.object!r}"
+                )
+            else:
+                rule = "reconcile.change"
+                why = f"states a change: {first.object!r} -> {claim.object!r}"
             return ReconcileDecision(
                 ReconcileAction.UPDATE, rule, f"{claim.subject!r} {why}", tuple(contradicted)
             )

@@ -23,7 +23,19 @@ guess.
 | ``birthday`` | yes | date of birth | ``visited`` | no | places been to |
 | ``has_value`` | yes | an attribute's value | ``is_a`` | no | identity (vegetarian, ...) |
 | ``favorite_<kind>`` | yes | favourite of a kind | ``allergic_to`` | no | allergies |
-| ``email`` | no | e-mail address | ``phone`` | no | phone number |
+| ``email`` | no* | e-mail address | ``phone`` | no* | phone number |
+| ``managed_by`` | yes | manager or boss | ``drives`` | yes | the car one drives |
+| ``on_team`` | yes | the team one works in | ``scheduled_on`` | yes | when a thing happens |
+| ``uses_<kind>`` | yes | the one tool of a kind | | | |
+
+``uses_<kind>`` is a closed family (:data:`TOOL_KINDS`: ``uses_database``, ``uses_runtime``,
+``uses_editor``, ``uses_browser``, ...): a service has one database and one runtime at a time, a
+person one editor; plain ``uses`` stays multi-valued. ``scheduled_on`` holds a date ("Monday"),
+or for a recurring thing a recurrence written as its object ("every Monday", "every Monday and
+Thursday") with the RFC 5545 rule in the fact's metadata (``recurrence``:
+``FREQ=WEEKLY;BYDAY=MO``). (*) ``email`` and ``phone`` are multi-valued (a work and a private
+address), but a stated change ("my new e-mail is ...") replaces the old values: they are
+:data:`RENEWABLE`.
 
 plus the multi-valued relations ``parent_of``, ``child_of``, ``sibling_of``, ``relative_of``,
 ``friend_of``, ``colleague_of``, ``member_of``, ``works_on``, ``speaks``, ``studies``, ``uses``,
@@ -48,6 +60,9 @@ __all__ = [
     "FAVORITE_PREFIX",
     "JOB_TITLES",
     "PREDICATES",
+    "RENEWABLE",
+    "TOOL_KINDS",
+    "USES_PREFIX",
     "VOCABULARY",
     "Predicate",
     "canonical_polarity",
@@ -61,6 +76,14 @@ __all__ = [
 
 FAVORITE_PREFIX = "favorite_"
 """``favorite_<kind>`` (``favorite_color``, ``favorite_food``): single-valued, open-ended."""
+
+USES_PREFIX = "uses_"
+"""``uses_<kind>`` (``uses_database``, ``uses_editor``): the one tool of a kind, single-valued."""
+
+TOOL_KINDS: frozenset[str] = frozenset(
+    {"database", "runtime", "editor", "browser", "ci", "cloud", "os", "shell", "framework"}
+)
+"""The kinds of ``uses_<kind>``: a thing (a service, a person) uses one of each at a time."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +109,9 @@ _ENTRIES = (
     Predicate("spouse_of", True, "husband, wife or spouse", "is married to"),
     Predicate("partner_of", True, "boyfriend, girlfriend or partner", "is the partner of"),
     Predicate("has_age", True, "age in years", "is aged"),
+    Predicate("managed_by", True, "manager or boss", "is managed by"),
+    Predicate("on_team", True, "the team one works in", "is on"),
+    Predicate("drives", True, "the car one drives", "drives"),
     Predicate("studies", False, "subject of study", "studies"),
     Predicate("uses", False, "tools, technologies and products used", "uses"),
     Predicate("prefers", False, "preferred option", "prefers"),
@@ -111,6 +137,13 @@ _ENTRIES = (
     Predicate("has_value", True, "an attribute's value", "is", relation=False),
     Predicate("email", False, "e-mail address", "has the e-mail address", relation=False),
     Predicate("phone", False, "phone number", "has the phone number", relation=False),
+    Predicate(
+        "scheduled_on",
+        True,
+        "when a thing happens: a date, or a recurrence ('every Monday')",
+        "happens",
+        relation=False,
+    ),
     Predicate("allergic_to", False, "allergies", "is allergic to", relation=False),
     Predicate("is_a", False, "identity (vegetarian, ...)", "is", relation=False),
     Predicate("decided", False, "a decision taken", "decided", relation=False),
@@ -122,7 +155,11 @@ PREDICATES: dict[str, Predicate] = {p.name: p for p in _ENTRIES if p.relation}
 """The relation predicates: what a graph edge and a fact can both say."""
 
 VOCABULARY: dict[str, bool] = {p.name: p.single_valued for p in _ENTRIES}
-"""Every predicate name (except the ``favorite_<kind>`` family) -> single-valued."""
+"""Every predicate name (except the ``favorite_<kind>`` and ``uses_<kind>`` families) ->
+single-valued."""
+
+RENEWABLE: frozenset[str] = frozenset({"email", "phone"})
+"""Multi-valued predicates whose old values a stated change replaces ("my new e-mail is")."""
 
 _SYNONYMS: dict[str, str] = {
     "allergy": "allergic_to",
@@ -137,11 +174,9 @@ _SYNONYMS: dict[str, str] = {
     "mother": "child_of",
     "mum": "child_of",
     "parent": "child_of",
-    "boss": "colleague_of",
     "co_worker": "colleague_of",
     "colleague": "colleague_of",
     "coworker": "colleague_of",
-    "manager": "colleague_of",
     "chose": "decided",
     "decides": "decided",
     "decision": "decided",
@@ -319,6 +354,45 @@ _SYNONYMS.update(
     }
 )
 
+# Changes and the one-at-a-time relations they change (issue 37): a manager, a team, a car, a
+# schedule, the tool of a kind.
+_SYNONYMS.update(
+    {
+        "boss": "managed_by",
+        "manager": "managed_by",
+        "has_manager": "managed_by",
+        "line_manager": "managed_by",
+        "report_to": "managed_by",
+        "reports_to": "managed_by",
+        "reporting_to": "managed_by",
+        "supervised_by": "managed_by",
+        "team": "on_team",
+        "in_team": "on_team",
+        "on_the_team": "on_team",
+        "member_of_team": "on_team",
+        "works_in_team": "on_team",
+        "car": "drives",
+        "drive": "drives",
+        "driving": "drives",
+        "happens_on": "scheduled_on",
+        "held_on": "scheduled_on",
+        "meets_on": "scheduled_on",
+        "recurs_on": "scheduled_on",
+        "schedule": "scheduled_on",
+        "scheduled_for": "scheduled_on",
+        "scheduled": "scheduled_on",
+        "takes_place_on": "scheduled_on",
+        "database": "uses_database",
+        "uses_db": "uses_database",
+        "stores_data_in": "uses_database",
+        "runtime": "uses_runtime",
+        "language_version": "uses_runtime",
+        "runs_on_version": "uses_runtime",
+        "editor": "uses_editor",
+        "uses_ide": "uses_editor",
+    }
+)
+
 _SPELLING = {
     "favourite": "favorite",
     "colour": "color",
@@ -357,6 +431,8 @@ def normalize_predicate(predicate: str | None) -> str | None:
         return name
     if name.startswith(FAVORITE_PREFIX) and len(name) > len(FAVORITE_PREFIX):
         return name
+    if name.startswith(USES_PREFIX) and name[len(USES_PREFIX) :] in TOOL_KINDS:
+        return name
     return _SYNONYMS.get(name)
 
 
@@ -385,11 +461,13 @@ def is_single_valued(predicate: str) -> bool:
         (True, True, False)
         >>> is_single_valued("favorite_color"), is_single_valued("name")
         (True, True)
+        >>> is_single_valued("uses_database"), is_single_valued("uses"), is_single_valued("boss")
+        (True, False, True)
     """
     name = normalize_predicate(predicate)
     if name is None:
         return False
-    if name.startswith(FAVORITE_PREFIX):
+    if name.startswith((FAVORITE_PREFIX, USES_PREFIX)):
         return True
     return VOCABULARY.get(name, False)
 
@@ -413,13 +491,15 @@ def describe(predicate: str) -> str:
     """The verb phrase used to write a triple as a sentence (``lives_in`` -> ``"lives in"``).
 
     Example:
-        >>> describe("lives_in"), describe("favorite_color")
-        ('lives in', 'has as favorite color')
+        >>> describe("lives_in"), describe("favorite_color"), describe("uses_database")
+        ('lives in', 'has as favorite color', 'uses as database')
     """
     name = normalize_predicate(predicate) or predicate
     if name.startswith(FAVORITE_PREFIX):
         category = name[len(FAVORITE_PREFIX) :].replace("_", " ")
         return f"has as favorite {category}"
+    if name.startswith(USES_PREFIX):
+        return f"uses as {name[len(USES_PREFIX) :]}"
     entry = next((p for p in _ENTRIES if p.name == name), None)
     return entry.phrase if entry is not None else name.replace("_", " ")
 

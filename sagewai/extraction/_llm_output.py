@@ -1,7 +1,9 @@
 """What the LLM extractor shows the model and how it reads the answer, as pure functions.
 
-The prompt asks for the same records the rules produce, in the shared predicate vocabulary; the
-JSON schema is sent as ``response_format`` where the provider supports it. Reading the answer
+The prompt asks for the same records the rules produce, in the shared predicate vocabulary, with
+the same change marks (``change``, ``replaces``, ``recurrence``: see
+:mod:`sagewai.extraction._readers_change`); the JSON schema is sent as ``response_format`` where
+the provider supports it. Reading the answer
 never trusts it: each item is validated on its own, bad items are dropped and counted, exact
 values are kept only when they appear verbatim in the message, and predicates outside the
 vocabulary are dropped (the raw one stays in metadata).
@@ -18,7 +20,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from sagewai.core._predicates import VOCABULARY, normalize_predicate
+from sagewai.core._predicates import TOOL_KINDS, VOCABULARY, normalize_predicate
 from sagewai.core._records import FactType
 from sagewai.extraction._base import ExtractedFact, ExtractionContext
 
@@ -53,6 +55,9 @@ FACTS_SCHEMA: dict[str, Any] = {
                     "negated": {"type": "boolean"},
                     "exact_values": {"type": "array", "items": {"type": "string"}},
                     "event_time": {"type": ["string", "null"]},
+                    "change": {"type": ["string", "null"]},
+                    "replaces": {"type": ["string", "null"]},
+                    "recurrence": {"type": ["string", "null"]},
                 },
                 "required": [
                     "content",
@@ -64,6 +69,9 @@ FACTS_SCHEMA: dict[str, Any] = {
                     "negated",
                     "exact_values",
                     "event_time",
+                    "change",
+                    "replaces",
+                    "recurrence",
                 ],
                 "additionalProperties": False,
             },
@@ -102,10 +110,24 @@ Each fact:
 - content: one self-contained sentence in the third person; replace "I"/"my" with the
   speaker's name ("{speaker}"). Keep exact values (UUIDs, ids, URLs, e-mails, paths, versions,
   connection strings, amounts with units) character for character.
-- subject: who or what the fact is about (usually "{speaker}").
+- subject: who or what the fact is about: usually "{speaker}", a person named ("Priya"), or
+  a thing ("the orders service", "the team standup").
 - predicate and object: when one of these predicates fits, else null for both:
-  {predicates}, favorite_<category>.
+  {predicates}, favorite_<category>, uses_<kind> for the one {kinds} used.
 - negated: true for negative statements ("does not like tea", "no longer lives in Paris").
+- change: when the message states a change, the word that says so ("moved", "switched",
+  "migrated", "upgraded", "new", "now", "replaced"), else null. A change takes the predicate
+  of the statement it changes: "I moved to Lisbon" and "Priya relocated to Oslo" are lives_in;
+  "I switched to Neovim" is uses_editor; "We migrated the orders service to Postgres" is
+  subject "the orders service", uses_database, object "Postgres"; "We upgraded the billing
+  API to Python 3.11" is uses_runtime "Python 3.11"; "My new manager is Omar Haddad" and "I
+  now report to Omar" are managed_by; "I moved to the payments team" is on_team; "My new
+  e-mail is ..." is email; "These days I work at SAP" is works_at.
+- replaces: the value before the change when the message names it ("We replaced Jenkins with
+  GitHub Actions" -> "Jenkins"; "from MySQL to Postgres" -> "MySQL"), else null.
+- recurrence: for something that recurs ("our standup is on Mondays", "the retro is every
+  Friday", "the standup moved to Wednesday"): the RFC 5545 rule ("FREQ=WEEKLY;BYDAY=MO"), with
+  predicate scheduled_on and object "every Monday" (never a calendar date); else null.
 - exact_values: the exact values the fact holds, copied verbatim from the message.
 - event_time: for events and actions, the date in ISO 8601 (YYYY-MM-DD, YYYY-MM, YYYY, or
   start/end), resolving "yesterday", "last week" against the message time; else null.
@@ -136,6 +158,7 @@ def build_messages(
         max_facts=max_facts,
         speaker=speaker,
         predicates=", ".join(sorted(VOCABULARY)),
+        kinds=", ".join(sorted(TOOL_KINDS)),
     )
     lines = [f"Speaker: {speaker} (role: {context.role})"]
     if context.timestamp is not None:
@@ -197,6 +220,26 @@ def _confidence(value: Any) -> float | None:
     return min(max(number, 0.0), 1.0)
 
 
+_RRULE = re.compile(r"^FREQ=(?:DAILY|WEEKLY|MONTHLY|YEARLY)(?:;[A-Z]+=[A-Z0-9,+-]+)*$")
+
+
+def _change(item: Mapping[str, Any], *, negated: bool) -> dict[str, Any]:
+    """The change marks of an answer item (``change``, ``replaces``, ``recurrence``) that
+    validate; a negated statement states no change of value."""
+    marks: dict[str, Any] = {}
+    change = _text(item.get("change"), 40)
+    replaces = _text(item.get("replaces"), 200)
+    if change and not negated:
+        marks["change"] = change.lower()
+    if replaces and not negated:
+        marks["replaces"] = replaces
+        marks.setdefault("change", "replaced")
+    recurrence = _text(item.get("recurrence"), 120)
+    if recurrence and _RRULE.match(recurrence.upper()):
+        marks["recurrence"] = recurrence.upper()
+    return marks
+
+
 def _one_fact(item: Any, text: str, context: ExtractionContext, model: str) -> ExtractedFact | None:
     """One validated fact from one answer item, or ``None`` when the item cannot be trusted."""
     if not isinstance(item, Mapping):
@@ -226,6 +269,7 @@ def _one_fact(item: Any, text: str, context: ExtractionContext, model: str) -> E
         for value in raw_values:
             if isinstance(value, str) and value and value in text and value in content:
                 values.append(value)
+    metadata.update(_change(item, negated=metadata["negated"] is True))
     event_time = item.get("event_time")
     if not (isinstance(event_time, str) and _ISO_TIME.match(event_time.strip())):
         event_time = None

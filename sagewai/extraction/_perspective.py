@@ -44,7 +44,8 @@ _ADVERBS = frozenset(
     """really also still just never always often usually sometimes actually even already only
     definitely absolutely totally truly honestly generally recently finally eventually
     personally currently mostly kind sort pretty basically literally seriously genuinely
-    certainly occasionally rarely seldom hardly barely now then again first""".split()  # noqa: SIM905
+    certainly occasionally rarely seldom hardly barely now then again first no longer
+    nowadays""".split()  # noqa: SIM905
 )
 _TOKEN = re.compile(
     r"\b(?P<word>i|me|my|mine|myself|we|us|our|ours|ourselves|you|your|yours|yourself)\b"

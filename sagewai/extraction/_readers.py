@@ -12,6 +12,7 @@ import re
 
 from sagewai.core._predicates import is_job_title
 from sagewai.core._records import FactType
+from sagewai.extraction._kinds import noun_predicate, object_predicate
 from sagewai.extraction._patterns import (
     PRONOUNS,
     Reading,
@@ -64,6 +65,7 @@ _NOT_TOOLS = re.compile(r"^(?:to|the\s+bathroom|the\s+toilet|every|each|it\s+)",
 _LIVED = re.compile(r"\blived\b|\bhave lived\b|'ve lived")
 _YOU = re.compile(r"\byou(?:r|rs)?\b", re.IGNORECASE)
 _NEW_JOB = re.compile(r"\b(?:job|position|role|working)\s+(?:at|with|for)\s+(.+)$", re.IGNORECASE)
+_USED_AS = re.compile(r"\s+as\s+(?:my|our|an?|the|his|her|their)\s+([a-z -]{2,20})$", re.I)
 _LIGHT_PLAN = re.compile(r"^(?:be|keep|continue|make\s+it|try)\b", re.IGNORECASE)
 
 
@@ -403,11 +405,11 @@ _RELATIONS = {
     "kid": "parent_of",
     "child": "parent_of",
     "friend": "friend_of",
-    "boss": "colleague_of",
+    "boss": "managed_by",
     "colleague": "colleague_of",
     "coworker": "colleague_of",
     "co-worker": "colleague_of",
-    "manager": "colleague_of",
+    "manager": "managed_by",
     "mentor": "knows",
     "roommate": "knows",
     "neighbor": "knows",
@@ -503,7 +505,17 @@ def read_uses(match: re.Match[str], rule: Rule) -> Reading | None:
         return None  # "I run every morning" is not a tool
     if _NOT_TOOLS.match(obj):
         return None
-    return Reading("uses", obj, False, rule.confidence)
+    role = _USED_AS.search(obj)
+    if role is not None:  # "I use Vim as my editor": the one editor
+        obj = obj[: role.start()].strip()
+        predicate = noun_predicate(role.group(1))
+        if predicate is not None and predicate.startswith("uses_"):
+            return Reading(predicate, obj, False, rule.confidence + 0.1)
+    head, _, purpose = obj.partition(" for ")
+    kind = object_predicate(head) if purpose else None
+    if kind is not None:  # "I use Jenkins for CI": the CI service
+        return Reading(kind, head, False, rule.confidence)
+    return Reading(object_predicate(obj) or "uses", obj, False, rule.confidence)
 
 
 def read_lives(match: re.Match[str], rule: Rule) -> Reading | None:

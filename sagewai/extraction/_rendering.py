@@ -75,7 +75,11 @@ def render_fact(
     subject = _subject(reading, speaker_subject, display)
     fact_type = reading.fact_type or candidate.rule.fact_type
     predicate = reading.predicate
-    obj = _trim_time(reading.object, mentions)
+    recurring = any(key == "recurrence" for key, _ in reading.extra)
+    if recurring:
+        mentions = []  # "every Monday" is a rule, not the date of next Monday
+    # A schedule's value is its day; anything else loses a time phrase at its end.
+    obj = reading.object if predicate == "scheduled_on" else _trim_time(reading.object, mentions)
     if obj is not None:
         obj = resolve_perspective(
             obj,

@@ -210,7 +210,8 @@ WORLD_RULES: tuple[Rule, ...] = (
             + ADV
             + r"(?P<neg>\s+(?:don't|do\s+not|no\s+longer|never|didn't|did\s+not))?"
             + ADV
-            + r"\s+(?:live|lived|reside|resided|am\s+based|'m\s+based|are\s+based|'re\s+based|"
+            + r"(?:\s+|(?=['’]))(?:live|lived|reside|resided|am\s+based|'m\s+based|are\s+based|"
+            r"'re\s+based|"
             r"am\s+living|'m\s+living|are\s+living|'re\s+living|have\s+lived|'ve\s+lived|grew\s+up|"
             r"currently\s+live|now\s+live)\s+(?:in|at|near|outside(?:\s+of)?|on)\s+"
             + OBJ
@@ -269,7 +270,8 @@ WORLD_RULES: tuple[Rule, ...] = (
             + ADV
             + r"(?P<neg>\s+(?:don't|do\s+not|no\s+longer|never))?"
             + ADV
-            + r"\s+(?:work|am\s+working|'m\s+working|are\s+working|'re\s+working|have\s+worked|"
+            + r"(?:\s+|(?=['’]))(?:work|am\s+working|'m\s+working|are\s+working|'re\s+working|"
+            r"have\s+worked|"
             r"'ve\s+worked|'ve\s+been\s+working|"
             r"have\s+been\s+working)(?:\s+[\w-]+){0,3}?\s+(?:at|for)\s+" + OBJ + END_WORK
         ),
@@ -510,7 +512,9 @@ WORLD_RULES: tuple[Rule, ...] = (
         FactType.GENERAL,
         Anchor.SUBJECT,
         _re(
-            SUBJ + ADV + r"\s+(?P<verb>use|run|are\s+using|'re\s+using|am\s+using|'m\s+using|"
+            SUBJ
+            + ADV
+            + r"(?:\s+|(?=['’]))(?P<verb>use|run|are\s+using|'re\s+using|am\s+using|'m\s+using|"
             r"rely\s+on|deploy\s+(?:on|to)|host\s+(?:on|with)|are\s+running|'re\s+running|"
             r"am\s+running|'m\s+running|code\s+in|program\s+in|write\s+in)\s+" + OBJ + END
         ),

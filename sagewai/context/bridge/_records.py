@@ -206,8 +206,13 @@ class RecordBuilder:
                 speaker=item.speaker or turn.message.speaker_name,
                 extractor=item.extractor or self.extractor,
             )
-            # Relative dates mean the day they were said, whichever extractor wrote the fact.
-            grounded = ground_dates(item.content, turn.timestamp, protected=item.exact_values)
+            # Relative dates mean the day they were said, whichever extractor wrote the fact;
+            # a recurrence ("our standup is on Monday": every Monday) names no one day.
+            grounded = (
+                item.content
+                if item.metadata.get("recurrence")
+                else ground_dates(item.content, turn.timestamp, protected=item.exact_values)
+            )
             fact_id = fact_id_for(
                 self.project_id, turn.session_id, turn.message_id, first_index + offset
             )

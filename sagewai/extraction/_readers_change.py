@@ -1,0 +1,201 @@
+"""The builder of the change rules: who changed what, from what, to what.
+
+One reader for the rules of :mod:`.rulebook_change`. It reads the match's named groups:
+
+* the subject: ``who`` (I, we, a name), ``whose`` (my, our, "Priya's") or ``thing`` (a service,
+  a meeting; written "the ..."), else the speaker;
+* the value: ``obj``, the value before it ``old`` when named ("from MySQL to Postgres",
+  "replaced Jenkins with ..."), a ``noun`` ("my new *manager* is") and ``days`` (a schedule);
+* the predicate: a schedule's when the value is a day of a thing ("the standup moved to
+  Wednesday"), else the noun's ("my new *manager* is"), else the value's kind (:mod:`.kinds`:
+  Postgres is a database, Neovim an editor, "the payments team" a team), else the rule's own.
+
+A reading that changes something carries ``change`` (the word that said so) and, when named,
+``replaces`` (the old value) in its extra fields; they reach the fact's metadata, where the
+reconciler reads them (:mod:`sagewai.core._claims`). A weekly schedule carries ``recurrence``
+(an RFC 5545 rule) and its object is "every Monday", not a date.
+"""
+
+from __future__ import annotations
+
+import re
+
+from sagewai.core._records import FactType
+from sagewai.extraction._kinds import (
+    HABITUAL_MEETING,
+    kind_of,
+    noun_predicate,
+    object_predicate,
+    recurrence,
+    weekday_of,
+)
+from sagewai.extraction._patterns import Reading, Rule, clean_object, group, is_pronoun
+
+__all__ = ["read_change"]
+
+_NOT_NAME_WORDS = frozenset(
+    """I The A An And But So My Our Is Was Are Were He She They It We You This That Then There
+    Here When What Who How Why Yesterday Today Tomorrow Tonight Last Next On In At For Also Now
+    Big News Update Btw Oh Well Good Great Just Finally Recently Actually Guess Anyway Since After
+    Before From Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March
+    April May June July August September October November December Meanwhile Sadly Luckily
+    Fun Fact Quick Heads Hey Hi Hello Ok Okay Yes No Sure Cool Wow Please These Those Every
+    Each""".split()  # noqa: SIM905
+)
+_ARTICLE = re.compile(r"^(?:a|an|the|my|our)\s+", re.IGNORECASE)
+_NOW = re.compile(r"\b(?:now|these\s+days|nowadays|from\s+now\s+on|anymore|no\s+longer)\b", re.I)
+_NEW = re.compile(r"\bnew\b", re.IGNORECASE)
+_DAY_WORD = re.compile(r"[A-Za-z]+")
+_PLURAL_OR_EVERY = re.compile(r"\b(?:every|each)\b|days\b", re.IGNORECASE)
+_DATED = re.compile(r"\b(?:next|this|last|coming|the\s+\d)", re.IGNORECASE)
+_DIGIT = re.compile(r"\d")
+_OWNED_BEFORE = re.compile(
+    r"\b(?:my|our|his|her|their|your)\s+(?:[a-z'-]+\s+){0,2}$", re.IGNORECASE
+)
+_CAPITAL = re.compile(r"^(?-i:[A-Z0-9])")
+
+
+def _person(raw: str | None) -> tuple[str | None, bool]:
+    """``(subject, is_speaker)`` of a ``who`` group; a name loses leading sentence words."""
+    if raw is None:
+        return None, True
+    words = raw.replace("’", "'").split()
+    if len(words) == 1 and words[0].lower() in {"i", "we", "i've", "we've", "i'd", "we'd"}:
+        return None, True
+    while words and words[0] in _NOT_NAME_WORDS:
+        words.pop(0)
+    if not words:
+        return None, False
+    return " ".join(words), False
+
+
+def _thing(raw: str | None) -> str | None:
+    if raw is None:
+        return None
+    thing = " ".join(raw.split()).strip(" '")
+    return thing or None
+
+
+def _value(raw: str | None) -> str | None:
+    value = clean_object(raw)
+    if value is None:
+        return None
+    value = _ARTICLE.sub("", value).strip()
+    if not value or is_pronoun(value):
+        return None
+    return value
+
+
+def _valid(predicate: str, value: str) -> bool:
+    """Whether ``value`` can be a value of ``predicate`` (names are capitalised, ...)."""
+    if predicate == "email":
+        return "@" in value and " " not in value
+    if predicate == "phone":
+        return len(_DIGIT.findall(value)) >= 6
+    if predicate in {"managed_by", "works_at", "lives_in", "is_from"}:
+        return bool(_CAPITAL.match(value)) and len(value.split()) <= 5
+    if predicate == "drives":
+        return kind_of(value) == "car" or bool(_CAPITAL.match(value))
+    if predicate == "on_team":
+        return kind_of(value) == "team"
+    if predicate.startswith("uses_"):
+        return kind_of(value) is not None or bool(_CAPITAL.match(value))
+    return True
+
+
+def _schedule(days_text: str, thing: str | None, head: str) -> tuple[str, str | None] | None:
+    """``(object, rrule or None)`` of the days named; a recurrence for recurring things."""
+    days = [d for d in (weekday_of(w) for w in _DAY_WORD.findall(days_text)) if d]
+    if not days:
+        return None
+    recurring = (
+        bool(_PLURAL_OR_EVERY.search(days_text))
+        or bool(_PLURAL_OR_EVERY.search(head))
+        or (thing is not None and HABITUAL_MEETING.search(thing) is not None)
+    )
+    if recurring and not _DATED.search(days_text):
+        return recurrence(days)
+    return days_text.strip(), None
+
+
+_CHANGE_VERBS = frozenset(
+    """moved relocated transferred switched changed migrated upgraded ported bumped converted
+    pushed shifted rescheduled replaced swapped ditched traded exchanged dropped joined started
+    got took went""".split()  # noqa: SIM905
+)
+_MOVES_HOME = frozenset({"moved", "relocated"})
+
+
+def read_change(match: re.Match[str], rule: Rule) -> Reading | None:
+    """Read a change rule's match (see the module's docstring)."""
+    text = match.group(0)
+    thing = _thing(group(match, "thing"))
+    noun = group(match, "noun")
+    owner = (group(match, "owner") or "").lower()
+    if thing is not None and owner in {"my", "our"} and noun_predicate(thing) is not None:
+        noun, thing = thing, None  # "I changed my number to ...": the speaker's number
+    person, speaker = _person(group(match, "who"))
+    whose = group(match, "whose")
+    if whose is not None:
+        if whose.lower() in {"my", "our"}:
+            person, speaker = None, True
+        else:
+            person, speaker = _person(whose.removesuffix("'s").removesuffix("’s"))
+    if not speaker and person is None and thing is None:
+        return None
+    if person is not None and _OWNED_BEFORE.search(match.string, 0, match.start()):
+        return None  # "my brother Kevin lives in ...": the possessive rules' subject
+    extra: list[tuple[str, str]] = []
+    days = group(match, "days")
+    obj: str | None
+    predicate: str | None
+    if days is not None or rule.predicate == "scheduled_on":
+        obj = days or group(match, "obj") or ""
+    else:
+        obj = _value(group(match, "obj"))
+        if obj is None:
+            return None
+    if days is not None or weekday_of(obj.split()[0] if obj else "") is not None:
+        # "our standup is on Monday", "the standup moved to Wednesdays" (a person does not
+        # move to a Monday)
+        schedule = _schedule(obj, thing, text) if thing is not None else None
+        if schedule is None:
+            return None
+        obj, rule_text = schedule
+        predicate = "scheduled_on"
+        if rule_text is not None:
+            extra.append(("recurrence", rule_text))
+    else:
+        if noun is not None:
+            predicate = noun_predicate(noun)
+        else:
+            predicate = object_predicate(obj) or rule.predicate
+        if predicate is None or predicate == "scheduled_on" or not _valid(predicate, obj):
+            return None
+    verb = " ".join((group(match, "verb") or "").lower().split())
+    changed = verb.split()[0] if verb and verb.split()[0] in _CHANGE_VERBS else None
+    if changed is None and _NEW.search(text):
+        changed = "new"
+    elif changed is None and (_NOW.search(text) or group(match, "old")):
+        changed = "now"
+    if changed is not None:
+        extra.append(("change", changed))
+    old = _value(group(match, "old"))
+    if old is not None and old.casefold() != obj.casefold():
+        extra.append(("replaces", old))
+    negated = group(match, "neg") is not None
+    if negated:  # "no longer lives in Porto" ends a value and names no new one
+        extra = [item for item in extra if item[0] not in {"change", "replaces"}]
+    return Reading(
+        predicate,
+        obj,
+        negated,
+        rule.confidence,
+        subject=thing if thing is not None else person,
+        owner="the" if thing is not None else None,
+        # A move of home stays an event (it happened on a day) as well as the new home.
+        fact_type=FactType.EVENT
+        if predicate == "lives_in" and changed in _MOVES_HOME
+        else FactType.GENERAL,
+        extra=tuple(extra),
+    )

@@ -1,0 +1,334 @@
+"""Changes stated the way people state them (issue 37): the old value gives way to the new.
+
+"The team standup moved to Wednesday.", "We upgraded the billing API to Python 3.11.", "We
+migrated the orders service to Postgres this week." and "My new manager is Omar Haddad." each
+end the value said before; "Our team standup is on Monday." is a weekly rule, not a date. Then
+update chains (``benchmarks/update_chains.py``: a value said, changed twice, days apart, other
+talk between) through the seed's wiring on the embedded default and on PostgreSQL: the memory
+block, search's first result and ``as_of`` each tell the value that held.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import json
+import sys
+from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from sagewai import ContextEngine, Fact, FactStatus
+from sagewai.context import MemoryBridge
+from sagewai.embeddings import MiniLMEmbedder
+from sagewai.intelligence import LLMFactExtractor, RuleBasedFactExtractor
+from sagewai.stores import InMemoryVectorStore, PostgresMetadataStore
+from sagewai.testing import ScriptedLLM
+
+_PATH = Path(__file__).resolve().parent.parent / "benchmarks" / "update_chains.py"
+
+
+def _load() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("update_chains", _PATH)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["update_chains"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+chains = _load()
+
+Factory = Callable[[], ContextEngine]
+DAY0 = datetime(2026, 3, 2, 9, tzinfo=UTC)
+
+
+@pytest.fixture(params=["local", "postgres"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Factory:
+    """How to make the project's engine: the embedded default, or PostgreSQL."""
+    if request.param == "local":
+        return lambda: ContextEngine.local(tmp_path / "memory", project_id="p")
+    dsn = request.getfixturevalue("postgres_dsn")
+    schema = request.getfixturevalue("postgres_schema")
+    embedder = MiniLMEmbedder()
+    return lambda: ContextEngine(
+        metadata_store=PostgresMetadataStore(dsn, schema=schema),
+        vector_store=InMemoryVectorStore(embedder.dimension),
+        embedder=embedder,
+        project_id="p",
+    )
+
+
+@pytest.fixture
+async def engine(backend: Factory) -> AsyncIterator[ContextEngine]:
+    ctx = backend()
+    async with ctx:
+        await ctx.migrate()
+        yield ctx
+
+
+async def say(bridge: MemoryBridge, *lines: str, user: str = "u") -> None:
+    """Each line a turn of its own session, a week after the one before."""
+    for index, line in enumerate(lines):
+        await bridge.process_message(
+            {"role": "user", "content": line, "timestamp": DAY0 + timedelta(days=7 * index)},
+            session_id=f"s{index}",
+            user_id=user,
+        )
+
+
+def rules_bridge(ctx: ContextEngine) -> MemoryBridge:
+    return MemoryBridge(context_engine=ctx, fact_extractor=RuleBasedFactExtractor(), journal=False)
+
+
+async def claims(ctx: ContextEngine, status: FactStatus, user: str = "u") -> set[tuple[str, ...]]:
+    facts: list[Fact] = await ctx.list(user_id=user, statuses=[status])
+    return {f.triple for f in facts if f.triple is not None}
+
+
+CHANGES = [
+    (
+        "Our team standup is on Monday.",
+        "The team standup moved to Wednesday.",
+        ("the team standup", "scheduled_on", "every Monday"),
+        ("the team standup", "scheduled_on", "every Wednesday"),
+    ),
+    (
+        "The billing API runs on Python 3.10.",
+        "We upgraded the billing API to Python 3.11.",
+        ("the billing API", "uses_runtime", "Python 3.10"),
+        ("the billing API", "uses_runtime", "Python 3.11"),
+    ),
+    (
+        "The orders service uses MySQL.",
+        "We migrated the orders service to Postgres this week.",
+        ("the orders service", "uses_database", "MySQL"),
+        ("the orders service", "uses_database", "Postgres"),
+    ),
+    (
+        "My manager is Lena Fischer.",
+        "My new manager is Omar Haddad.",
+        ("user", "managed_by", "Lena Fischer"),
+        ("user", "managed_by", "Omar Haddad"),
+    ),
+    (
+        "Priya lives in Porto.",
+        "Priya moved to Lisbon.",
+        ("Priya", "lives_in", "Porto"),
+        ("Priya", "lives_in", "Lisbon"),
+    ),
+    (
+        "I use Jenkins for CI.",
+        "We replaced Jenkins with GitHub Actions.",
+        ("user", "uses_ci", "Jenkins"),
+        ("user", "uses_ci", "GitHub Actions"),
+    ),
+    (
+        "My email is ana@posteo.de.",
+        "My new email is ana@kowalski.dev.",
+        ("user", "email", "ana@posteo.de"),
+        ("user", "email", "ana@kowalski.dev"),
+    ),
+    (
+        "I'm on the payments team.",
+        "I moved to the platform team.",
+        ("user", "on_team", "payments team"),
+        ("user", "on_team", "platform team"),
+    ),
+    (
+        "I drive a Toyota Corolla.",
+        "I traded in my Corolla for a Kia Niro.",
+        ("user", "drives", "Toyota Corolla"),
+        ("user", "drives", "Kia Niro"),
+    ),
+    (
+        "I use Vim as my editor.",
+        "I switched from Vim to Neovim.",
+        ("user", "uses_editor", "Vim"),
+        ("user", "uses_editor", "Neovim"),
+    ),
+]
+
+
+@pytest.mark.parametrize(("before", "after", "old", "new"), CHANGES)
+async def test_a_stated_change_ends_the_old_value(
+    engine: ContextEngine, before: str, after: str, old: tuple[str, ...], new: tuple[str, ...]
+) -> None:
+    await say(rules_bridge(engine), before, after)
+    active = await claims(engine, FactStatus.ACTIVE)
+    superseded = await claims(engine, FactStatus.SUPERSEDED)
+    assert new in active
+    assert old in superseded
+    assert old not in active
+
+
+async def test_what_is_not_a_change_stays(engine: ContextEngine) -> None:
+    """A second tool, a second liking, a second work e-mail: nothing is ended on a guess."""
+    await say(
+        rules_bridge(engine),
+        "I use Grafana for dashboards.",
+        "I use Slack at work.",
+        "My email is ana@posteo.de.",
+        "My work email is ana@acme.io.",
+        "Priya lives in Porto.",
+        "Marco moved to Lisbon.",
+    )
+    assert not await claims(engine, FactStatus.SUPERSEDED)
+
+
+async def test_no_longer_ends_the_statement(engine: ContextEngine) -> None:
+    await say(rules_bridge(engine), "I work at Siemens.", "I no longer work at Siemens.")
+    (fact,) = [f for f in await engine.list(user_id="u") if f.predicate == "works_at"]
+    assert fact.metadata["negated"] is True
+    assert fact.content == "The user no longer works at Siemens."
+    assert ("user", "works_at", "Siemens") in await claims(engine, FactStatus.SUPERSEDED)
+
+
+async def test_a_weekly_meeting_is_a_recurrence_not_a_date(engine: ContextEngine) -> None:
+    await say(
+        rules_bridge(engine), "Our team standup is on Monday.", "We hold the retro on Fridays."
+    )
+    facts = {f.subject: f for f in await engine.list(user_id="u") if f.predicate}
+    standup, retro = facts["the team standup"], facts["the retro"]
+    assert standup.object == "every Monday"
+    assert standup.metadata["recurrence"] == "FREQ=WEEKLY;BYDAY=MO"
+    assert "2026" not in standup.content  # no calendar date was made up
+    assert standup.metadata.get("event_time") is None
+    assert retro.object == "every Friday"
+    assert retro.metadata["recurrence"] == "FREQ=WEEKLY;BYDAY=FR"
+    (found,) = await engine.search("What day is the team standup?", 1, user_id="u")
+    assert "Monday" in found.fact.content or any("Monday" in r.content for r in found.related)
+
+
+async def test_a_one_off_appointment_keeps_its_date(engine: ContextEngine) -> None:
+    await say(rules_bridge(engine), "My dentist appointment is on Monday.")
+    (fact,) = [f for f in await engine.list(user_id="u") if f.kind.value == "fact"]
+    assert "recurrence" not in fact.metadata
+    assert "(2026-03-09)" in fact.content  # the Monday after the message
+
+
+# --------------------------------------------------------------------------- the model
+
+
+def llm_answer(**item: object) -> str:
+    base: dict[str, object] = {
+        "fact_type": "general",
+        "confidence": 0.9,
+        "negated": False,
+        "exact_values": [],
+        "event_time": None,
+        "change": None,
+        "replaces": None,
+        "recurrence": None,
+    }
+    base.update(item)
+    return json.dumps({"facts": [base]})
+
+
+async def test_the_model_is_asked_for_changes_in_the_same_vocabulary() -> None:
+    llm = ScriptedLLM([llm_answer(content="x", subject=None, predicate=None, object=None)])
+    await LLMFactExtractor(client=llm).extract("We migrated the orders service to Postgres.")
+    prompt = llm.calls[0].messages[0]["content"]
+    for words in ("moved", "switched", "migrated", "upgraded", "replaced", "now", "no longer"):
+        assert words in prompt
+    for name in ("managed_by", "on_team", "scheduled_on", "uses_<kind>", "database", "runtime"):
+        assert name in prompt
+    assert "FREQ=WEEKLY;BYDAY=MO" in prompt
+    schema = llm.calls[0].response_format
+    assert schema is not None
+    properties = schema["json_schema"]["schema"]["properties"]["facts"]["items"]["properties"]
+    assert {"change", "replaces", "recurrence"} <= set(properties)
+
+
+async def test_the_models_change_marks_end_the_old_value(engine: ContextEngine) -> None:
+    llm = ScriptedLLM(
+        [
+            llm_answer(
+                content="The user uses Jenkins.", subject="user", predicate="uses", object="Jenkins"
+            ),
+            llm_answer(
+                content="The user replaced Jenkins with GitHub Actions.",
+                subject="user",
+                predicate="uses",
+                object="GitHub Actions",
+                change="replaced",
+                replaces="Jenkins",
+            ),
+            llm_answer(
+                content="The user's standup is every Monday.",
+                subject="the standup",
+                predicate="scheduled_on",
+                object="every Monday",
+                recurrence="freq=weekly;byday=MO",
+            ),
+            llm_answer(
+                content="The user likes bad rules.",
+                subject="user",
+                predicate="likes",
+                object="rules",
+                recurrence="DROP TABLE facts",
+            ),
+        ]
+    )
+    extractor = LLMFactExtractor(client=llm)
+    bridge = MemoryBridge(
+        context_engine=engine, fact_extractor=extractor, extract_every_n_turns=1, journal=False
+    )
+    await say(
+        bridge,
+        "We build with Jenkins.",
+        "We replaced Jenkins with GitHub Actions.",
+        "Our standup is on Mondays.",
+        "I like rules.",
+    )
+    assert ("user", "uses", "Jenkins") in await claims(engine, FactStatus.SUPERSEDED)
+    facts = {f.object: f for f in await engine.list(user_id="u") if f.object}
+    assert facts["GitHub Actions"].metadata["replaces"] == "Jenkins"
+    assert facts["every Monday"].metadata["recurrence"] == "FREQ=WEEKLY;BYDAY=MO"
+    assert "recurrence" not in facts["rules"].metadata  # not a rule: dropped
+
+
+# --------------------------------------------------------------------------- update chains
+
+
+async def test_update_chains(engine: ContextEngine) -> None:
+    """22 chains, two of each kind, through the seed's wiring: block, search, as_of."""
+    made = chains.generate(22, seed=11)
+    assert len({c.kind for c in made}) == 11
+    assert {c.subject for c in made} == {"first", "we", "named"}
+    rows = await chains.run_chains(engine, made)
+    summary = chains.summarise(rows)["overall"]
+    failures = [r for r in rows if not r["block"]["passed"]]
+    assert not failures, failures  # every chain: the current value, no old one unmarked above
+    assert summary["search_first"] >= 0.95, [r for r in rows if not r["search"]["passed"]]
+    assert summary["as_of"] >= 0.95, [r for r in rows if not r["as_of_passed"]]
+
+
+def test_the_generator_varies_with_its_seed_and_templates() -> None:
+    one = chains.generate(66, seed=1)
+    assert len(one) == 66
+    assert len({c.kind for c in one}) >= 10
+    assert [c.wordings for c in one] == [c.wordings for c in chains.generate(66, seed=1)]
+    assert [c.wordings for c in one] != [c.wordings for c in chains.generate(66, seed=2)]
+    held = chains.generate(66, seed=1, split="heldout")
+    dev_wordings = {w for c in one for w in c.wordings[1:]}
+    assert any(w not in dev_wordings for c in held for w in c.wordings[1:])
+    for chain in one:
+        assert len(set(chain.values)) == 3
+        assert chain.said_at == sorted(chain.said_at)
+        gaps = [b - a for a, b in itertools.pairwise(chain.said_at)]
+        assert all(gap >= timedelta(days=3) for gap in gaps)
+        assert len(chain.turns) > 3  # other talk between
+
+
+def test_the_block_check_fails_an_old_value_unmarked_above() -> None:
+    chain = chains.generate(1, seed=3)[0]
+    old, new = chain.values[0], chain.values[-1]
+    assert chains.block_verdict(f"- said {new}\n- said {old}", chain)["passed"]
+    assert not chains.block_verdict(f"- said {old}\n- said {new}", chain)["passed"]
+    assert chains.block_verdict(f"- said {old} (was: ...)\n- said {new}", chain)["passed"]
+    assert not chains.block_verdict(f"- said {old}", chain)["passed"]
