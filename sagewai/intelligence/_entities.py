@@ -31,6 +31,7 @@ from sagewai.errors import ExtractionError, InvalidInputError, ModelNotAvailable
 __all__ = [
     "DEFAULT_ENTITY_LABELS",
     "DEFAULT_GLINER_MODEL",
+    "HUB_GLINER_MODEL",
     "EntityExtractor",
     "ExtractedEntity",
     "GLiNEREntityExtractor",
@@ -47,8 +48,11 @@ DEFAULT_ENTITY_LABELS: tuple[str, ...] = (
     "product",
     "event",
 )
-DEFAULT_GLINER_MODEL = "urchade/gliner_small-v2.1"
-"""The model name looked up in the local Hugging Face cache when no path is given."""
+DEFAULT_GLINER_MODEL = "~/.sagewai/models/gliner"
+"""Where ``GLiNEREntityExtractor()`` looks first: a local folder holding ``gliner_config.json``
+and the weights (copy or save any GLiNER model there). Nothing is ever downloaded."""
+HUB_GLINER_MODEL = "urchade/gliner_small-v2.1"
+"""Also used when it is already in the local Hugging Face cache (never fetched)."""
 GLINER_MODEL_ENV = "SAGEWAI_GLINER_MODEL"
 """Environment variable read at load time (never at import) for a local GLiNER folder."""
 MAX_TEXT_CHARS = 20_000
@@ -355,17 +359,37 @@ def _offline_hub() -> Iterator[None]:
                 os.environ[key] = value
 
 
+_HOW_TO_PROVIDE = (
+    f"put a GLiNER model folder (gliner_config.json and the weights) at {DEFAULT_GLINER_MODEL}, "
+    f"set {GLINER_MODEL_ENV}=/path/to/model, or pass GLiNEREntityExtractor('/path/to/model'); "
+    "sagewai never downloads models"
+)
+
+
+def _in_hub_cache(model_id: str) -> bool:
+    """True when the Hugging Face cache on this machine holds ``model_id`` (no network)."""
+    hub = os.environ.get("HF_HUB_CACHE") or os.path.join(
+        os.environ.get("HF_HOME") or os.path.join(Path.home(), ".cache", "huggingface"), "hub"
+    )
+    snapshots = Path(hub) / ("models--" + model_id.replace("/", "--")) / "snapshots"
+    return snapshots.is_dir() and any(snapshots.iterdir())
+
+
 class GLiNEREntityExtractor:
     """Zero-shot entity extraction with a GLiNER model, on CPU, from local files only.
 
     The model is loaded at the first :meth:`extract`, never at construction, and never
-    downloaded: ``model_name_or_path`` (or the ``SAGEWAI_GLINER_MODEL`` environment variable, read
-    at load time) names a local folder holding ``gliner_config.json`` and the weights, or a model
-    already in the local Hugging Face cache.
+    downloaded. It is, in this order: ``model_name_or_path``; the ``SAGEWAI_GLINER_MODEL``
+    environment variable (read at load time); the folder :data:`DEFAULT_GLINER_MODEL`
+    (``~/.sagewai/models/gliner``: save any GLiNER model there and ``GLiNEREntityExtractor()``
+    finds it); :data:`HUB_GLINER_MODEL` when it is already in the local Hugging Face cache.
+    With none of them, the first use raises a one-line :class:`ModelNotAvailableError` saying
+    how to provide one (before ``gliner`` or torch is imported), and
+    :class:`ConversationGraphBuilder` logs that line once and goes on with the rule-based
+    extractor.
 
     Args:
-        model_name_or_path: Local folder or cached model name (default:
-            ``$SAGEWAI_GLINER_MODEL`` or :data:`DEFAULT_GLINER_MODEL`).
+        model_name_or_path: Local folder or cached model name (default: see above).
         labels: Entity labels to look for (default: :data:`DEFAULT_ENTITY_LABELS`).
         threshold: Minimum span score.
         model: An already-built ``gliner.GLiNER`` to use instead of loading one.
@@ -402,34 +426,36 @@ class GLiNEREntityExtractor:
         return self._model is not None
 
     def _resolve_source(self) -> str:
-        return self._source or os.environ.get(GLINER_MODEL_ENV) or DEFAULT_GLINER_MODEL
+        """The model to load: the argument, ``$SAGEWAI_GLINER_MODEL``, the sagewai model
+        folder, or the hub model when it is already cached; found without importing gliner."""
+        given = self._source or os.environ.get(GLINER_MODEL_ENV)
+        if given:
+            looks_like_path = given.startswith((".", "~", os.sep)) or os.sep in given.strip(os.sep)
+            if looks_like_path and not Path(given).expanduser().exists():
+                raise ModelNotAvailableError(
+                    f"GLiNER model folder {given!r} does not exist: {_HOW_TO_PROVIDE}"
+                )
+            return str(Path(given).expanduser()) if looks_like_path else given
+        folder = Path(DEFAULT_GLINER_MODEL).expanduser()
+        if (folder / "gliner_config.json").is_file():
+            return str(folder)
+        if _in_hub_cache(HUB_GLINER_MODEL):
+            return HUB_GLINER_MODEL
+        raise ModelNotAvailableError(f"no GLiNER model on this machine: {_HOW_TO_PROVIDE}")
 
     def _load(self) -> Any:
         with self._lock:
             if self._model is not None:
                 return self._model
             source = self._resolve_source()
-            looks_like_path = source.startswith((".", "~", os.sep)) or os.sep in source.strip(
-                os.sep
-            )
-            if looks_like_path and not Path(source).expanduser().exists():
-                raise ModelNotAvailableError(
-                    f"GLiNER model folder {source!r} does not exist. Pass a local folder holding "
-                    "gliner_config.json and the weights: "
-                    "GLiNEREntityExtractor(model_name_or_path='/path/to/gliner-model'), or set "
-                    f"{GLINER_MODEL_ENV}=/path/to/gliner-model. sagewai never downloads models."
-                )
             with _offline_hub():
                 gliner = require("gliner", extra="gliner", feature="GLiNEREntityExtractor")
                 try:
                     self._model = gliner.GLiNER.from_pretrained(source, local_files_only=True)
                 except Exception as exc:  # the loaders raise OSError, ValueError, hub errors...
                     raise ModelNotAvailableError(
-                        f"GLiNER model {source!r} is not on this machine, and sagewai never "
-                        "downloads models at run time. Pass a local folder holding "
-                        "gliner_config.json and the weights: "
-                        "GLiNEREntityExtractor(model_name_or_path='/path/to/gliner-model'), or set "
-                        f"{GLINER_MODEL_ENV}=/path/to/gliner-model. ({type(exc).__name__}: {exc})"
+                        f"GLiNER model {source!r} could not be loaded "
+                        f"({type(exc).__name__}): {_HOW_TO_PROVIDE}"
                     ) from exc
             return self._model
 
