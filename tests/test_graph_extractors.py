@@ -125,7 +125,8 @@ async def test_gliner_default_without_a_model_says_in_one_line_how_to_provide_on
         await GLiNEREntityExtractor().extract("Ana lives in Rome")
     message = str(info.value)
     assert "\n" not in message
-    assert "~/.sagewai/models/gliner" in message and "SAGEWAI_GLINER_MODEL" in message
+    assert "~/.sagewai/models/gliner" in message
+    assert "SAGEWAI_GLINER_MODEL" in message
     assert time.perf_counter() - started < 1  # found out before importing gliner or torch
 
 
@@ -145,7 +146,8 @@ async def test_the_graph_builder_falls_back_to_the_rules_with_one_warning(
     names = {e.name for e in await builder.graph.entities()}
     assert {"Ana", "Lisbon", "Bob", "Initech"} <= names
     warnings = [r.getMessage() for r in caplog.records if "GLiNER" in r.getMessage()]
-    assert len(warnings) == 1 and "SAGEWAI_GLINER_MODEL" in warnings[0]
+    assert len(warnings) == 1
+    assert "SAGEWAI_GLINER_MODEL" in warnings[0]
 
 
 def _minilm_backbone(folder: Path) -> Path:
