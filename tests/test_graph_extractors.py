@@ -17,10 +17,10 @@ from sagewai.intelligence._entities import (
     EntityExtractor,
     GLiNEREntityExtractor,
     LLMEntityExtractor,
-    RuleBasedEntityExtractor,
     parse_llm_entities,
 )
 from sagewai.intelligence._relations import SPEAKER, HeuristicRelationExtractor, RelationExtractor
+from sagewai.intelligence._rule_entities import RuleBasedEntityExtractor
 
 # --------------------------------------------------------------------------- rule-based entities
 
