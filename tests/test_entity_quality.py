@@ -93,7 +93,7 @@ async def test_graph_relations_name_no_articles_verbs_or_common_nouns_as_things(
 def test_labelled_set_is_large_enough_and_well_formed() -> None:
     labels = json.loads((ROOT / "benchmarks" / "data" / "entity_labels.json").read_text())
     items = labels["items"]
-    assert sum(len(i["entities"]) for i in items) >= 300
+    assert sum(len(i["entities"]) for i in items if not i.get("fresh")) >= 300
     assert {i["source"] for i in items} == {"locomo", "beam"}
     for item in items:
         for entity in item["entities"]:
@@ -106,6 +106,7 @@ async def test_rule_entity_precision_on_the_labelled_set() -> None:
     assert result["mentions"] >= 300
     assert result["all"]["precision"] >= 0.9
     assert result["held_out"]["precision"] >= 0.9
+    assert result["fresh"]["precision"] >= 0.9  # labelled after the change, never tuned on
     assert result["all"]["recall"] >= 0.85
     assert result["all"]["per_label"]["person"]["precision"] >= 0.9
 
