@@ -144,7 +144,8 @@ _WORK_WORDS = frozenset(
     migrate migrated migrating migration build building built ship shipping shipped code
     sprint api database server client customer customers product feature launch launched
     roadmap office company startup meeting standup repo repository stack backend frontend
-    decided decide decision quarter""".split()  # noqa: SIM905
+    decided decide decision quarter deployment deployments deploys pipeline staging production
+    cluster codebase infrastructure users""".split()  # noqa: SIM905
 )
 _FAMILY_WORDS = frozenset(
     """kids kid children child son sons daughter daughters husband wife partner family mom dad

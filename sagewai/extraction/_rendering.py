@@ -144,6 +144,14 @@ def render_fact(
                 content = content.replace(mention.text, f"{mention.text} ({mention.iso})", 1)
         span = (sentence.start + left, sentence.start + right)
         exact = tuple(v.value for v in inside)
+    if candidate.rule.name == "general.name" and obj:
+        # "My name is Dana", "call me Dana": said as a statement about the user, not an order
+        called = "call" in text[candidate.start : candidate.end].lower()
+        content = (
+            f"{display} wants to be called {obj}" if called else f"{possessive(display)} name is {obj}"
+        )
+        content = content[:1].upper() + content[1:]
+    content = _full_stop(content)
     event_time = None
     if fact_type in TIMED_TYPES:
         timed = [m for m in mentions if m.iso]
@@ -306,6 +314,11 @@ def _name_first(content: str, name: str, relation: tuple[str, str]) -> str:
         return content
     named = f"{name} ({possessive(whose)} {kind})"
     return content[:index] + named + content[index + len(said) :]
+
+
+def _full_stop(content: str) -> str:
+    """A fact reads as a sentence: a clause cut before "and ..." gets its full stop."""
+    return content + "." if content[-1:].isalnum() else content
 
 
 def _companions_before(text: str, left: int) -> int:
