@@ -148,7 +148,9 @@ def render_fact(
         # "My name is Dana", "call me Dana": said as a statement about the user, not an order
         called = "call" in text[candidate.start : candidate.end].lower()
         content = (
-            f"{display} wants to be called {obj}" if called else f"{possessive(display)} name is {obj}"
+            f"{display} wants to be called {obj}"
+            if called
+            else f"{possessive(display)} name is {obj}"
         )
         content = content[:1].upper() + content[1:]
     content = _full_stop(content)
