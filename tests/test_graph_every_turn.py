@@ -17,7 +17,7 @@ import pytest
 
 from sagewai import ContextEngine, UniversalAgent
 from sagewai.context import MemoryBridge
-from sagewai.errors import ConfigurationError
+from sagewai.errors import ConfigurationError, InvalidInputError
 from sagewai.intelligence import (
     ConversationGraphBuilder,
     GLiNEREntityExtractor,
@@ -217,3 +217,59 @@ def test_acceptance_4_a_second_process_reads_back_names_and_values(tmp_path: Pat
     assert [f.split(" last year")[0] for f in result["later_facts"]] == [
         "Dana (the user) moved to Lisbon"
     ]
+
+
+def _engine_on(backend: str, tmp_path: Path, postgres: tuple[str, str] | None) -> ContextEngine:
+    """The same project on each backend: in memory, an embedded folder, PostgreSQL."""
+    if backend == "memory":
+        return ContextEngine.in_memory(project_id="p", embedder=FakeEmbedder())
+    if backend == "local":
+        return ContextEngine.local(tmp_path, project_id="p", embedder=FakeEmbedder())
+    from sagewai.stores import InMemoryVectorStore, PostgresMetadataStore
+
+    assert postgres is not None
+    dsn, schema = postgres
+    return ContextEngine(
+        metadata_store=PostgresMetadataStore(dsn, schema=schema),
+        vector_store=InMemoryVectorStore(FakeEmbedder().dimension),
+        project_id="p",
+        embedder=FakeEmbedder(),
+    )
+
+
+async def _names_stay_with_their_user(ctx: ContextEngine, *, persistent: bool) -> None:
+    hostile = "My name is Robert'); DROP TABLE facts; -- and I lead the data team."
+    bridge = MemoryBridge(context_engine=ctx, fact_extractor=RuleBasedFactExtractor())
+    said = await bridge.process_message(hostile, session_id="s1", user_id="u1")
+    assert "Robert (the user) leads the data team." in [f.content for f in said]
+    await bridge.process_message("My name is Dana.", session_id="s2", user_id="u2")
+    works = await bridge.process_message("I work at Initech.", session_id="s3", user_id="u1")
+    assert [f.content for f in works] == ["Robert (the user) works at Initech."]
+    for text in ("my name is not important", "Call me maybe", "My name is "):
+        await bridge.process_message(text, session_id="s4", user_id="u3")
+    with pytest.raises(InvalidInputError):
+        await bridge.process_message("My name is \x00", session_id="s4", user_id="u3")
+    later = await bridge.process_message("I moved to Lisbon.", session_id="s5", user_id="u3")
+    assert [f.content for f in later] == ["The user moved to Lisbon."]
+    assert (bridge.user_name("u1"), bridge.user_name("u2")) == ("Robert", "Dana")
+    await bridge.aclose()
+    if persistent:  # a new bridge reads the names back from the store
+        again = MemoryBridge(context_engine=ctx, fact_extractor=RuleBasedFactExtractor())
+        facts = await again.process_message("I moved to Oslo.", session_id="s6", user_id="u2")
+        assert [f.content for f in facts] == ["Dana (the user) moved to Oslo."]
+        await again.aclose()
+
+
+@pytest.mark.parametrize("backend", ["memory", "local"])
+async def test_names_stay_with_their_user_on_every_backend(backend: str, tmp_path: Path) -> None:
+    async with _engine_on(backend, tmp_path, None) as ctx:
+        await _names_stay_with_their_user(ctx, persistent=backend == "local")
+
+
+async def test_names_stay_with_their_user_on_postgres(
+    tmp_path: Path, postgres_dsn: str, postgres_schema: str
+) -> None:
+    ctx = _engine_on("postgres", tmp_path, (postgres_dsn, postgres_schema))
+    await ctx.stores.metadata.migrate()
+    async with ctx:
+        await _names_stay_with_their_user(ctx, persistent=True)

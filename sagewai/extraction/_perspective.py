@@ -314,7 +314,7 @@ def _conjugate_next(
     return cursor
 
 
-_NAME_WORD = r"[A-Z][a-z][\w'-]*"
+_NAME_WORD = r"[A-Z][a-z](?:[\w'-]*[a-z])?"
 _STATED_NAME = re.compile(
     rf"\b(?:my\s+name\s+is|my\s+name's|call\s+me|you\s+can\s+call\s+me)\s+"
     rf"(?P<name>{_NAME_WORD}(?:\s+{_NAME_WORD})?)",
