@@ -65,6 +65,7 @@ def _bench() -> ModuleType:
         ),
         ("We had dinner at The Coral Reef Restaurant.", [("Coral Reef Restaurant", "location")]),
         ("We had to say goodbye to Max.", [("Max", "person")]),
+        ("My manager Lina lives in Dubai.", [("Lina", "person"), ("Dubai", "location")]),
         ("Finding my Zen is a mix of things, like peace and a push.", []),
     ],
 )

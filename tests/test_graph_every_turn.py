@@ -84,6 +84,7 @@ async def test_the_seed_wiring_as_written_grows_the_graph(tmp_path: Path) -> Non
         ("Dana", "prefers", "short answers"),
         ("Dana", "sibling_of", "Eva"),
         ("Eva", "lives_in", "Oslo"),
+        ("Eva", "works_at", "Initech"),  # "she" is Eva: the one person named before it
     } <= relations
     assert bridge.stats.graph_turns >= len(TURNS)
     assert bridge.stats.graph_failures == 0
@@ -213,6 +214,7 @@ def test_acceptance_4_a_second_process_reads_back_names_and_values(tmp_path: Pat
     }
     assert "Dana" in result["first"]["who leads the platform team"]
     assert ["Eva", "lives_in", "Oslo"] in result["relations"]
+    assert ["Eva", "works_at", "Initech"] in result["relations"]
     assert ["Postgres", "technology"] in result["entities"]
     assert [f.split(" last year")[0] for f in result["later_facts"]] == [
         "Dana (the user) moved to Lisbon"

@@ -495,6 +495,7 @@ class HeuristicRelationExtractor:
     def _sentence(self, sentence: str, known: Sequence[tuple[str, str]], emit: _Emit) -> None:
         if not sentence:
             return
+        sentence = _resolve_pronouns(sentence, [name for name, label in known if label == "person"])
         for regex in (_TIE_AFTER, _TIE_BEFORE):
             for match in regex.finditer(sentence):
                 owner = match.group("owner")
@@ -605,6 +606,25 @@ class HeuristicRelationExtractor:
                     pattern.object_label,
                     subject_label,
                 )
+
+
+_PRONOUN = re.compile(r"\b(?:she|he|She|He)\b")
+
+
+def _resolve_pronouns(sentence: str, persons: Sequence[str]) -> str:
+    """ "My sister Eva lives in Oslo and she works at Initech": "she" is Eva, when exactly one
+    person was named before it in the sentence (never a guess between two)."""
+    out: list[str] = []
+    cursor = 0
+    for match in _PRONOUN.finditer(sentence):
+        before = sentence[: match.start()]
+        named = {name for name in persons if re.search(rf"\b{re.escape(name)}\b", before)}
+        if len(named) == 1:
+            out.append(sentence[cursor : match.start()])
+            out.append(named.pop())
+            cursor = match.end()
+    out.append(sentence[cursor:])
+    return "".join(out)
 
 
 class _Emit(Protocol):

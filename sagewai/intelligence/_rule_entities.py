@@ -175,6 +175,9 @@ _ORG_CUE = re.compile(
 _PERSON_CUE = re.compile(
     r"\b(?:friend|friends|sister|brother|mom|mother|dad|father|son|daughter|wife|husband|"
     r"partner|boyfriend|girlfriend|cousin|aunt|uncle|boss|colleague|coworker|named|called|"
+    r"manager|teammate|neighbor|neighbour|roommate|flatmate|mentor|coach|teacher|grandma|"
+    r"grandpa|grandmother|grandfather|niece|nephew|fiancé|fiancée|fiance|fiancee|classmate|"
+    r"landlord|landlady|therapist|doctor|dr\.?|mr\.?|mrs\.?|ms\.?|"
     r"met|meet|told|tell|asked|ask|thanks|thank|hey|hi|dear)\s+$",
     re.IGNORECASE,
 )
