@@ -134,6 +134,16 @@ async def test_two_different_graph_builders_are_a_wiring_mistake() -> None:
                 name="helper", context=ctx, llm=ScriptedLLM([]), memory_bridge=bridge,
                 graph_builder=ConversationGraphBuilder(graph_store=graph),
             )  # fmt: skip
+        shared = MemoryBridge(context_engine=ctx)
+        UniversalAgent(name="first", context=ctx, llm=ScriptedLLM([]), memory_bridge=shared)
+        default = shared.graph_builder  # over the engine's own (in-memory) graph store
+        assert isinstance(default, ConversationGraphBuilder)
+        mine = ConversationGraphBuilder(graph_store=graph)
+        UniversalAgent(
+            name="second", context=ctx, llm=ScriptedLLM([]), memory_bridge=shared,
+            graph_builder=mine,
+        )  # fmt: skip
+        assert shared.graph_builder is mine  # a builder the user gives replaces a default
         with pytest.raises(ConfigurationError, match="process_turn"):
             bridge.graph_builder = object()  # type: ignore[assignment]
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -146,17 +147,24 @@ def graph_learner(
     """
     if bridge is None:
         return graph_builder
+    current = bridge.graph_builder
     if graph_builder is not None:
-        if bridge.graph_builder is not None and bridge.graph_builder is not graph_builder:
+        if current is not None and current is not graph_builder and current not in _DEFAULTS:
             raise ConfigurationError(
                 "the agent and its memory bridge have different graph builders: give it to one"
             )
-        bridge.graph_builder = graph_builder
-    elif bridge.graph_builder is None and context.graph_store is not None:
+        bridge.graph_builder = graph_builder  # also replaces a default another agent gave it
+    elif current is None and context.graph_store is not None:
         from sagewai.intelligence import ConversationGraphBuilder
 
-        bridge.graph_builder = ConversationGraphBuilder(graph_store=context.graph_store)
+        default = ConversationGraphBuilder(graph_store=context.graph_store)
+        _DEFAULTS.add(default)
+        bridge.graph_builder = default
     return bridge.graph_builder
+
+
+_DEFAULTS: weakref.WeakSet[Any] = weakref.WeakSet()
+"""Graph builders :func:`graph_learner` made itself: a builder the user gives replaces them."""
 
 
 def default_bridge(
