@@ -9,7 +9,13 @@ ramen.")`` writes them, in pairs of two kinds:
   place, a tense that changes the claim ("moved to" / "is moving to"), or an opposite word;
 * paraphrases (expected ``merge``): an intensifier ("really likes"), the progressive
   ("is using" / "uses"), "keeps <verb>ing", a contraction, another word order, another case and
-  punctuation, an adverb of time ("currently uses").
+  punctuation, an adverb of time ("currently uses");
+* the same claim with another verb (``synonym_verb``, expected ``merge``): twelve families of the
+  shared predicate vocabulary ("works at" / "is employed at" / "has a job at", "lives in" /
+  "resides in", "speaks" / "is fluent in", ...), ten pairs each; and two claims of different
+  families about one object (``other_family``, expected ``none``: "lives in Porto" / "is from
+  Porto", "works at MIT" / "studies at MIT"). They come after the other pairs, from a random
+  generator of their own, so the ids of the older pairs do not move.
 
 Each pair is consolidated alone (``consolidation_eval.judge``: its own project, the default
 MiniLM embedder, decay off), and the script reports merge precision and recall overall and per
@@ -356,9 +362,104 @@ def _paraphrases(rng: random.Random, n: int) -> list[dict[str, Any]]:
     return out
 
 
+SYNONYM_FAMILIES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
+    # claim: (its plain verb phrase, other phrases of it, objects)
+    "works_at": (
+        "works at",
+        ("is employed at", "has a job at", "works for", "is employed by"),
+        ("Acme", "Initech", "Globex", "Siemens", "Stripe", "Zalando", "Spotify"),
+    ),
+    "works_as": (
+        "works as",
+        ("is employed as", "serves as", "has a job as"),
+        ("a nurse", "an engineer", "a teacher", "a designer", "a pilot", "an accountant"),
+    ),
+    "lives_in": (
+        "lives in",
+        ("is based in", "resides in", "is living in", "is settled in"),
+        ("Paris", "Berlin", "Lisbon", "Porto", "Oslo", "Denver", "Kyoto"),
+    ),
+    "likes": (
+        "likes",
+        ("is fond of", "is a fan of", "is keen on", "enjoys", "adores", "loves"),
+        ("jazz", "tennis", "sushi", "hiking", "chess", "gardening", "opera"),
+    ),
+    "studies_at": (
+        "studies at",
+        ("is enrolled at", "is a student at", "attends"),
+        ("MIT", "Oxford", "ETH Zurich", "Stanford", "TU Munich", "Sciences Po"),
+    ),
+    "is_from": (
+        "is from",
+        ("comes from", "hails from", "is originally from", "is a native of"),
+        ("Porto", "Naples", "Lagos", "Osaka", "Krakow", "Quito", "Cork"),
+    ),
+    "speaks": (
+        "speaks",
+        ("is fluent in",),
+        ("German", "Japanese", "Portuguese", "Arabic", "Swahili", "Dutch", "Korean"),
+    ),
+    "uses": (
+        "uses",
+        ("relies on", "makes use of", "utilizes"),
+        ("Postgres", "Redis", "Notion", "Figma", "Kubernetes", "Vim", "Linear"),
+    ),
+    "owns": (
+        "owns",
+        ("possesses", "is the owner of", "has"),
+        ("a red bike", "a sailing boat", "a cabin in the woods", "a vintage camera"),
+    ),
+    "visited": (
+        "visited",
+        ("has been to", "went to", "travelled to"),
+        ("Iceland", "Peru", "Vietnam", "Morocco", "Chile", "Norway", "Japan"),
+    ),
+    "member_of": (
+        "is a member of",
+        ("belongs to", "is part of"),
+        ("the chess club", "the choir", "the union", "the rowing club", "the book club"),
+    ),
+    "allergic_to": (
+        "is allergic to",
+        ("has an allergy to",),
+        ("peanuts", "penicillin", "cats", "shellfish", "pollen", "latex"),
+    ),
+}
+OTHER_FAMILIES = [
+    # two claims of different families that can share an object: never one fact
+    ("lives in", "is from", SYNONYM_FAMILIES["is_from"][2]),
+    ("works at", "studies at", SYNONYM_FAMILIES["studies_at"][2]),
+    ("visited", "lives in", SYNONYM_FAMILIES["lives_in"][2]),
+    ("works at", "is a member of", ("the union", "the chess club", "the choir")),
+    ("speaks", "studies", SYNONYM_FAMILIES["speaks"][2]),
+]
+
+
+def _synonym_verbs(rng: random.Random, per_family: int) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for plain, others, objects in SYNONYM_FAMILIES.values():
+        seen: set[tuple[str, str, str]] = set()
+        while len(seen) < per_family:
+            who, other, thing = rng.choice(PEOPLE), rng.choice(others), rng.choice(objects)
+            if (who, other, thing) in seen:
+                continue
+            seen.add((who, other, thing))
+            out.append(
+                _pair("synonym_verb", "merge", f"{who} {plain} {thing}.", f"{who} {other} {thing}.")
+            )
+    for plain, other, objects in OTHER_FAMILIES:
+        for _ in range(5):
+            who, thing = rng.choice(PEOPLE), rng.choice(objects)
+            out.append(
+                _pair("other_family", "none", f"{who} {plain} {thing}.", f"{who} {other} {thing}.")
+            )
+    return out
+
+
 def generate(seed: int = SEED) -> list[dict[str, Any]]:
     rng = random.Random(seed)
     pairs = _differences(rng, 160) + _paraphrases(rng, 100)
+    pairs += _synonym_verbs(random.Random(seed + 1), 10)
     unique: dict[tuple[str, str], dict[str, Any]] = {}
     for pair in pairs:
         unique.setdefault((pair["a"]["content"], pair["b"]["content"]), pair)

@@ -1,8 +1,9 @@
 """15 forgetting: one request removes a subject, a session or a user from every store.
 
-Facts, their vectors, the graph's entities and relations, and the episodes that mention it all
-go; the audit log keeps content-free tombstones. Nothing of another subject, session or user is
-touched.
+Every record naming it as a word, their vectors, the graph's entities and relations, the
+episode turns and journal entries that mention it all go; the audit log keeps content-free
+tombstones. The receipt counts what each store lost, and a dry run returns the same receipt
+without changing anything. Nothing of another subject, session or user is touched.
 
 Run: python examples/15_forgetting.py
 """
@@ -46,8 +47,14 @@ async def main() -> None:
                 CONVERSATION, session_id="s1"
             )
             print(f"before: {await counts(ctx)}")
+            preview = await ctx.forget(subject="Tom", dry_run=True)  # changes nothing
             report = await ctx.forget(subject="Tom")
-            print(f"forget(subject='Tom'): {report}")
+            print(
+                f"forget(subject='Tom'): facts_deleted={report.facts_deleted} "
+                f"(vectors={report.vectors}, graph_items_deleted={report.graph_items_deleted}, "
+                f"episode_messages={report.episode_messages}), "
+                f"the dry run's receipt: {preview == report}"
+            )
             print(f"after:  {await counts(ctx)}")
             left = await ctx.search("Who lives in Oslo?", top_k=5, kinds=["fact"])
             print(f"search 'Who lives in Oslo?' now finds: {[r.fact.content for r in left]}")

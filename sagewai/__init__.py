@@ -16,7 +16,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from sagewai import _version
 from sagewai._lazy import lazy_exports
+from sagewai._logging import install_fallback_handler
 
 if TYPE_CHECKING:
     from sagewai.agent._agent import UniversalAgent
@@ -70,6 +72,9 @@ _LAZY = {
     "UniversalAgent": "sagewai.agent._agent",
 }
 
-__version__ = "0.1.0"
+__version__ = _version.__version__
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)
+
+# Warnings print as "WARNING sagewai.<part>: ..." when the application configured no logging.
+install_fallback_handler()

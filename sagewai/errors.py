@@ -120,12 +120,18 @@ class FactConflictError(IntegrityError):
     """A new fact reuses an id the store already holds (in this project or another).
 
     A fact is never overwritten silently: choose another ``fact_id``, or change the stored fact
-    through ``supersede``/``set_status``/``delete``.
+    through ``supersede``/``set_status``/``delete``. When the id is held outside the caller's
+    project (``in_project=False``), the message says only that the id cannot be used: it never
+    tells one project what another holds.
     """
 
-    def __init__(self, fact_id: str) -> None:
+    def __init__(self, fact_id: str, *, in_project: bool = True) -> None:
         self.fact_id = fact_id
-        super().__init__(f"a fact with id {fact_id!r} already exists; fact ids are never reused")
+        if in_project:
+            message = f"a fact with id {fact_id!r} already exists; fact ids are never reused"
+        else:
+            message = f"the fact id {fact_id!r} cannot be used; choose another fact_id"
+        super().__init__(message)
 
 
 class FactNotFoundError(SagewaiRuntimeError, KeyError):

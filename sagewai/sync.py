@@ -148,6 +148,7 @@ class SyncContextEngine(_Facade[ContextEngine]):
     search = _Blocking(ContextEngine.search)
     get = _Blocking(ContextEngine.get)
     list = _Blocking(ContextEngine.list)
+    get_all = _Blocking(ContextEngine.get_all)
     count = _Blocking(ContextEngine.count)
     history = _Blocking(ContextEngine.history)
     changes = _Blocking(ContextEngine.changes)

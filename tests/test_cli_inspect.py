@@ -183,12 +183,13 @@ def test_forget_dry_run_changes_nothing_and_lists_what_the_real_run_deletes(
     (plan,) = lines(out)
     assert plan["dry_run"] is True
     assert sorted(plan["fact_ids"]) == ["a1", "a2", "a3"]  # type: ignore[arg-type]
-    assert plan["facts_deleted"] == 0
+    assert plan["facts_deleted"] == 3  # the receipt a real run returns
     assert status_of(store, "a2") is FactStatus.ACTIVE
     code, out, _ = run(capsys, *base)
     (done,) = lines(out)
     assert done["fact_ids"] == plan["fact_ids"]
     assert done["facts_deleted"] == 3
+    assert {**plan, "dry_run": False} == done  # the dry run's receipt is the run's
     assert status_of(store, "a2") is None
     _, out, _ = run(capsys, "facts", "--project", "demo", "--store", str(store), "--json")
     assert [r["id"] for r in lines(out)] == ["b1", "p1"]

@@ -48,7 +48,11 @@ EXPECTED: dict[str, list[str]] = {
     "12_scheduled_consolidation": ["[scheduled]", "`sagewai consolidate` exited 0"],
     "13_knowledge_graph": ["Caroline lives_in Denver", "exported the graph to graph.html"],
     "14_graph_search": ["2 hops from Caroline: Sara works_as nurse"],
-    "15_forgetting": ["facts_deleted=4", "search 'Who lives in Oslo?' now finds: ['Nina"],
+    "15_forgetting": [
+        "facts_deleted=4",
+        "the dry run's receipt: True",
+        "search 'Who lives in Oslo?' now finds: ['Nina",
+    ],
     "16_postgres_backend": [
         "SAGEWAI_POSTGRES_DSN is not set",
         "fact search    -> Invoices are archived for 10 years",

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from sagewai.context._engine import ContextEngine
 from sagewai.core._queries import FactQuery
 from sagewai.core._records import Fact, FactKind, FactStatus, FactType
-from sagewai.errors import SagewaiError
+from sagewai.errors import InvalidInputError, SagewaiError
 from sagewai.stores.memory._vector import InMemoryVectorStore
 from sagewai.testing import FakeEmbedder
 from tests.hostile_values import (
@@ -35,6 +35,16 @@ from tests.hostile_values import (
 
 EXAMPLES = {"memory": 300, "local": 120, "postgres": 50}
 
+
+def _nested(depth: int) -> dict[str, Any]:
+    """A dict nested ``depth`` levels deep, built without recursion."""
+    value: dict[str, Any] = {}
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+_deep = st.sampled_from([5_000, 65, 200]).map(_nested)
 _scope = st.sampled_from(["org", "project", "user", "session", "sesion", "", None, 3])
 _enum_list = st.lists(
     st.sampled_from([*FactType, *FactKind, *FactStatus, "opinion", "poem", "alive", "", "ACTIVE"]),
@@ -51,7 +61,7 @@ _fields = kwargs_of(
     confidence=hostile_number,
     exact_values=st.lists(hostile_text, max_size=2) | wrong_type,
     tags=st.lists(hostile_id, max_size=3) | wrong_type,
-    metadata=st.dictionaries(hostile_text, json_value, max_size=3) | wrong_type,
+    metadata=st.dictionaries(hostile_text, json_value, max_size=3) | wrong_type | _deep,
     source=wrong_type,
     valid_from=hostile_time,
     created_at=hostile_time,
@@ -75,6 +85,7 @@ _search = kwargs_of(
     as_of=hostile_time,
     graph_hops=hostile_number,
     min_score=hostile_number,
+    search_config=st.sampled_from(["fast", "", 1, {"candidates": 5}, object()]),
 )
 _forget = kwargs_of(
     subject=hostile_text | wrong_type,
@@ -230,3 +241,45 @@ def test_every_engine_call_is_typed_and_whole(
         runner.run(_check(engine, *call))
 
     run()
+
+
+def _refused_calls() -> list[tuple[str, tuple[Any, ...], dict[str, Any]]]:
+    """Calls found accepted or answered untyped (issue 39): each must be a typed refusal."""
+    return [
+        ("add", ("deep",), {"metadata": _nested(5_000)}),
+        ("add", ("deep list",), {"metadata": {"a": [[[[[]]]]] * 2, "b": _nested(65)}}),
+        ("add_many", ([{"content": "deep", "metadata": _nested(5_000)}],), {}),
+        ("search", ("tea",), {"search_config": "fast"}),
+        ("search", ("tea",), {"search_config": {"candidates": 5}}),
+        ("add", ("a number for a time",), {"created_at": 5}),
+        ("add", ("a number for a time",), {"valid_from": 1.5e9}),
+        ("add", ("text for a time",), {"created_at": "2024-01-01"}),
+        ("add", ("a blank subject",), {"subject": " "}),
+        ("add", ("a blank subject",), {"subject": "\u2028\u2029"}),
+        ("add", ("an empty subject",), {"subject": ""}),
+        ("add_many", ([{"content": "blank", "subject": "\t"}],), {}),
+    ]
+
+
+def test_edge_calls_are_refused_typed_and_whole(
+    backend: tuple[str, asyncio.Runner, ContextEngine],
+) -> None:
+    _, runner, engine = backend
+
+    async def check() -> None:
+        for name, args, kwargs in _refused_calls():
+            await engine.port.flush_access()
+            before = await _rows(engine)
+            try:
+                result = await getattr(engine, name)(*args, **kwargs)
+            except InvalidInputError:
+                assert await _rows(engine) == before, f"a refused {name} changed the store"
+            except Exception as exc:
+                pytest.fail(f"{name}({args!r:.60}, {list(kwargs)}) raised {type(exc).__name__}")
+            else:
+                pytest.fail(f"{name}({args!r:.60}, {list(kwargs)}) was accepted: {result!r:.200}")
+        # A subject that is not blank still works, and the deepest allowed metadata is kept.
+        fact = await engine.add("shallow", subject=" Alice ", metadata=_nested(63))
+        assert (await engine.get(fact.id)) == fact
+
+    runner.run(check())

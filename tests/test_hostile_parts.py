@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from sagewai.context import MemoryBridge
 from sagewai.context._engine import ContextEngine
 from sagewai.core._queries import FactQuery
-from sagewai.errors import SagewaiError
+from sagewai.errors import InvalidInputError, SagewaiError, ScopeError
 from sagewai.intelligence import (
     ConversationGraphBuilder,
     HybridFactExtractor,
@@ -348,6 +348,34 @@ def test_consolidator_answers_hostile_arguments(engine_kind: tuple[str, Any]) ->
     finally:
         runner.run(engine.close())
         runner.close()
+
+
+@pytest.mark.parametrize(
+    ("build", "arguments", "error"),
+    [
+        ("bridge", {"scope": "bogus"}, ScopeError),
+        ("bridge", {"scope": 3}, ScopeError),
+        ("bridge", {"roles": 5}, InvalidInputError),
+        ("bridge", {"roles": "user"}, InvalidInputError),
+        ("bridge", {"extract_every_n_turns": "5"}, InvalidInputError),
+        ("consolidator", {"batch_size": "10"}, InvalidInputError),
+        ("consolidator", {"batch_size": True}, InvalidInputError),
+        ("consolidator", {"decay_halflife_days": "30"}, InvalidInputError),
+        ("consolidator", {"similarity_threshold": b"0.9"}, InvalidInputError),
+    ],
+)
+def test_parts_refuse_bad_settings_with_typed_errors(
+    engine_kind: tuple[str, Any], build: str, arguments: dict[str, Any], error: type[Exception]
+) -> None:
+    """Settings given as text, a flag or the wrong kind fail at construction, typed (issue 39)."""
+    _, make = engine_kind
+    engine = make()
+    part: Any = MemoryBridge if build == "bridge" else MemoryConsolidator
+    with pytest.raises(error):
+        part(context_engine=engine, **arguments)
+    # The same part with a number where a number is due is built.
+    fixed = {name: 10 for name in arguments if name in ("batch_size", "extract_every_n_turns")}
+    part(context_engine=engine, **fixed)
 
 
 # ---------------------------------------------------------------- graph builder

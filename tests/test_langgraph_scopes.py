@@ -317,3 +317,25 @@ def test_a_sync_create_agent_recalls_too(engine: ContextEngine) -> None:
     )
     assert "standup is at 9:30" in str(model.seen[0][0].content)
     wrap(engine).close()
+
+
+async def test_recall_text_marks_an_old_value_and_puts_the_current_one_first() -> None:
+    from sagewai import ContextEngine
+    from sagewai.context import MemoryBridge
+    from sagewai.integrations.langgraph import recall_text
+    from sagewai.intelligence import RuleBasedFactExtractor
+
+    ctx = ContextEngine.in_memory(project_id="p")
+    async with ctx:
+        bridge = MemoryBridge(
+            context_engine=ctx, fact_extractor=RuleBasedFactExtractor(), journal=False
+        )
+        await bridge.process_message("I live in Berlin.", session_id="s1", user_id="u")
+        await bridge.process_message("I moved to Munich last week.", session_id="s2", user_id="u")
+        text = await recall_text(ctx, "where do I live?", user_id="u")
+    assert text is not None
+    lines = text.splitlines()[1:]
+    assert "Munich" in lines[0]
+    for line in lines:
+        if "Berlin" in line and "Munich" not in line.split("(")[0]:
+            assert "changed:" in line, line  # never an old value unmarked

@@ -50,6 +50,8 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "sagewai._lazy",
                 "sagewai._optional",
                 "sagewai._background",
+                "sagewai._logging",
+                "sagewai._version",
             }
         ),
     ),

@@ -176,6 +176,22 @@ async def test_permanent_forget_deletes_and_cannot_be_reverted(server: MCPServer
         assert "no fact" in error_text(await client.call_tool("history", {"fact_id": fact_id}))
 
 
+async def test_permanent_forget_of_a_subject_returns_the_engines_receipt(
+    server: MCPServer[Any],
+) -> None:
+    async with Client(server) as client:
+        await client.call_tool("remember", {"text": "I work at Initech with Bob.", "mode": "fact"})
+        await client.call_tool("remember", {"text": "Bobby plays chess.", "mode": "fact"})
+        args = {"subject": "Bob", "permanent": True}
+        plan = data(await client.call_tool("forget", {**args, "dry_run": True}))
+        done = data(await client.call_tool("forget", args))
+        assert plan["receipt"] == {**done["receipt"], "dry_run": True}
+        assert done["receipt"]["facts_deleted"] == done["count"] == 1
+        assert done["receipt"]["vectors"] == 1
+        assert "Initech" not in " ".join(await recalled(client, "Initech Bob"))
+        assert "Bobby plays chess." in await recalled(client, "chess")
+
+
 async def test_a_call_naming_another_project_or_user_is_refused(
     server: MCPServer[Any], engine: ContextEngine
 ) -> None:
@@ -362,3 +378,94 @@ def test_sagewai_mcp_usage_errors_exit_2(
     assert main(["mcp", "--project", "p", *store, *argv]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "memory").exists()
+
+
+# ---------------------------------------------------------------- issue 39
+
+
+async def test_remember_without_a_session_joins_no_two_statements(engine: ContextEngine) -> None:
+    server = build_mcp_server(engine, user_id="alice")
+    async with Client(server) as client:
+        await client.call_tool("remember", {"text": "My sister lives in Oslo."})
+        await client.call_tool("remember", {"text": "Yes, the blue one."})
+    records = await engine.list(user_id="alice", statuses=None, kinds=["message"], limit=100)
+    assert sorted(r.content for r in records) == [
+        "My sister lives in Oslo.",
+        "Yes, the blue one.",
+    ], "two unrelated calls were joined into one context record"
+    assert len({r.session_id for r in records}) == 2
+
+
+async def test_reverting_one_change_of_a_forget_undoes_the_whole_forget(
+    server: MCPServer[Any], engine: ContextEngine
+) -> None:
+    async with Client(server) as client:
+        stored = data(await client.call_tool("remember", {"text": "I live in Oslo."}))
+        fact_id = stored["stored"][0]["id"]
+        done = data(await client.call_tool("forget", {"fact_id": fact_id}))
+        archived = [c["fact_id"] for c in done["changes"]]
+        assert len(archived) >= 2  # the fact and the message it was drawn from
+        assert "whole forget" in done["undo"]
+        undone = data(
+            await client.call_tool("revert", {"change_id": done["changes"][-1]["change_id"]})
+        )
+        assert sorted(f["id"] for f in undone["reverted"]) == sorted(archived)
+        for record_id in archived:
+            assert (await engine.get(record_id)).status.value == "active"
+        assert "Oslo" in (await recalled(client, "Oslo"))[0]
+        # Reverting another change of the same forget changes and records nothing more.
+        again = data(
+            await client.call_tool("revert", {"change_id": done["changes"][0]["change_id"]})
+        )
+        assert again["fact"]["status"] == "active"
+        log = data(await client.call_tool("history", {"fact_id": fact_id}))
+        assert [c["action"] for c in log["changes"]] == ["created", "archived", "restored"]
+
+
+async def test_tools_carry_annotations_and_the_server_its_version(
+    server: MCPServer[Any],
+) -> None:
+    import sagewai
+
+    async with Client(server) as client:
+        assert client.server_info.version == sagewai.__version__
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        for name in ("forget", "revert"):
+            hints = tools[name].annotations
+            assert hints is not None
+            assert hints.destructive_hint is True, name
+            assert hints.read_only_hint is False, name
+        for name in ("recall", "history", "list_facts"):
+            hints = tools[name].annotations
+            assert hints is not None
+            assert hints.read_only_hint is True, name
+        remember = tools["remember"].annotations
+        assert remember is not None
+        assert remember.destructive_hint is False
+
+
+async def test_recall_answers_compact_json(server: MCPServer[Any]) -> None:
+    import json
+
+    async with Client(server) as client:
+        for text in STATEMENTS.values():
+            await client.call_tool("remember", {"text": text})
+        found = await client.call_tool("recall", {"query": "where do I live", "top_k": 5})
+        (block,) = found.content
+        text = getattr(block, "text", "")
+        assert "\n" not in text
+        assert json.loads(text) == data(found)
+        assert len(text) < len(json.dumps(data(found), indent=2))
+
+
+def test_sagewai_mcp_without_the_extra_creates_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sagewai.cli._main import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("SAGEWAI_STORE", raising=False)
+    monkeypatch.setitem(sys.modules, "mcp", None)  # as if the extra were not installed
+    assert main(["mcp", "--project", "p", "--user", "u"]) == 2
+    assert 'pip install "sagewai[mcp]"' in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from sagewai.context._query import (
     STOPWORDS,
     analyse_query,
+    asks_for_a_value_now,
     is_temporal_question,
     keyword_query,
     mentions_time,
@@ -166,3 +167,21 @@ def test_mentions_time_accepts_what_the_plain_alternatives_accept(
 def test_mentions_time_agrees_on_every_time_word(word: str, frame: str) -> None:
     for text in (frame.format(word), frame.format(word).upper()):
         assert mentions_time(text) is (_PLAIN_TIME_EXPRESSION.search(text) is not None)
+
+
+@pytest.mark.parametrize(
+    ("question", "now"),
+    [
+        ("What is my monthly budget for books?", True),
+        ("How many sources are in my Zotero library?", True),
+        ("When is my session with the immigration consultant scheduled?", True),
+        ("What time should I plan to join the Zoom meeting?", True),
+        ("How many cupcakes did I order for the event?", False),
+        ("What was my budget before the increase?", False),
+        ("Where did I live before Munich?", False),
+        ("I have 3 cats.", False),
+    ],
+)
+def test_a_question_for_a_value_now(question: str, now: bool) -> None:
+    assert asks_for_a_value_now(question) is now
+    assert analyse_query(question).asks_value_now is now

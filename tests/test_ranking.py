@@ -13,6 +13,7 @@ from sagewai.context._ranking import (
     convex_fusion,
     date_matches,
     fuse,
+    later_values_first,
     limit_per_message,
     neighbour_key,
     neighbour_wanted,
@@ -471,3 +472,55 @@ def test_graph_bonus_is_scaled_by_graph_weight() -> None:
     assert order(light) == ["hit", "linked"]
     assert order(heavy) == ["linked", "hit"]
     assert {c.fact.id: c.parts.graph for c in light}["linked"] == pytest.approx(0.1)
+
+
+def _said(i: str, text: str, day: int, score: float, turn: int | None = None) -> RankedCandidate:
+    at = datetime(2024, 4, day, tzinfo=UTC)
+    sources = []
+    if turn is not None:
+        sources = [Provenance(session_id="s", turn_index=turn, timestamp=at)]
+    return RankedCandidate(
+        Fact(id=i, project_id="p", content=text, created_at=at, sources=sources), score
+    )
+
+
+TERMS = ["monthly", "budget", "books"]
+
+
+def test_a_later_value_ranks_above_every_earlier_one_and_keeps_the_scores() -> None:
+    ranked = [
+        _said("v1", "My monthly budget for books is $50.", 1, 0.9),
+        _said("v2", "I raised the monthly budget for books to $60.", 5, 0.7),
+        _said("other", "I read 3 books in May.", 6, 0.6),
+        _said("v3", "Books budget is now $75 a month.", 9, 0.5),
+    ]
+    out = later_values_first(ranked, TERMS, window=10)
+    assert [c.fact.id for c in out] == ["v3", "v2", "v1", "other"]
+    assert [round(c.score, 6) for c in out] == [0.9, 0.7, 0.6, 0.5]
+
+
+def test_records_without_a_value_or_off_the_subject_keep_their_place() -> None:
+    ranked = [
+        _said("plain", "I love my monthly budget for books.", 1, 0.9),  # no value
+        _said("off", "I ran 5 km.", 9, 0.8),  # a value, another subject
+        _said("v1", "My monthly budget for books is $50.", 2, 0.7),
+    ]
+    assert later_values_first(ranked, TERMS, window=10) == ranked
+
+
+def test_the_order_of_turns_decides_within_one_day() -> None:
+    ranked = [
+        _said("early", "Monthly budget for books: $50.", 1, 0.9, turn=3),
+        _said("late", "The monthly budget for books went up to $70.", 1, 0.8, turn=40),
+    ]
+    assert [c.fact.id for c in later_values_first(ranked, TERMS, window=10)] == ["late", "early"]
+
+
+def test_nothing_moves_from_below_the_window() -> None:
+    ranked = [
+        _said("v1", "My monthly budget for books is $50.", 1, 0.9),
+        _said("x", "Unrelated.", 2, 0.8),
+        _said("v2", "The monthly budget for books is $60 now.", 5, 0.7),
+    ]
+    assert later_values_first(ranked, TERMS, window=2) == ranked
+    assert later_values_first(ranked, ["budget"], window=10) == ranked  # one term: no subject

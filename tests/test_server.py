@@ -399,6 +399,8 @@ def test_forget_previews_then_forgets(served: tuple[ServerProcess, dict[str, str
         assert len(alice.get("/v1/facts", params={"q": "Tom"}).json()["facts"]) == 2
         done = alice.post("/v1/forget", json={"subject": "Tom"}).json()
         assert done["counts"]["facts"] == 2
+        assert preview["counts"] == done["counts"]  # the preview is the engine's dry run
+        assert done["counts"]["vectors"] == 2
         assert not done["dry_run"]
         assert alice.get("/v1/facts", params={"q": "Tom"}).json()["facts"] == []
         assert len(bob.get("/v1/facts", params={"q": "Tom"}).json()["facts"]) == 2

@@ -30,7 +30,7 @@ from sagewai.stores.base._vector import VectorStore
 
 PACKAGE = Path(sagewai.__file__).parent
 
-METADATA_WRITES = ("apply", "delete_project", "migrate", "set_state", "touch")
+METADATA_WRITES = ("apply", "delete_project", "migrate", "redact_changes", "set_state", "touch")
 """The write methods of the metadata contract (:class:`MetadataStore`)."""
 VECTOR_WRITES = ("delete", "delete_project", "update_payloads", "upsert")
 """The write methods of the vector contract (:class:`VectorStore`)."""
@@ -53,6 +53,7 @@ EPISODE_WRITES = (
     "delete_user",
     "forget_subject",
     "put_episode",
+    "redact_subject",
     "save_episode",
 )
 """The write methods of the episode contract (:class:`EpisodeStoreBase`)."""
@@ -65,6 +66,7 @@ ENGINE_MODULES = frozenset(
         "context/_commit_queue.py",
         "context/_engine.py",
         "context/_episode_access.py",
+        "context/_forget_by_id.py",
         "context/_forgetting.py",
     }
 )

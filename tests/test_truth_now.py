@@ -206,3 +206,35 @@ async def test_adding_the_same_statement_twice_stores_it_once(engine: ContextEng
     anew = await engine.add("Alice prefers green tea", subject="Alice", user_id="alice")
     assert anew.id != first.id
     assert (await engine.get(anew.id)).status is FactStatus.ACTIVE
+
+
+async def counted(ctx: ContextEngine) -> None:
+    """A value restated later inside long messages, with other talk between (BEAM's updates)."""
+    bridge = bridge_of(ctx)
+    said = [
+        "How many commits have been merged into the main branch? 150 commits so far.",
+        "Can you help me set up a lockout after 5 failed logins, stored in Redis?",
+        "Quick update while I add authentication: commits on main are at 165 now.",
+        "Thanks, that helps a lot!",
+    ]
+    for text in said:
+        await bridge.process_message(text, session_id="s1", user_id="u")
+
+
+async def test_the_last_statement_of_a_value_comes_first(engine: ContextEngine) -> None:
+    await counted(engine)
+    results = await engine.search(
+        "How many commits have been merged into the main branch?", user_id="u"
+    )
+    assert says(results[0], "165")
+    assert any(says(r, "150") for r in results)  # the earlier value is still found, below
+
+
+async def test_a_value_asked_about_the_past_keeps_the_evidence_order(
+    engine: ContextEngine,
+) -> None:
+    await counted(engine)
+    before = await engine.search(
+        "How many commits were merged into the main branch at first?", user_id="u"
+    )
+    assert says(before[0], "150")

@@ -3,7 +3,7 @@
 Deleting a fact from the engine is not enough for an agent: the message that stated it sits in
 the saved episode of its session, the assistant may have repeated the value, and the graph holds
 the relation read from the same message. The engine's one forget cascade
-(:func:`sagewai.context._forgetting.forget_facts`) deletes the facts (and the older values they
+(:func:`sagewai.context._forget_by_id.forget_facts`) deletes the facts (and the older values they
 replaced, and the repeats merged into them), the messages they came from, those messages in the
 user's episodes and the relations read from them; what is left here is the agent's own state:
 the open sessions' histories and transcripts.
@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sagewai.context._forgetting import (
+from sagewai.context._forget_by_id import (
     ForgottenFacts,
     delete_graph_relations,
     forget_facts,

@@ -109,7 +109,8 @@ async def save_fact(
     fact = engine.port.build_fact(
         content,
         fact_type=fact_type,
-        subject=subject,
+        # A model fills an optional argument with "" as often as it leaves it out.
+        subject=subject if isinstance(subject, str) and subject.strip() else None,
         user_id=session.user_id,
         session_id=session.session_id,
         source=source,

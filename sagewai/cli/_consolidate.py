@@ -23,6 +23,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
+from sagewai.cli._empty import allow_empty_option, require_records
 from sagewai.cli._stores import DEFAULT_STORE, open_engine
 from sagewai.core._scope import ContextScope
 from sagewai.errors import ConfigurationError, LockedError, SagewaiError
@@ -105,6 +106,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--no-progress", action="store_true", help="no progress bar even on a terminal"
     )
+    allow_empty_option(parser)
     parser.set_defaults(handler=_handle)
 
 
@@ -211,6 +213,7 @@ async def run_consolidate(args: argparse.Namespace, *, stderr: TextIO | None = N
     tags: Sequence[str] | None = args.tags
     try:
         async with engine:
+            await require_records(engine, args, store=store)
             report = await consolidator.consolidate(
                 scope=scope,
                 tags=tags,

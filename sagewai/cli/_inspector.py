@@ -30,6 +30,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from sagewai.cli._empty import allow_empty_option, require_records
 from sagewai.cli._stores import DEFAULT_STORE, open_engine
 from sagewai.core._records import FactChange, FactStatus, FactType
 from sagewai.core._scope import ContextScope
@@ -81,6 +82,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     facts.add_argument("--limit", type=int, default=100, help="most facts printed (default 100)")
     facts.add_argument("--json", action="store_true", help="one JSON object per fact and line")
+    allow_empty_option(facts)
     facts.set_defaults(handler=lambda args: _run(_facts, args))
 
     search = subparsers.add_parser(
@@ -99,6 +101,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--as-of", default=None, metavar="TIME", help="ISO 8601 time: what was believed then"
     )
     search.add_argument("--json", action="store_true", help="one JSON object per result and line")
+    allow_empty_option(search)
     search.set_defaults(handler=lambda args: _run(_search, args))
 
     history = subparsers.add_parser(
@@ -125,17 +128,24 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "forget",
         help="erase a subject, a session, a user or one fact from every store",
         description=(
-            "Forget completely: facts, vectors, graph entries and episodes (the audit log "
-            f"keeps content-free tombstones). --dry-run only reports. {exits}"
+            "Forget completely: every record naming the subject as a word (facts, messages, "
+            "documents; every status), its vectors, graph entities and relations, episode "
+            "turns, journal entries and its text in the audit log (which keeps content-free "
+            f"tombstones), with a receipt per store. --dry-run prints the same receipt and "
+            f"changes nothing. {exits}"
         ),
     )
     _store_options(forget)
-    forget.add_argument("--subject", default=None, help="facts about this subject")
+    forget.add_argument(
+        "--subject", default=None, help="every record naming this subject as a word"
+    )
     forget.add_argument("--session-id", default=None, help="facts of this session")
     forget.add_argument("--user-id", default=None, help="facts of this user")
     forget.add_argument("--fact-id", default=None, help="one fact")
     forget.add_argument(
-        "--dry-run", action="store_true", help="change nothing, list what would be forgotten"
+        "--dry-run",
+        action="store_true",
+        help="change nothing; list what would be forgotten and the receipt a real run returns",
     )
     forget.add_argument("--json", action="store_true", help="print the report as JSON")
     forget.set_defaults(handler=lambda args: _run(_forget, args))
@@ -221,7 +231,13 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, width
     return "\n".join(lines)
 
 
+_UNCUT = 1_000_000
+"""The width of a table read by a program (piped or redirected): no column is cut."""
+
+
 def _width() -> int:
+    if not sys.stdout.isatty():
+        return _UNCUT
     return shutil.get_terminal_size((120, 24)).columns
 
 
@@ -256,6 +272,7 @@ async def _facts(engine: ContextEngine, args: argparse.Namespace) -> int:
     if args.limit < 1:
         raise InvalidInputError("--limit must be at least 1")
     as_of = parse_time(args.as_of)
+    await require_records(engine, args)
     statuses: tuple[FactStatus, ...] | None
     if args.status == "all":
         statuses = None
@@ -278,12 +295,13 @@ async def _facts(engine: ContextEngine, args: argparse.Namespace) -> int:
     scope = None if args.scope is None else ContextScope(args.scope)
     found: list[Fact] = []
     cursor: tuple[datetime, str] | None = None
-    while len(found) < args.limit:
+    while len(found) <= args.limit:  # one more than shown: whether more match
         page = await engine.port.find(dataclasses.replace(query, after=cursor))
         if not page:
             break
         cursor = (page[-1].created_at, page[-1].id)
         found.extend(f for f in page if scope is None or f.scope is scope)
+    more = len(found) > args.limit
     found = found[: args.limit]
     if args.json:
         for fact in found:
@@ -292,10 +310,17 @@ async def _facts(engine: ContextEngine, args: argparse.Namespace) -> int:
         print(format_table(_FACT_HEADERS, _fact_rows(found), width=_width()))
     else:
         print(f"no facts in project {engine.project_id!r} match")
+    if more:  # on standard error: a script reading the rows is not disturbed
+        print(
+            f"sagewai: the first {args.limit} matching facts are shown; more match "
+            "(raise --limit, or narrow the filters)",
+            file=sys.stderr,
+        )
     return EXIT_OK
 
 
 async def _search(engine: ContextEngine, args: argparse.Namespace) -> int:
+    await require_records(engine, args)
     results = await engine.search(
         args.query,
         args.top_k,
@@ -303,6 +328,8 @@ async def _search(engine: ContextEngine, args: argparse.Namespace) -> int:
         user_id=args.user_id,
         session_id=args.session_id,
         as_of=parse_time(args.as_of),
+        # An operator's look is not a use: it must not keep a fact from decaying.
+        search_config=engine.search_config.model_copy(update={"track_access": False}),
     )
     if args.json:
         for result in results:
@@ -369,12 +396,33 @@ async def _history(engine: ContextEngine, args: argparse.Namespace) -> int:
 
 
 async def _revert(engine: ContextEngine, args: argparse.Namespace) -> int:
+    from sagewai.errors import FactNotFoundError
+
+    change = next((c for c in await engine.changes() if c.id == args.change_id), None)
+    recorded = len(await engine.history(change.fact_id)) if change is not None else 0
     fact = await engine.revert(args.change_id, reason="reverted with sagewai revert")
     if args.json:
         _json_line(fact.model_dump(mode="json"))
+    elif len(await engine.history(fact.id)) == recorded:
+        print(f"change {args.change_id} is undone already; fact {fact.id} is {fact.status.value}")
+        print("nothing was changed or recorded")
     else:
         print(f"reverted change {args.change_id}; fact {fact.id} is {fact.status.value}:")
         print(f"  {fact.content}")
+    successor = (change.after or {}).get("superseded_by") if change is not None else None
+    if isinstance(successor, str) and fact.status is FactStatus.ACTIVE:
+        # Undoing a supersession brings the old value back beside the new one: say so.
+        try:
+            newer = await engine.get(successor)
+        except FactNotFoundError:
+            return EXIT_OK
+        if newer.status in (FactStatus.ACTIVE, FactStatus.FLAGGED):
+            print(
+                f"its successor {newer.id} is still {newer.status.value}: {newer.content!r}; "
+                "both values now hold. To keep only the old one: "
+                f"sagewai forget --project {engine.project_id} --fact-id {newer.id}",
+                file=sys.stderr if args.json else sys.stdout,
+            )
     return EXIT_OK
 
 
@@ -392,28 +440,21 @@ async def _forget(engine: ContextEngine, args: argparse.Namespace) -> int:
         doomed = await matching_facts(
             engine.port, subject=args.subject, session_id=args.session_id, user_id=args.user_id
         )
-    report: dict[str, Any] = {
-        "dry_run": args.dry_run,
-        "fact_ids": [f.id for f in doomed],
-        "facts_deleted": 0 if args.dry_run else len(doomed),
-        "graph_items_deleted": 0,
-        "episodes_deleted": 0,
-    }
-    if not args.dry_run:
-        if args.fact_id is not None:
+    report: dict[str, Any] = {"dry_run": args.dry_run, "fact_ids": [f.id for f in doomed]}
+    if args.fact_id is not None:
+        if not args.dry_run:
             await engine.delete(args.fact_id, reason="forgotten with sagewai forget")
-        else:
-            done = await engine.forget(
-                subject=args.subject,
-                session_id=args.session_id,
-                user_id=args.user_id,
-                reason="forgotten with sagewai forget",
-            )
-            report.update(
-                facts_deleted=done.facts_deleted,
-                graph_items_deleted=done.graph_items_deleted,
-                episodes_deleted=done.episodes_deleted,
-            )
+        report.update(facts_deleted=1, graph_items_deleted=0, episodes_deleted=0)
+    else:
+        # The dry run is the engine's own: the same receipt, nothing changed.
+        receipt = await engine.forget(
+            subject=args.subject,
+            session_id=args.session_id,
+            user_id=args.user_id,
+            reason="forgotten with sagewai forget",
+            dry_run=args.dry_run,
+        )
+        report.update(receipt.as_dict())
     if args.json:
         _json_line(report)
         return EXIT_OK
@@ -421,11 +462,32 @@ async def _forget(engine: ContextEngine, args: argparse.Namespace) -> int:
     print(f"{verb} {len(doomed)} facts of project {engine.project_id!r}")
     if doomed:
         print(format_table(_FACT_HEADERS, _fact_rows(doomed), width=_width()))
-    if args.dry_run and args.fact_id is None:
-        print("graph entries and episodes of the subject, session or user go with them")
-    elif not args.dry_run:
+    if args.fact_id is None:
         print(
-            f"graph items deleted: {report['graph_items_deleted']}, "
-            f"episodes deleted: {report['episodes_deleted']}"
+            ("receipt (dry run, nothing changed): " if args.dry_run else "receipt: ")
+            + _receipt(report)
         )
     return EXIT_OK
+
+
+_RECEIPT = (
+    ("facts", "facts"),
+    ("messages", "messages"),
+    ("context_records", "context records"),
+    ("documents", "document chunks"),
+    ("vectors", "vectors"),
+    ("graph_entities", "graph entities"),
+    ("graph_relations", "graph relations"),
+    ("episodes_redacted", "episodes redacted"),
+    ("episodes_removed", "episodes deleted"),
+    ("episode_messages", "episode turns"),
+    ("journal_entries", "journal entries"),
+    ("audit_rows_removed", "audit rows replaced by tombstones"),
+    ("audit_rows_redacted", "audit rows redacted"),
+    ("journals_locked", "journals locked by another process (not rewritten)"),
+)
+
+
+def _receipt(report: dict[str, Any]) -> str:
+    """The receipt's counts, store by store, in one line."""
+    return ", ".join(f"{label} {report[key]}" for key, label in _RECEIPT if key in report)

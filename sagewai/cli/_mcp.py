@@ -120,8 +120,11 @@ def exposure_warning(host: str) -> str | None:
 
 def run_mcp(args: argparse.Namespace) -> int:
     """Serve until the client disconnects (stdio) or the process is stopped (HTTP)."""
+    from sagewai._optional import require
     from sagewai.integrations.mcp import build_mcp_server
 
+    # Without the extra nothing is made: the store folder is created only for a server that runs.
+    require("mcp", extra="mcp", feature="the MCP server")
     http = None if args.http is None else parse_http(args.http)
     for value, what in ((args.project, "--project"), (args.user, "--user")):
         validate_identifier(value, what)

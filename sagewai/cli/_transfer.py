@@ -26,6 +26,7 @@ from collections.abc import Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from sagewai.cli._empty import allow_empty_option, require_records
 from sagewai.errors import ConfigurationError, SagewaiError
 
 if TYPE_CHECKING:
@@ -89,6 +90,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     _store_arguments(export, what="store")
     export.add_argument("--out", required=True, help="archive file to write (.jsonl or .jsonl.gz)")
     _common(export)
+    allow_empty_option(export)
     export.set_defaults(handler=lambda args: _run(_export(args)))
 
     imp = subparsers.add_parser(
@@ -139,6 +141,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     mig.add_argument("--archive", default=None, help="also keep the archive at this path")
     _common(mig)
+    allow_empty_option(mig)
     mig.set_defaults(handler=lambda args: _run(_migrate(args)))
 
 
@@ -256,6 +259,8 @@ def _print_import(report: ImportReport, as_json: bool) -> None:
     skipped = {kind: n for kind, n in report.skipped.items() if n}
     if skipped:
         print("  skipped: " + ", ".join(f"{n} {kind}" for kind, n in skipped.items()))
+    if report.indexed:
+        print(f"  indexed {report.indexed} held facts whose vectors this vector store lacked")
     if report.re_embedded:
         print(f"  re-embedded {report.re_embedded} facts (another embedder or a missing vector)")
     for kind in report.unsupported:
@@ -274,6 +279,7 @@ async def _export(args: argparse.Namespace) -> int:
         create=False,
     )
     async with await _prepared(engine):
+        await require_records(engine, args)
         header = await export_archive(engine, args.out, progress=_bar(args))
     if args.json:
         print(json.dumps(header.model_dump(mode="json"), indent=2))
@@ -287,10 +293,40 @@ async def _export(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _require_vectors(store: str | None, vectors: str | None, option: str) -> None:
+    """A PostgreSQL target names where its vectors go: they are never put somewhere unsaid.
+
+    Without it the vectors would land in ``./sagewai-vectors`` of whatever folder the command
+    ran in, and a later command naming another vector store would find none of them.
+    """
+    store = store or os.environ.get("SAGEWAI_STORE")
+    if store is None or "://" not in store or vectors or os.environ.get("SAGEWAI_VECTORS"):
+        return
+    raise ConfigurationError(
+        f"a postgresql:// target needs {option}: where the facts' vectors go (pgvector for "
+        "the same database, an http(s):// Qdrant URL, or a Qdrant edge folder); give the one "
+        "later commands will search, or set $SAGEWAI_VECTORS"
+    )
+
+
+def _missing_folder(store: str) -> bool:
+    """Whether ``store`` is an embedded folder that does not exist yet (an import makes it)."""
+    return "://" not in store and not Path(store).exists()
+
+
 async def _import(args: argparse.Namespace) -> int:
+    import shutil
+
     from sagewai.context.archive import import_archive, read_header
 
-    project = args.project or read_header(args.archive).project_id
+    # The archive is checked before anything is made: a malformed one leaves no folder behind.
+    header = read_header(args.archive)
+    project = args.project or header.project_id
+    _require_vectors(args.store, args.vectors, "--vectors")
+    from sagewai.cli._stores import DEFAULT_STORE
+
+    folder = args.store or os.environ.get("SAGEWAI_STORE") or DEFAULT_STORE
+    made = _missing_folder(folder)
     engine = open_store(
         args.store,
         project,
@@ -299,10 +335,16 @@ async def _import(args: argparse.Namespace) -> int:
         embedder_spec=args.embedder,
         create=True,
     )
-    async with await _prepared(engine):
-        report = await import_archive(
-            engine, args.archive, on_conflict=args.on_conflict, progress=_bar(args)
-        )
+    try:
+        async with await _prepared(engine):
+            report = await import_archive(
+                engine, args.archive, on_conflict=args.on_conflict, progress=_bar(args)
+            )
+    except ConfigurationError:
+        # An archive error is found before any write: a folder made for it goes with it.
+        if made:
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
     _print_import(report, args.json)
     return EXIT_OK
 
@@ -310,6 +352,7 @@ async def _import(args: argparse.Namespace) -> int:
 async def _migrate(args: argparse.Namespace) -> int:
     from sagewai.context.archive import migrate
 
+    _require_vectors(args.target, args.to_vectors, "--to-vectors")
     source = open_store(
         args.source,
         args.project,
@@ -327,6 +370,7 @@ async def _migrate(args: argparse.Namespace) -> int:
         create=True,
     )
     async with await _prepared(source), await _prepared(target):
+        await require_records(source, args, store=args.source)
         report = await migrate(
             source, target, on_conflict=args.on_conflict, archive=args.archive, progress=_bar(args)
         )

@@ -2,6 +2,7 @@
 
 * :class:`ContextEngine` (also named at the root, ``from sagewai import ContextEngine``): the one
   door to a project's stored knowledge;
+* :class:`ForgetReport`: the receipt ``ContextEngine.forget`` returns, counted per store;
 * :class:`MemoryBridge` with its :class:`BridgeSettings`: conversation turns in, verbatim records
   and reconciled facts out (:mod:`sagewai.context.bridge` holds its collaborators);
 * :mod:`sagewai.context.episodes`: whole sessions; :mod:`sagewai.context.archive`: export,
@@ -18,6 +19,7 @@ from sagewai._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from sagewai.context._engine import ContextEngine
+    from sagewai.context._forgetting import ForgetReport
     from sagewai.context.bridge._bridge import MemoryBridge
     from sagewai.context.bridge._settings import BridgeOptions, BridgeSettings
     from sagewai.context.bridge._turns import BridgeStats, BridgeTurn
@@ -28,6 +30,7 @@ __all__ = [
     "BridgeStats",
     "BridgeTurn",
     "ContextEngine",
+    "ForgetReport",
     "MemoryBridge",
 ]
 
@@ -37,6 +40,7 @@ _LAZY = {
     "BridgeStats": "sagewai.context.bridge._turns",
     "BridgeTurn": "sagewai.context.bridge._turns",
     "ContextEngine": "sagewai.context._engine",
+    "ForgetReport": "sagewai.context._forgetting",
     "MemoryBridge": "sagewai.context.bridge._bridge",
 }
 

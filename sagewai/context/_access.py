@@ -17,10 +17,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+import weakref
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from datetime import datetime
-from typing import TYPE_CHECKING, Unpack
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, Unpack
 
 from pydantic import JsonValue
 
@@ -47,10 +49,39 @@ if TYPE_CHECKING:
     from sagewai.stores.base._graph import ProjectGraph
     from sagewai.stores.base._metadata import MetadataStore
 
-__all__ = ["MAX_PAGE", "StoreAccess"]
+__all__ = ["MAX_PAGE", "Journal", "JournalOwner", "StoreAccess"]
 
 MAX_PAGE = 100_000
 """The largest page :meth:`StoreAccess.iter_facts` reads at once."""
+
+
+class Journal(Protocol):
+    """The part of a bridge's write-ahead journal that ``forget`` uses."""
+
+    @property
+    def path(self) -> Path:
+        """The journal file."""
+
+    @property
+    def is_open(self) -> bool:
+        """True while a bridge of this process holds it."""
+
+    def forget(
+        self, matches: Callable[[dict[str, JsonValue]], bool], *, dry_run: bool = False
+    ) -> int:
+        """Remove the entries whose payload ``matches`` picks; return how many."""
+
+
+class JournalOwner(Protocol):
+    """What keeps a write-ahead journal of this project's messages (a bridge's journal keeper).
+
+    ``forget`` rewrites the journals of the owners attached to the port, so a replay cannot
+    bring a forgotten message back.
+    """
+
+    @property
+    def journal(self) -> Journal | None:
+        """The journal (open or not), or ``None``."""
 
 
 class StoreAccess:
@@ -81,6 +112,8 @@ class StoreAccess:
         """The reads of searches, written off the search path (see the access log module)."""
         self._opened = False
         self._open_lock = asyncio.Lock()
+        self._journal_owners: weakref.WeakSet[JournalOwner] = weakref.WeakSet()
+        self._journal_paths: dict[Path, None] = {}
 
     # ------------------------------------------------------------------ the stores
 
@@ -139,6 +172,27 @@ class StoreAccess:
                 "folder): use ctx.episodes.store; a second store would be missed by forget"
             )
         self._stores = dataclasses.replace(self._stores, episodes=store)
+
+    def attach_journal(self, owner: JournalOwner) -> None:
+        """Tell the port of a journal of this project's messages, so that ``forget`` reaches
+        it: through the owner while it lives (held weakly), by its file once it is gone."""
+        self._journal_owners.add(owner)
+        if owner.journal is not None:
+            self._journal_paths[owner.journal.path] = None
+
+    @property
+    def journals(self) -> list[Journal]:
+        """The journals of the attached owners that are alive (open or not)."""
+        found = (owner.journal for owner in list(self._journal_owners))
+        live = [journal for journal in found if journal is not None]
+        for journal in live:
+            self._journal_paths[journal.path] = None
+        return live
+
+    @property
+    def journal_paths(self) -> list[Path]:
+        """Every journal file an attached owner has used, alive or gone."""
+        return list(self._journal_paths)
 
     # ------------------------------------------------------------------ lifecycle
 

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import importlib
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack, overload
 
 from sagewai.context._access import StoreAccess
+from sagewai.context._chat_add import chat_of, is_message_list, written_in
 from sagewai.context._episode_access import EpisodeAccess
 from sagewai.context._forgetting import delete_records
 from sagewai.context._ranking import SearchConfig
@@ -35,7 +37,9 @@ from sagewai.context._search import (
 from sagewai.core import _lifecycle as lifecycle
 from sagewai.core._arguments import check_flag, check_int, check_scope, enum_values, string_list
 from sagewai.core._chunking import chunk_text
+from sagewai.core._conversation import ChatMessage
 from sagewai.core._ids import statement_id
+from sagewai.core._progress import progress_bar, wants_progress
 from sagewai.core._queries import ChangeQuery, FactQuery, WriteBatch
 from sagewai.core._records import (
     Fact,
@@ -80,6 +84,10 @@ def _statement(fact: Fact) -> tuple[str, ...]:
         fact.object or "",
         fact.content,
     )
+
+
+_BRIDGE_MODULE = "sagewai.context.bridge._bridge"
+"""Where :meth:`ContextEngine.add` finds :class:`~sagewai.context.MemoryBridge` for a chat."""
 
 
 class ContextEngine(Resource):
@@ -317,8 +325,27 @@ class ContextEngine(Resource):
 
     # ------------------------------------------------------------------ writing
 
-    async def add(self, content: str, **fields: Unpack[FactFields]) -> Fact:
-        """Store one fact and return it.
+    @overload
+    async def add(self, content: str, **fields: Unpack[FactFields]) -> Fact: ...
+
+    @overload
+    async def add(
+        self, content: Sequence[ChatMessage | Mapping[str, Any]], **fields: Unpack[FactFields]
+    ) -> builtins.list[Fact]: ...
+
+    async def add(
+        self,
+        content: str | Sequence[ChatMessage | Mapping[str, Any]],
+        **fields: Unpack[FactFields],
+    ) -> Fact | builtins.list[Fact]:
+        """Store one fact and return it; or store a chat (a list of messages) and return what
+        was written.
+
+        With a list of chat messages (``[{"role": "user", "content": "I moved to Munich"}]``,
+        the shape chat APIs use), the messages go through a :class:`~sagewai.context.MemoryBridge`
+        as one conversation: each kept verbatim, the facts read from it and reconciled with what
+        the memory holds. Only ``user_id``, ``session_id``, ``tags`` and ``metadata`` apply then;
+        the records written (messages and facts) are returned, oldest first.
 
         The fields (:class:`~sagewai.core.FactFields`, all optional and typed): ``fact_type``,
         ``scope``, ``user_id``, ``session_id``, ``subject``/``predicate``/``object``,
@@ -334,12 +361,51 @@ class ContextEngine(Resource):
         Raises:
             InvalidInputError: a field is empty, too large, unknown or of the wrong type.
             FactConflictError: ``fact_id`` names a fact the store holds already.
+
+        Example:
+            >>> import asyncio
+            >>> from sagewai.testing import FakeEmbedder
+            >>> async def demo() -> list[str]:
+            ...     ctx = ContextEngine.in_memory(embedder=FakeEmbedder())
+            ...     chat = [{"role": "user", "content": "I work at Initech."}]
+            ...     return [record.kind.value for record in await ctx.add(chat, user_id="bob")]
+            >>> asyncio.run(demo())
+            ['message', 'fact']
         """
+        if not isinstance(content, str):
+            if is_message_list(content):
+                return await self._add_chat(content, fields)
+            raise InvalidInputError(
+                "add() takes a text or a list of chat messages ({'role': ..., 'content': ...}), "
+                f"not {type(content).__name__}; store many texts with add_many()"
+            )
         (fact,) = await self.add_many([{"content": content, **fields}])
         return fact
 
+    async def _add_chat(
+        self, messages: Sequence[ChatMessage | Mapping[str, Any]], fields: Mapping[str, Any]
+    ) -> builtins.list[Fact]:
+        """Store a chat through a bridge (see :mod:`sagewai.context._chat_add`)."""
+        # The bridge is built on the engine (it imports it), so the engine names it and loads it
+        # on first use instead of importing it: no import circle for a reader to follow.
+        bridge_class = importlib.import_module(_BRIDGE_MODULE).MemoryBridge
+        chat = chat_of(messages, fields)
+        # A little before now: the store stamps the bridge's writes with its own clock.
+        started = utcnow() - timedelta(seconds=1)
+        bridge = bridge_class(context_engine=self, journal=False, save_episodes=False)
+        try:
+            await bridge.bridge_conversation(chat, tags=fields.get("tags"))
+        finally:
+            await bridge.aclose()
+        query = FactQuery(project_id=self.project_id, user_id=chat.user_id, updated_since=started)
+        return written_in(await self._access.find(query), chat.session_id or "")
+
     async def add_many(
-        self, items: Iterable[Fact | str | Mapping[str, Any]], *, actor: str = "engine"
+        self,
+        items: Iterable[Fact | str | Mapping[str, Any]],
+        *,
+        actor: str = "engine",
+        progress: bool | None = None,
     ) -> builtins.list[Fact]:
         """Store many facts efficiently (batched embedding and writes) and return them.
 
@@ -347,6 +413,10 @@ class ContextEngine(Resource):
         :class:`~sagewai.core.FactFields` (with ``content``). All or nothing: every item is
         validated, and its id checked, before anything is written, and the facts land in one
         atomic batch of the metadata store; an invalid item raises and nothing is stored.
+
+        A bar on standard error counts the embedding of a large batch when standard error is a
+        terminal (``progress=True`` or ``False`` decides; ``SAGEWAI_PROGRESS=0`` turns bars off
+        for the process).
 
         Raises:
             InvalidInputError: an item is invalid (nothing is stored).
@@ -356,6 +426,7 @@ class ContextEngine(Resource):
         """
         if isinstance(items, str | bytes | Mapping) or not isinstance(items, Iterable):
             raise InvalidInputError("add_many takes a list of facts, strings or mappings")
+        wants_progress(0, progress)  # a bad value fails before anything is read
         facts: builtins.list[Fact] = []
         derived: set[str] = set()
         """Ids made from the statement (the item named none): a repeat of it is no conflict."""
@@ -417,12 +488,12 @@ class ContextEngine(Resource):
         import numpy as np
 
         embedder = self._access.embedder
-        parts = [
-            await embedder.embed_documents(
-                [fact.content for fact in facts[start : start + _WRITE_BATCH]]
-            )
-            for start in range(0, len(facts), _WRITE_BATCH)
-        ]
+        parts = []
+        with progress_bar(len(facts), "embedding facts", show=progress) as bar:
+            for start in range(0, len(facts), _WRITE_BATCH):
+                batch = [fact.content for fact in facts[start : start + _WRITE_BATCH]]
+                parts.append(await embedder.embed_documents(batch))
+                bar.advance(len(batch))
         vectors = parts[0] if len(parts) == 1 else np.concatenate(parts)
         added = lifecycle.Cause(actor, "engine.add")
         changes = [lifecycle.created(fact, added) for fact in facts]
@@ -525,6 +596,55 @@ class ContextEngine(Resource):
             limit=check_int(limit, "limit", low=1, high=MAX_LIST_LIMIT),
         )
         return await self._access.find(query)
+
+    async def get_all(
+        self,
+        *,
+        scope: ContextScope | str | None = None,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        subject: str | None = None,
+        statuses: Sequence[FactStatus | str] | None = SEARCHABLE,
+        fact_types: Sequence[FactType | str] | None = None,
+        tags: Sequence[str] | None = None,
+        kinds: Sequence[FactKind | str] | None = None,
+        page_size: int = 1_000,
+    ) -> builtins.list[Fact]:
+        """Every fact readable at a scope, oldest first, in one call (read ``page_size`` at a
+        time): all memories of a user with ``get_all(user_id=...)``.
+
+        The filters are those of :meth:`list`; for a very large scope, page with :meth:`list`
+        and ``after`` instead of holding everything at once.
+
+        Example:
+            >>> import asyncio
+            >>> from sagewai.testing import FakeEmbedder
+            >>> async def demo() -> int:
+            ...     ctx = ContextEngine.in_memory(embedder=FakeEmbedder())
+            ...     await ctx.add_many([{"content": f"note {i}", "user_id": "bob"} for i in "abc"])
+            ...     return len(await ctx.get_all(user_id="bob", page_size=2))
+            >>> asyncio.run(demo())
+            3
+        """
+        found: builtins.list[Fact] = []
+        after: tuple[datetime, str] | None = None
+        while True:
+            page = await self.list(
+                scope=scope,
+                user_id=user_id,
+                session_id=session_id,
+                subject=subject,
+                statuses=statuses,
+                fact_types=fact_types,
+                tags=tags,
+                kinds=kinds,
+                limit=page_size,
+                after=after,
+            )
+            found.extend(page)
+            if len(page) < page_size:
+                return found
+            after = (page[-1].created_at, page[-1].id)
 
     async def count(
         self,
@@ -688,6 +808,9 @@ class ContextEngine(Resource):
     async def revert(self, change_id: str, *, reason: str = "reverted by user") -> Fact:
         """Undo one recorded change by restoring the fields it changed.
 
+        A change whose fields already hold their old values (it was reverted before) is left
+        as it is: nothing is written and no second restore is recorded.
+
         Raises:
             FactNotFoundError: the change's fact no longer exists (it was deleted).
             InvalidInputError: the change has nothing to undo (a creation or a deletion).
@@ -699,6 +822,8 @@ class ContextEngine(Resource):
         if change.before is None:
             raise InvalidInputError(f"change {change_id} ({change.action}) cannot be reverted")
         fact = await self.get(change.fact_id)
+        if lifecycle.snapshot(fact, change.before) == dict(change.before):
+            return fact  # undone already: reverting it again changes and records nothing
         step = lifecycle.restore(
             fact,
             change.before,
@@ -742,23 +867,43 @@ class ContextEngine(Resource):
         scope: ContextScope | str | None = None,
         everything: bool = False,
         reason: str = "forget requested",
+        dry_run: bool = False,
     ) -> ForgetReport:
-        """Forget completely: facts, vectors, graph entries and episodes.
+        """Forget completely, and return a receipt of what each store lost.
 
-        Name what to forget: a ``subject`` (facts about it, matched case-insensitively on the
-        subject or object of the fact, and its graph entity), a ``session_id``, a ``user_id``,
-        facts stored at a ``scope``, or ``everything=True`` for the whole project. Criteria
-        combine with AND in every store (a subject within one session: the facts about it from
-        that session, and what that session said about its graph entity). Deleted facts leave
-        content-free tombstones in the audit log.
+        Name what to forget: a ``subject`` (every record naming it as a word, case-insensitive:
+        facts of every status, messages, context records and documents, its graph entities
+        and relations, the episode turns and journal entries naming it, and its text in the
+        audit rows of what is kept), a ``session_id``, a ``user_id``, facts stored at a
+        ``scope``, or ``everything=True`` for the whole project. Criteria combine with AND in
+        every store. Deleted records leave content-free tombstones in the audit log: it keeps
+        that something was forgotten, when and by whom, never the forgotten text.
+
+        Args:
+            dry_run: Change nothing and return the receipt a real run would return.
 
         Raises:
-            InvalidInputError: nothing was named, ``everything`` is not a bool, a bad value.
+            InvalidInputError: nothing was named, a flag is not a bool, a bad value.
             ScopeError: an unknown scope.
+
+        Example:
+            >>> import asyncio
+            >>> from sagewai.testing import FakeEmbedder
+            >>> async def demo() -> tuple[int, int]:
+            ...     async with ContextEngine.in_memory(embedder=FakeEmbedder()) as ctx:
+            ...         await ctx.add("The user works at Initech with Bob.")
+            ...         await ctx.add("Bobby plays chess.")
+            ...         preview = await ctx.forget(subject="bob", dry_run=True)
+            ...         done = await ctx.forget(subject="bob")
+            ...         assert preview == done
+            ...         return done.facts, len(await ctx.search("Bob chess"))
+            >>> asyncio.run(demo())
+            (1, 1)
         """
-        from sagewai.context._forgetting import ForgetReport, checked_subject, forget_matching
+        from sagewai.context._forgetting import checked_subject, forget_everything, forget_matching
 
         everything = check_flag(everything, "everything")
+        dry_run = check_flag(dry_run, "dry_run")
         level = check_scope(scope)
         if not isinstance(reason, str):
             raise InvalidInputError("reason must be text")
@@ -770,20 +915,14 @@ class ContextEngine(Resource):
             everything=everything,
         )
         await self.open()
-        if not everything:
-            return await forget_matching(
-                self._access,
-                subject=subject,
-                session_id=session_id,
-                user_id=user_id,
-                scope=level,
-                reason=reason,
-            )
-        # The whole project: its audit log goes with it, nothing is left to hold a reason.
-        stores, graph = self.stores, self._access.graph
-        deleted = await stores.metadata.delete_project(self.project_id)
-        await self._access.vectors.delete_project(self.project_id)
-        graph_deleted = 0 if graph is None else (await graph.delete_all()).total
-        episodes = stores.episodes
-        episodes_deleted = 0 if episodes is None else await episodes.delete_project(self.project_id)
-        return ForgetReport(deleted, graph_deleted, episodes_deleted)
+        if everything:
+            return await forget_everything(self._access, dry_run=dry_run)
+        return await forget_matching(
+            self._access,
+            subject=subject,
+            session_id=session_id,
+            user_id=user_id,
+            scope=level,
+            reason=reason,
+            dry_run=dry_run,
+        )

@@ -12,7 +12,13 @@ from typing import Any
 
 from pydantic import JsonValue, ValidationError
 
-from sagewai.core._arguments import check_list, check_scope, check_source, string_list
+from sagewai.core._arguments import (
+    aware_time,
+    check_list,
+    check_scope,
+    check_source,
+    string_list,
+)
 from sagewai.core._records import Fact, FactKind, FactType, Provenance
 from sagewai.core._scope import ContextScope, ScopeAddress, validate_identifier
 from sagewai.errors import InvalidInputError
@@ -105,6 +111,9 @@ def _build(
         # records where it came from.
         scope = ContextScope.USER if user_id is not None else ContextScope.PROJECT
     scope_address(project_id, org_id, scope, user_id=user_id, session_id=session_id)
+    if isinstance(subject, str) and not subject.strip():
+        # A blank subject could never be forgotten by name (forget refuses an empty subject).
+        raise InvalidInputError("subject must not be blank; leave it out (None) instead")
     if metadata is not None and not isinstance(metadata, Mapping):
         raise InvalidInputError(f"metadata must be a mapping, got {type(metadata).__name__}")
     tags = string_list(tags, "tags") or ()
@@ -131,10 +140,11 @@ def _build(
         "tags": tuple(tags),
         "metadata": dict(metadata or {}),
         "sources": all_sources,
-        "valid_from": valid_from,
+        # Times are datetimes: a number is not read as seconds since 1970.
+        "valid_from": aware_time(valid_from, "valid_from"),
     }
     if created_at is not None:
-        values["created_at"] = created_at
+        values["created_at"] = aware_time(created_at, "created_at")
     if fact_id is not None:
         values["id"] = validate_identifier(fact_id, "fact_id")
     try:

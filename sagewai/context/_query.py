@@ -40,6 +40,7 @@ __all__ = [
     "analyse_query",
     "asks_about_replies",
     "asks_about_the_past",
+    "asks_for_a_value_now",
     "is_chatter",
     "is_temporal_question",
     "keyword_query",
@@ -109,6 +110,8 @@ class QueryAnalysis:
         dates: The calendar dates the query names ("on 7 July, 2023", "in December 2023"), as
             day ranges (see :func:`query_dates`); a record said or placed in one of them is
             more likely the answer.
+        asks_value_now: The query asks for a value as it stands now ("How many commits have
+            been merged?", "When is my call scheduled?"; see :func:`asks_for_a_value_now`).
     """
 
     text: str
@@ -118,6 +121,7 @@ class QueryAnalysis:
     asks_replies: bool = False
     asks_past: bool = False
     dates: tuple[DateRange, ...] = ()
+    asks_value_now: bool = False
 
 
 DateRange = tuple[date, date]
@@ -316,6 +320,42 @@ def asks_about_the_past(text: str) -> bool:
     return _PAST_QUESTION.search(text) is not None
 
 
+_VALUE_QUESTION = re.compile(
+    r"^\W*(?:what|which|how\s+(?:many|much|long|often|far|big|old)|when|where|who)\b",
+    re.IGNORECASE,
+)
+_PRESENT_VERB = re.compile(
+    r"\b(?:is|are|am|do|does|have|has|should|will|can|currently|now)\b|['’](?:s|re|ve)\b",
+    re.IGNORECASE,
+)
+_PAST_VERB = re.compile(r"\b(?:did|was|were|had|used)\b", re.IGNORECASE)
+
+
+def asks_for_a_value_now(text: str) -> bool:
+    """True when ``text`` asks for a value as it stands now: a question word, a verb in the
+    present, none in the past, and nothing that names the past (:func:`asks_about_the_past`).
+
+    Such a question is answered by the last statement of the value: "How many commits have been
+    merged?" by "the commits merged have now reached 165", not by the earlier "150 commits".
+
+    Example:
+        >>> asks_for_a_value_now("How many commits have been merged into the main branch?")
+        True
+        >>> asks_for_a_value_now("When is my Zoom call with the creative director scheduled?")
+        True
+        >>> asks_for_a_value_now("How many cupcakes did I order for the event?")
+        False
+        >>> asks_for_a_value_now("What was my budget before the increase?")
+        False
+    """
+    return (
+        _VALUE_QUESTION.search(text) is not None
+        and _PRESENT_VERB.search(text) is not None
+        and _PAST_VERB.search(text) is None
+        and not asks_about_the_past(text)
+    )
+
+
 _SENTENCES = re.compile(r"[^.!?\n]+[.!?]*")
 MAX_QUESTION_WORDS = 15
 """A message of questions up to this long holds nothing but the questions (a longer one, a
@@ -366,4 +406,5 @@ def analyse_query(text: str, *, strip_stopwords: bool = True) -> QueryAnalysis:
         asks_replies=asks_about_replies(text),
         asks_past=asks_about_the_past(text),
         dates=query_dates(text),
+        asks_value_now=asks_for_a_value_now(text),
     )

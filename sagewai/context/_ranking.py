@@ -53,6 +53,7 @@ __all__ = [
     "group_by_source",
     "is_context_record",
     "is_reply_record",
+    "later_values_first",
     "limit_per_message",
     "message_text",
     "neighbour_key",
@@ -192,6 +193,11 @@ class SearchConfig(BaseModel):
     """Scale of the score of a record whose claim changed since (a message that said "I live in
     Berlin" after the move to Munich; see :func:`prefer_current`) when the query asks about the
     present; what replaced the claim takes the record's place, just above it."""
+    later_values: bool = True
+    """For a question about a value as it stands now ("How many commits have been merged?"),
+    of two records near the top that speak of the query's subject and each state a value (a
+    number, a date), the one said later ranks first (see :func:`later_values_first`): the last
+    statement of a value is its current one. ``False`` ranks them as their evidence says."""
     chatter_floor: float = Field(default=0.25, ge=0, le=1)
     """A message that holds no statement (a question, small talk: see
     :func:`~sagewai.context._query.is_chatter`) and echoes the query (see ``chatter_echo``)
@@ -745,6 +751,83 @@ def prefer_current(
                     max(candidate.relevance, present.relevance if present is not None else 0.0),
                 )
     return sorted(out.values(), key=lambda c: (-c.score, c.fact.id))
+
+
+_VALUE = re.compile(r"\d")
+
+
+def _said_at(fact: Fact) -> tuple[datetime, datetime, int]:
+    """When a record was said (its sources' latest time, else when it was stored), when it was
+    stored, and its place in its conversation: the order of two statements of a value (the
+    turns of one conversation often share a day, and the records of one batch a store time)."""
+    times = [source.timestamp for source in fact.sources if source.timestamp is not None]
+    turns = [source.turn_index for source in fact.sources if source.turn_index is not None]
+    return (max(times) if times else fact.created_at, fact.created_at, max(turns, default=-1))
+
+
+def later_values_first(
+    ranked: Sequence[RankedCandidate], terms: Sequence[str], *, window: int
+) -> list[RankedCandidate]:
+    """The ranking for a question about a value now: a later statement of the value first.
+
+    Among the first ``window`` candidates, a record that states a value (holds a digit) and
+    speaks of the query's subject (holds at least a third of the query's content ``terms``, two
+    at least) ranks just above every such record said before it: "the commits merged have now
+    reached 165" above "150 commits merged", whatever their scores. A record that states no
+    value, or speaks of something else, keeps its place; so does the order below ``window``.
+
+    Example:
+        >>> from datetime import UTC, datetime
+        >>> def c(i: str, text: str, day: int, score: float) -> RankedCandidate:
+        ...     at = datetime(2024, 4, day, tzinfo=UTC)
+        ...     return RankedCandidate(
+        ...         Fact(id=i, project_id="p", content=text, created_at=at), score)
+        >>> ranked = [
+        ...     c("old", "My repo has 150 commits merged into main.", 1, 0.9),
+        ...     c("tea", "I drink 2 cups of tea.", 3, 0.5),
+        ...     c("new", "Merged commits on main have now reached 165.", 9, 0.4),
+        ... ]
+        >>> [x.fact.id for x in later_values_first(ranked, ["commits", "merged", "main"],
+        ...                                        window=10)]
+        ['new', 'old', 'tea']
+    """
+    stems = [re.compile(rf"\b{re.escape(t[: max(4, len(t) - 2)])}") for t in terms if len(t) > 2]
+    need = max(2, math.ceil(len(stems) / 3))
+    head, tail = list(ranked[:window]), list(ranked[window:])
+    if len(stems) < 2 or len(head) < 2:
+        return list(ranked)
+
+    def states_value(candidate: RankedCandidate) -> bool:
+        text = message_text(candidate.fact)
+        if _VALUE.search(text) is None:
+            return False
+        low = text.lower()
+        return sum(1 for stem in stems if stem.search(low)) >= need
+
+    valued = {c.fact.id: _said_at(c.fact) for c in head if states_value(c)}
+    if len(valued) < 2:
+        return list(ranked)
+    # Each move puts a later statement above an earlier one, never the reverse: it ends.
+    moved = True
+    while moved:
+        moved = False
+        for j, later in enumerate(head):
+            when = valued.get(later.fact.id)
+            if when is None:
+                continue
+            for i in range(j):
+                earlier = valued.get(head[i].fact.id)
+                if earlier is not None and earlier < when:
+                    head.insert(i, head.pop(j))
+                    moved = True
+                    break
+            if moved:
+                break
+    # The places keep their scores, the records move between them (later steps sort by score).
+    scores = sorted((c.score for c in head), reverse=True)
+    size = len(head)
+    moved_head = [c._replace(score=scores[k] + (size - k) * 1e-12) for k, c in enumerate(head)]
+    return [*moved_head, *tail]
 
 
 def answers_first(

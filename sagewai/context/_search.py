@@ -14,8 +14,10 @@ A search is eight steps (``docs/architecture.md`` draws them), the first buildin
 5. ``_standing``: the claims the candidates stated that changed since, and what holds now
    (:mod:`sagewai.context._standing`); which of them the query asks about;
 6. ``_present_first``: for a question about the present, a changed claim gives way to what
-   replaced it (:func:`~sagewai.context._ranking.prefer_current`), and a message that holds no
-   statement (a question, small talk) to the records that answer
+   replaced it (:func:`~sagewai.context._ranking.prefer_current`); for a question about a value
+   now, a later statement of the value comes before an earlier one
+   (:func:`~sagewai.context._ranking.later_values_first`); and a message that holds no
+   statement (a question, small talk) gives way to the records that answer
    (:func:`~sagewai.context._ranking.answers_first`);
 7. ``_results``: a message and the facts drawn from it folded into one result, repeats of the
    same statement folded into it too, each with its standing; ``top_k`` kept;
@@ -46,6 +48,7 @@ from sagewai.context._ranking import (
     answers_first,
     fuse,
     group_by_source,
+    later_values_first,
     limit_per_message,
     message_text,
     neighbour_key,
@@ -88,6 +91,9 @@ __all__ = [
 ]
 
 MAX_QUERY_CHARS = 4_000
+_VALUE_WINDOW = 2
+"""A later statement of a value moves up among the first ``top_k`` times this many candidates
+(a source's message and its facts are several candidates of one result)."""
 MAX_TOP_K = 1_000
 SEARCHABLE = (FactStatus.ACTIVE, FactStatus.FLAGGED)
 """The statuses a search reads by default (and ``list`` lists)."""
@@ -173,6 +179,10 @@ class SearchRequest:
             raise InvalidInputError(f"the search query is longer than {MAX_QUERY_CHARS} characters")
         check_int(top_k, "top_k", low=1, high=MAX_TOP_K)
         check_int(graph_hops, "graph_hops", low=0, high=2)
+        if not isinstance(config, SearchConfig):
+            raise InvalidInputError(
+                f"search_config must be a SearchConfig, got {type(config).__name__}"
+            )
         if min_score is not None:
             check_number(min_score, "min_score")
         as_of = aware_time(as_of, "as_of")
@@ -482,6 +492,9 @@ class Searcher:
                 for changed in standing.asked
             }
             ranked = prefer_current(ranked, successors, changed_weight=config.changed_weight)
+        if config.later_values and present and request.analysis.asks_value_now:
+            terms = request.analysis.keyword_text.lower().split()
+            ranked = later_values_first(ranked, terms, window=_VALUE_WINDOW * request.top_k)
         asked = normal_form(request.text)
         chatter = {
             c.fact.id

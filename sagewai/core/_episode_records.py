@@ -15,7 +15,9 @@ from sagewai.core._scope import validate_identifier
 __all__ = [
     "Episode",
     "EpisodeFilter",
+    "EpisodeRedaction",
     "episode_text",
+    "json_mentions",
     "mentions",
     "message_mentions",
     "subject_pattern",
@@ -95,11 +97,39 @@ def subject_pattern(subject: str) -> re.Pattern[str] | None:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class EpisodeRedaction:
+    """What forgetting a subject did to the episodes (or would do, in a dry run)."""
+
+    episodes_redacted: int = 0
+    """Episodes kept, rewritten without the messages (and metadata) naming the subject."""
+    episodes_deleted: int = 0
+    """Episodes deleted: every message of them named the subject."""
+    messages_removed: int = 0
+    """Messages (turns) removed from those episodes."""
+
+    @property
+    def episodes_touched(self) -> int:
+        """Episodes redacted or deleted."""
+        return self.episodes_redacted + self.episodes_deleted
+
+
+def json_mentions(value: object, pattern: re.Pattern[str]) -> bool:
+    """True when ``pattern`` matches a string anywhere in a JSON-like value (keys included)."""
+    if isinstance(value, str):
+        return pattern.search(value) is not None
+    if isinstance(value, dict):
+        return any(json_mentions(k, pattern) or json_mentions(v, pattern) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(json_mentions(item, pattern) for item in value)
+    return False
+
+
 def message_mentions(message: ChatMessage, pattern: re.Pattern[str]) -> bool:
-    """True when the message's text, speaker or name matches ``pattern``."""
+    """True when the message's text, speaker, name or metadata matches ``pattern``."""
     return any(
         pattern.search(text) for text in (message.content, message.name, message.speaker) if text
-    )
+    ) or json_mentions(message.metadata, pattern)
 
 
 def mentions(episode: Episode, pattern: re.Pattern[str]) -> bool:
@@ -112,4 +142,4 @@ def mentions(episode: Episode, pattern: re.Pattern[str]) -> bool:
         return True
     if any(message_mentions(message, pattern) for message in episode.messages):
         return True
-    return any(isinstance(v, str) and pattern.search(v) for v in episode.metadata.values())
+    return json_mentions(episode.metadata, pattern)

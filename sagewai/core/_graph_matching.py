@@ -13,6 +13,7 @@ from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 
 from sagewai.core._graph_records import Entity, Relation
+from sagewai.core._text import clean_text
 
 __all__ = [
     "MAX_MENTION_WORDS",
@@ -36,15 +37,19 @@ _POSSESSIVE = re.compile(r"(?:'s|'|’s|’)$")
 def name_key(name: str) -> str:
     """The form two names must share to be the same name.
 
-    Unicode-normalised (NFKC), case-folded, whitespace collapsed, curly apostrophes made straight,
-    and sentence punctuation trimmed from both ends. Inner punctuation is kept, so ``C++``,
-    ``node.js`` and ``AT&T`` stay distinct.
+    Repaired like every stored name (a lone surrogate becomes U+FFFD, see
+    :func:`~sagewai.core._text.clean_text`), so a name is found and forgotten by the text it was
+    written with; Unicode-normalised (NFKC), case-folded, whitespace collapsed, curly apostrophes
+    made straight, and sentence punctuation trimmed from both ends. Inner punctuation is kept, so
+    ``C++``, ``node.js`` and ``AT&T`` stay distinct.
 
     Example:
         >>> name_key("  The   Hague. ")
         'the hague'
+        >>> name_key("Tea \\ud800") == name_key("tea \\ufffd")
+        True
     """
-    text = unicodedata.normalize("NFKC", name).casefold().replace("’", "'")
+    text = unicodedata.normalize("NFKC", clean_text(name)).casefold().replace("’", "'")
     text = _SPACES.sub(" ", text).strip()
     return text.strip(_EDGE_PUNCTUATION + " ")
 

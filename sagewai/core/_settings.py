@@ -9,9 +9,10 @@ documented one by one; a bad value fails when the settings are made, with an
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+import types
+from typing import Any, ClassVar, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from sagewai.errors import InvalidInputError, ScopeError
 
@@ -54,3 +55,26 @@ class Settings(BaseModel):
             super().__init__(**data)
         except ValidationError as exc:
             raise settings_error(self.kind, exc) from exc
+
+    @model_validator(mode="before")
+    @classmethod
+    def _numbers_are_numbers(cls, data: Any) -> Any:
+        # pydantic reads "10" and True as numbers; a setting given as text or a flag is a
+        # mistake to report, not to guess at (batch_size="10" would hide a config-file typo).
+        if not isinstance(data, dict):
+            return data
+        for name, value in data.items():
+            field = cls.model_fields.get(name)
+            if field is None or not _is_number_type(field.annotation):
+                continue
+            if isinstance(value, str | bytes | bool):
+                raise ValueError(f"{name} must be a number, got {type(value).__name__}")
+        return data
+
+
+def _is_number_type(annotation: Any) -> bool:
+    """Whether a field's type is ``int`` or ``float`` (or one of them or ``None``)."""
+    if get_origin(annotation) in (Union, types.UnionType):
+        args = [arg for arg in get_args(annotation) if arg is not type(None)]
+        return bool(args) and all(arg in (int, float) for arg in args)
+    return annotation in (int, float)

@@ -28,7 +28,7 @@ from typing import Any
 
 from sagewai.errors import InvalidInputError
 
-__all__ = ["clean_json", "clean_text", "keyword_terms"]
+__all__ = ["MAX_JSON_DEPTH", "clean_json", "clean_text", "keyword_terms"]
 
 _TERM = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
 
@@ -51,11 +51,23 @@ def clean_text(value: str) -> str:
     return value
 
 
-def clean_json(value: Any, what: str = "metadata") -> Any:
+MAX_JSON_DEPTH = 64
+"""How deeply a JSON value (metadata) may nest: deeper values are refused, not recursed into."""
+
+
+def clean_json(value: Any, what: str = "metadata", *, depth: int = 0) -> Any:
     """A JSON value with its text repaired (keys too); NaN and infinities are refused.
 
+    Nesting is bounded by :data:`MAX_JSON_DEPTH`, so a hostile value cannot exhaust the stack
+    here, in the JSON encoder or in a store's decoder.
+
     Raises:
-        InvalidInputError: a float that JSON cannot hold, or a value that is not JSON.
+        InvalidInputError: a float that JSON cannot hold, a value that is not JSON, or one
+            nested deeper than :data:`MAX_JSON_DEPTH`.
+
+    Example:
+        >>> clean_json({"a": ["tea \\ud800", 1.5]})
+        {'a': ['tea \\ufffd', 1.5]}
     """
     if value is None or isinstance(value, bool | int):
         return value
@@ -65,15 +77,17 @@ def clean_json(value: Any, what: str = "metadata") -> Any:
         return value
     if isinstance(value, str):
         return clean_text(value)
+    if isinstance(value, Mapping | list | tuple) and depth >= MAX_JSON_DEPTH:
+        raise InvalidInputError(f"{what} is nested more than {MAX_JSON_DEPTH} levels deep")
     if isinstance(value, Mapping):
         out: dict[str, Any] = {}
         for key, item in value.items():
             if not isinstance(key, str):
                 raise InvalidInputError(f"{what} keys must be strings, got {key!r}")
-            out[clean_text(key)] = clean_json(item, what)
+            out[clean_text(key)] = clean_json(item, what, depth=depth + 1)
         return out
     if isinstance(value, list | tuple):
-        return [clean_json(item, what) for item in value]
+        return [clean_json(item, what, depth=depth + 1) for item in value]
     raise InvalidInputError(f"{what} holds a {type(value).__name__}, which is not JSON")
 
 

@@ -11,8 +11,9 @@ from collections.abc import Collection
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
+from sagewai.core import _lifecycle as lifecycle
+from sagewai.core._queries import WriteBatch
 from sagewai.core._records import (
-    ChangeAction,
     Fact,
     FactChange,
     FactStatus,
@@ -28,6 +29,9 @@ if TYPE_CHECKING:
     from sagewai.extraction._base import FactExtractor
 
 __all__ = ["LIST_LIMIT", "ScopeRefusedError", "ScopedMemory", "fact_view"]
+
+_FORGET_RULE = "mcp.forget"
+"""The rule of a forget's archive changes (one run per forget)."""
 
 LIST_LIMIT = 1000
 """Most facts one ``list_facts`` call returns."""
@@ -231,8 +235,10 @@ class ScopedMemory:
             return {"mode": mode, "stored": [fact_view(fact)]}
         from sagewai.core._ids import fact_id_for
 
-        session_id = session_id or f"mcp-{user}"
         message_id = new_id()
+        # A call without a session is a conversation of its own: unrelated statements of one
+        # client are never joined into one context record.
+        session_id = session_id or f"mcp-{message_id}"
         extracted = await self._bridge(engine).process_message(
             {"role": role, "content": text, "id": message_id},
             session_id=session_id,
@@ -321,24 +327,39 @@ class ScopedMemory:
             "facts": [fact_view(f) for f in facts],
             "count": len(facts),
         }
+        if permanent and fact_id is None:
+            # Forgetting by subject or session for good is the engine's: every store, with
+            # its receipt (a dry run returns the receipt the real run would, changing nothing).
+            receipt = await engine.forget(
+                subject=subject,
+                session_id=session_id,
+                user_id=user,
+                reason="forgotten through MCP",
+                dry_run=dry_run,
+            )
+            result["receipt"] = receipt.as_dict()
+            return result
         if dry_run:
             return result
         if permanent:
             for fact in facts:
                 await engine.delete(fact.id, reason="forgotten through MCP")
             return result
-        changes: list[dict[str, str]] = []
-        for fact in facts:
-            await engine.set_status(
-                fact.id,
-                FactStatus.ARCHIVED,
-                reason="forgotten through MCP",
-                actor="mcp",
-                rule="mcp.forget",
+        # One forget is one audited run, written at once: reverting any of its changes
+        # undoes all of them (the fact and the records it came with).
+        cause = lifecycle.Cause("mcp", _FORGET_RULE, "forgotten through MCP", run_id=new_id())
+        steps = [lifecycle.set_status(fact, FactStatus.ARCHIVED, cause) for fact in facts]
+        if steps:
+            await engine.port.commit(
+                WriteBatch(
+                    engine.project_id,
+                    upserts=[step.fact for step in steps],
+                    changes=[step.change for step in steps],
+                )
             )
-            last = [c for c in await engine.history(fact.id) if c.action is ChangeAction.ARCHIVED]
-            changes.append({"fact_id": fact.id, "change_id": last[-1].id})
-        result["changes"] = changes
+        result["changes"] = [{"fact_id": s.fact.id, "change_id": s.change.id} for s in steps]
+        if steps:
+            result["undo"] = "revert any one of these change ids to undo this whole forget"
         return result
 
     async def history(
@@ -358,12 +379,23 @@ class ScopedMemory:
         """Undo one recorded change of one of the user's facts."""
         engine, user = self.resolve(project, user)
         validate_identifier(change_id, "change_id")
-        matching = [c for c in await engine.changes() if c.id == change_id]
+        changes = await engine.changes()
+        matching = [c for c in changes if c.id == change_id]
         if not matching:
             raise InvalidInputError(f"no change with id {change_id!r} in this project")
-        await self._own_fact(engine, matching[0].fact_id, user)
-        restored = await engine.revert(change_id, reason="reverted through MCP")
-        return {"fact": fact_view(restored)}
+        named = matching[0]
+        # A forget's changes are undone together: the forget archived them as one.
+        group = [named]
+        if named.rule == _FORGET_RULE and named.run_id is not None:
+            group += [
+                c
+                for c in changes
+                if c.run_id == named.run_id and c.rule == _FORGET_RULE and c.id != named.id
+            ]
+        for change in group:
+            await self._own_fact(engine, change.fact_id, user)
+        restored = [await engine.revert(c.id, reason="reverted through MCP") for c in group]
+        return {"fact": fact_view(restored[0]), "reverted": [fact_view(f) for f in restored]}
 
     async def list_facts(
         self,

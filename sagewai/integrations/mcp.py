@@ -12,7 +12,8 @@ Tools:
   (extraction, reconciliation), or a statement stored verbatim as one fact;
 * ``recall``: hybrid search at a scope, optionally ``as_of`` a past time;
 * ``forget``: a subject, a session or one fact; archived (revertible) by default,
-  ``permanent`` deletes the facts and their vectors; ``dry_run`` only reports;
+  ``permanent`` deletes them (by subject or session: from every store, with a receipt per
+  store); ``dry_run`` only reports;
 * ``history``: every recorded change of a fact;
 * ``revert``: undo one recorded change (a forget, a supersession, a merge);
 * ``list_facts`` and the resource ``sagewai://facts``: the user's facts.
@@ -40,6 +41,7 @@ Example:
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Awaitable, Collection
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
@@ -109,7 +111,7 @@ def build_mcp_server(
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ResourceError, ToolError
     from mcp.shared.exceptions import MCPError
-    from mcp_types import ToolAnnotations
+    from mcp_types import CallToolResult, TextContent, ToolAnnotations
 
     memory = ScopedMemory(
         engine,
@@ -137,8 +139,11 @@ def build_mcp_server(
         finally:
             await memory.close()
 
+    from sagewai._version import __version__
+
     server: MCPServer[Any] = MCPServer(
         name,
+        version=__version__,
         instructions=(
             f"Long-term memory of project {engine.project_id!r} for user {memory.user_id!r}. "
             "Call recall before answering from what you know about the user, remember what the "
@@ -148,8 +153,14 @@ def build_mcp_server(
         log_level="WARNING",
     )
     read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False)
+    # A client asks before a destructive call: forget archives or deletes, revert rewrites.
+    destructive = ToolAnnotations(read_only_hint=False, destructive_hint=True)
+    additive = ToolAnnotations(read_only_hint=False, destructive_hint=False)
 
-    @server.tool(description="Store a message through the memory bridge, or a fact verbatim.")
+    @server.tool(
+        description="Store a message through the memory bridge, or a fact verbatim.",
+        annotations=additive,
+    )
     async def remember(
         text: Annotated[str, Field(description="what was said or should be kept")],
         mode: Annotated[
@@ -178,10 +189,6 @@ def build_mcp_server(
             )
         )
 
-    @server.tool(
-        description="Search memory (hybrid search), optionally as it stood at a time.",
-        annotations=read_only,
-    )
     async def recall(
         query: Annotated[str, Field(description="what to look for, in words")],
         top_k: Annotated[int, Field(ge=1, le=100, description="how many results")] = 5,
@@ -195,8 +202,8 @@ def build_mcp_server(
         ] = None,
         project: Project = None,
         user: User = None,
-    ) -> dict[str, Any]:
-        return await call(
+    ) -> Annotated[CallToolResult, dict[str, Any]]:
+        found = await call(
             memory.recall(
                 query,
                 top_k=top_k,
@@ -207,12 +214,28 @@ def build_mcp_server(
                 user=user,
             )
         )
+        # Results land in a model's context: compact JSON (the SDK would indent it).
+        text = json.dumps(found, ensure_ascii=False, separators=(",", ":"))
+        return CallToolResult(
+            content=[TextContent(type="text", text=text)], structured_content=found
+        )
+
+    # The SDK reads the return annotation for the output schema; CallToolResult is imported
+    # here (the mcp extra), so the annotation is given as the object, not as a string.
+    recall.__annotations__["return"] = Annotated[CallToolResult, dict[str, Any]]
+    server.tool(
+        description="Search memory (hybrid search), optionally as it stood at a time.",
+        annotations=read_only,
+    )(recall)
 
     @server.tool(
         description=(
             "Forget the user's facts about a subject, of a session, or one fact. Archived "
-            "(undo with revert) unless permanent; dry_run reports what would be forgotten."
-        )
+            "(undo with revert) unless permanent; permanent by subject or session removes every "
+            "record naming it from every store and returns a receipt per store; dry_run "
+            "reports what would be forgotten (and the receipt) and changes nothing."
+        ),
+        annotations=destructive,
     )
     async def forget(
         subject: Annotated[str | None, Field(description="who or what to forget")] = None,
@@ -220,7 +243,8 @@ def build_mcp_server(
         fact_id: Annotated[str | None, Field(description="one fact to forget")] = None,
         dry_run: Annotated[bool, Field(description="change nothing, report the plan")] = False,
         permanent: Annotated[
-            bool, Field(description="delete the facts and their vectors; cannot be undone")
+            bool,
+            Field(description="delete from every store, with a receipt; cannot be undone"),
         ] = False,
         project: Project = None,
         user: User = None,
@@ -248,7 +272,13 @@ def build_mcp_server(
     ) -> dict[str, Any]:
         return await call(memory.history(fact_id, project=project, user=user))
 
-    @server.tool(description="Undo one recorded change (as listed by history or forget).")
+    @server.tool(
+        description=(
+            "Undo one recorded change (as listed by history or forget); a change of a forget "
+            "undoes the whole forget."
+        ),
+        annotations=destructive,
+    )
     async def revert(
         change_id: Annotated[str, Field(description="the change's id")],
         project: Project = None,
@@ -269,8 +299,6 @@ def build_mcp_server(
         return await call(memory.list_facts(status=status, limit=limit, project=project, user=user))
 
     async def facts_json(project: str | None, user: str | None) -> str:
-        import json
-
         listing = await call(memory.list_facts(project=project, user=user), resource=True)
         return json.dumps(listing, ensure_ascii=False)
 

@@ -286,17 +286,13 @@ async def forget(body: ForgetRequest, caller: CallerDep, request: Request) -> Re
         # Named, never implied: a user's key with no criteria does not forget the whole user.
         raise InvalidInputError("forget needs fact_id, subject, session_id or user_id")
     user = caller.user(body.user_id)
-    records = await forget_preview(
+    records, preview = await forget_preview(
         engine, subject=body.subject, session_id=body.session_id, user_id=user
     )
     if body.dry_run:
+        # The engine's own dry run: the receipt the real run returns, nothing changed.
         return respond(
-            ForgetResponse(
-                dry_run=True,
-                records=records,
-                counts=ForgetCounts(),
-                note="graph entries and episodes of the subject or session go with them",
-            )
+            ForgetResponse(dry_run=True, records=records, counts=ForgetCounts.of(preview))
         )
     report = await engine.forget(
         subject=body.subject,
@@ -304,11 +300,7 @@ async def forget(body: ForgetRequest, caller: CallerDep, request: Request) -> Re
         user_id=user,
         reason=_reason(caller, "forgotten"),
     )
-    counts = ForgetCounts(
-        facts=report.facts_deleted,
-        graph_items=report.graph_items_deleted,
-        episodes=report.episodes_deleted,
-    )
+    counts = ForgetCounts.of(report)
     return respond(ForgetResponse(dry_run=False, records=records, counts=counts))
 
 

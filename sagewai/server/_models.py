@@ -10,7 +10,7 @@ say exactly what a Python caller would get.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue
 
@@ -25,6 +25,9 @@ from sagewai.core._records import (
     ScoreParts,
 )
 from sagewai.intelligence import ConsolidationReport
+
+if TYPE_CHECKING:
+    from sagewai.context._forgetting import ForgetReport
 
 __all__ = [
     "AddFactsRequest",
@@ -218,11 +221,54 @@ class ForgetRequest(_Request):
 
 
 class ForgetCounts(BaseModel):
-    """What was removed from each store."""
+    """What was removed from each store (the engine's receipt; see ``ForgetReport``)."""
 
-    facts: int = 0
-    graph_items: int = 0
-    episodes: int = 0
+    facts: int = Field(
+        default=0, description="records deleted from the metadata store, of every kind"
+    )
+    graph_items: int = Field(default=0, description="graph entities plus relations deleted")
+    episodes: int = Field(default=0, description="episodes redacted or deleted")
+    fact_records: int = Field(default=0, description="fact records deleted (every status)")
+    messages: int = Field(default=0, description="verbatim message records deleted")
+    context_records: int = Field(default=0, description="context records deleted")
+    documents: int = Field(default=0, description="document chunks deleted")
+    vectors: int = Field(default=0, description="points deleted from the vector index")
+    graph_entities: int = 0
+    graph_relations: int = 0
+    episodes_redacted: int = Field(
+        default=0, description="episodes kept without the forgotten turns"
+    )
+    episodes_removed: int = Field(default=0, description="episodes deleted whole")
+    episode_messages: int = Field(default=0, description="turns removed from episodes")
+    journal_entries: int = Field(default=0, description="entries removed from write-ahead journals")
+    audit_rows_removed: int = Field(
+        default=0, description="audit rows of deleted records, replaced by content-free tombstones"
+    )
+    audit_rows_redacted: int = Field(
+        default=0, description="audit rows of kept records rewritten without the forgotten text"
+    )
+
+    @classmethod
+    def of(cls, receipt: ForgetReport) -> ForgetCounts:
+        """The counts of an engine's receipt."""
+        return cls(
+            facts=receipt.facts_deleted,
+            graph_items=receipt.graph_items_deleted,
+            episodes=receipt.episodes_deleted,
+            fact_records=receipt.facts,
+            messages=receipt.messages,
+            context_records=receipt.context_records,
+            documents=receipt.documents,
+            vectors=receipt.vectors,
+            graph_entities=receipt.graph_entities,
+            graph_relations=receipt.graph_relations,
+            episodes_redacted=receipt.episodes_redacted,
+            episodes_removed=receipt.episodes_removed,
+            episode_messages=receipt.episode_messages,
+            journal_entries=receipt.journal_entries,
+            audit_rows_removed=receipt.audit_rows_removed,
+            audit_rows_redacted=receipt.audit_rows_redacted,
+        )
 
 
 class ForgetResponse(BaseModel):

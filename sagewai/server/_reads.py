@@ -13,7 +13,6 @@ import base64
 import binascii
 import dataclasses
 import json
-import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -24,6 +23,7 @@ from sagewai.errors import InvalidInputError
 
 if TYPE_CHECKING:
     from sagewai.context import ContextEngine
+    from sagewai.context._forgetting import ForgetReport
 
 __all__ = [
     "FactFilter",
@@ -35,7 +35,6 @@ __all__ = [
 ]
 
 _PAGE = 500
-_SCAN_LIMIT = 200_000
 """Most records one preview or provenance read walks through."""
 
 
@@ -154,51 +153,25 @@ async def source_messages(engine: ContextEngine, fact: Fact) -> list[Fact]:
     return found
 
 
-def _names(fact: Fact, wanted: str) -> bool:
-    return any(
-        value is not None and value.casefold() == wanted for value in (fact.subject, fact.object)
-    )
-
-
 async def forget_preview(
     engine: ContextEngine,
     *,
     subject: str | None,
     session_id: str | None,
     user_id: str | None,
-) -> list[Fact]:
-    """The records a ``forget`` with these criteria would delete, read without changing any.
+) -> tuple[list[Fact], ForgetReport]:
+    """What a ``forget`` with these criteria would delete, and its receipt, changing nothing.
 
-    Built from reads: the records of the session and/or user, and for a subject those whose
-    subject or object is it (case-insensitively), the messages they came from and the messages
-    naming it as a word. The engine's own ``forget(..., dry_run=True)``, when it has one, is
-    the exact receipt; this preview is what the dashboard shows before asking.
+    The records are the ones the engine's ``forget`` deletes (every record naming the subject
+    as a word, of every kind and status, with the messages its facts came from); the receipt is
+    the engine's own dry run, so it is the one the real run returns.
     """
-    subject = None if subject is None else clean_text(subject)
-    query = FactQuery(project_id=engine.project_id, session_id=session_id, user_id=user_id)
-    wanted = None if subject is None else subject.casefold()
-    naming = None if subject is None else re.compile(rf"\b{re.escape(subject)}\b", re.IGNORECASE)
-    found: list[Fact] = []
-    messages: list[Fact] = []
-    sources: set[tuple[str | None, str]] = set()
-    seen = 0
-    async for fact in engine.port.iter_facts(query, page_size=_PAGE):
-        seen += 1
-        if seen > _SCAN_LIMIT:
-            raise InvalidInputError(
-                f"the preview reads at most {_SCAN_LIMIT} records; narrow it with a session or user"
-            )
-        if fact.project_id != engine.project_id:
-            continue
-        if wanted is None:
-            found.append(fact)
-        elif fact.kind is FactKind.MESSAGE:
-            if naming is not None and naming.search(fact.content):
-                found.append(fact)
-            else:
-                messages.append(fact)
-        elif _names(fact, wanted):
-            found.append(fact)
-            sources.update((s.session_id, s.message_id) for s in fact.sources if s.message_id)
-    found.extend(m for m in messages if sources & {(s.session_id, s.message_id) for s in m.sources})
-    return found
+    from sagewai.context._forgetting import matching_facts
+
+    records = await matching_facts(
+        engine.port, subject=subject, session_id=session_id, user_id=user_id
+    )
+    receipt = await engine.forget(
+        subject=subject, session_id=session_id, user_id=user_id, dry_run=True
+    )
+    return records, receipt

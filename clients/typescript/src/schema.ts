@@ -852,24 +852,103 @@ export interface components {
         FactType: "decision" | "preference" | "event" | "action" | "general";
         /**
          * ForgetCounts
-         * @description What was removed from each store.
+         * @description What was removed from each store (the engine's receipt; see ``ForgetReport``).
          */
         ForgetCounts: {
             /**
+             * Audit Rows Redacted
+             * @description audit rows of kept records rewritten without the forgotten text
+             * @default 0
+             */
+            audit_rows_redacted: number;
+            /**
+             * Audit Rows Removed
+             * @description audit rows of deleted records, replaced by content-free tombstones
+             * @default 0
+             */
+            audit_rows_removed: number;
+            /**
+             * Context Records
+             * @description context records deleted
+             * @default 0
+             */
+            context_records: number;
+            /**
+             * Documents
+             * @description document chunks deleted
+             * @default 0
+             */
+            documents: number;
+            /**
+             * Episode Messages
+             * @description turns removed from episodes
+             * @default 0
+             */
+            episode_messages: number;
+            /**
              * Episodes
+             * @description episodes redacted or deleted
              * @default 0
              */
             episodes: number;
             /**
+             * Episodes Redacted
+             * @description episodes kept without the forgotten turns
+             * @default 0
+             */
+            episodes_redacted: number;
+            /**
+             * Episodes Removed
+             * @description episodes deleted whole
+             * @default 0
+             */
+            episodes_removed: number;
+            /**
+             * Fact Records
+             * @description fact records deleted (every status)
+             * @default 0
+             */
+            fact_records: number;
+            /**
              * Facts
+             * @description records deleted from the metadata store, of every kind
              * @default 0
              */
             facts: number;
             /**
+             * Graph Entities
+             * @default 0
+             */
+            graph_entities: number;
+            /**
              * Graph Items
+             * @description graph entities plus relations deleted
              * @default 0
              */
             graph_items: number;
+            /**
+             * Graph Relations
+             * @default 0
+             */
+            graph_relations: number;
+            /**
+             * Journal Entries
+             * @description entries removed from write-ahead journals
+             * @default 0
+             */
+            journal_entries: number;
+            /**
+             * Messages
+             * @description verbatim message records deleted
+             * @default 0
+             */
+            messages: number;
+            /**
+             * Vectors
+             * @description points deleted from the vector index
+             * @default 0
+             */
+            vectors: number;
         };
         /**
          * ForgetRequest

@@ -86,6 +86,9 @@ class ImportReport(BaseModel):
     re_embedded: int = 0
     """Facts embedded again: the target's embedder differs from the archive's, or a vector was
     missing."""
+    indexed: int = 0
+    """Facts the target held already (skipped) whose vectors its vector store lacked, and which
+    were indexed: the vectors land with their facts, whichever vector store the re-run names."""
     duration_s: float = 0.0
 
 

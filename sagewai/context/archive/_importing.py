@@ -171,12 +171,14 @@ async def import_archive(
         chunk = [(rewrite.fact(fact), vector) for fact, vector in pending]
         pending.clear()
         held = {
-            fact.id
+            fact.id: fact
             for fact in await engine.port.get_many([f.id for f, _ in chunk])
             if fact.project_id == engine.project_id
         }
         if not replace:
-            report.skipped["facts"] += sum(1 for fact, _ in chunk if fact.id in held)
+            kept = [(held[fact.id], vector) for fact, vector in chunk if fact.id in held]
+            report.skipped["facts"] += len(kept)
+            await _index_missing(engine, kept, same_embedder, report)
             chunk = [(fact, vector) for fact, vector in chunk if fact.id not in held]
         with_vectors = [(f, v) for f, v in chunk if v is not None and same_embedder]
         to_embed = [f for f, v in chunk if v is None or not same_embedder]
@@ -217,6 +219,32 @@ async def import_archive(
     await _import_episodes(engine, parsed.episodes, rewrite, report, replace)
     report.duration_s = time.perf_counter() - started
     return report
+
+
+async def _index_missing(
+    engine: ContextEngine,
+    held: Sequence[tuple[Fact, Any]],
+    same_embedder: bool,
+    report: ImportReport,
+) -> None:
+    """Index the held facts whose vectors the target's vector store lacks (another vector store
+    than the first run's, or one lost): a skipped fact is searchable like an imported one."""
+    if not held:
+        return
+    present = await engine.port.get_vectors([fact.id for fact, _ in held])
+    missing = [(fact, vector) for fact, vector in held if fact.id not in present]
+    with_vectors = [(f, v) for f, v in missing if v is not None and same_embedder]
+    to_embed = [f for f, v in missing if v is None or not same_embedder]
+    if with_vectors:
+        facts = [fact for fact, _ in with_vectors]
+        matrix = np.stack([vector for _, vector in with_vectors]).astype(np.float32)
+        await engine.port.commit(
+            WriteBatch(engine.project_id, upserts=facts), new=facts, vectors=matrix
+        )
+    if to_embed:
+        await engine.port.commit(WriteBatch(engine.project_id, upserts=to_embed), new=to_embed)
+        report.re_embedded += len(to_embed)
+    report.indexed += len(missing)
 
 
 async def _import_changes(

@@ -61,6 +61,7 @@ from sagewai.context.bridge._turns import (
 from sagewai.context.bridge._workers import BackgroundWorkers
 from sagewai.core._conversation import Conversation, MessageLike
 from sagewai.core._ids import FACT_NAMESPACE
+from sagewai.core._progress import progress_bar, wants_progress
 from sagewai.core._records import Fact, new_id
 from sagewai.errors import ConfigurationError
 from sagewai.extraction._base import ExtractedFact, FactExtractor
@@ -183,6 +184,7 @@ class MemoryBridge:
             project_id=port.project_id,
             stats=self.stats,
         )
+        port.attach_journal(self._journal)  # forget(subject=...) rewrites it too
         self._workers = BackgroundWorkers(settings, self._sessions, self.stats)
         self._start_lock = asyncio.Lock()
         self._closing = False
@@ -279,10 +281,11 @@ class MemoryBridge:
             ...                                  session_id="s1")
             ...     await bridge.flush("s1")
         """
+        await self._ready()  # the journal is open, a crash's leftovers replayed
+        await self._resume(session_id, user_id)  # a session stored before goes on from there
         turn = self._sessions.turn(
             message, role=role, session_id=session_id, user_id=user_id, tags=tags
         )
-        await self._ready()  # the journal is open, a crash's leftovers replayed
         self._accept(turn)  # journaled: durable from here
         recorded = await self._record.record([turn])  # verbatim, context record, at-once facts
         facts = [fact for pending in recorded for fact in pending.rule_facts]
@@ -312,6 +315,7 @@ class MemoryBridge:
         """
         await self.start()
         self._refuse_when_closing()
+        await self._resume(session_id, user_id)
         turn = self._sessions.turn(
             message, role=role, session_id=session_id, user_id=user_id, tags=tags
         )
@@ -322,7 +326,11 @@ class MemoryBridge:
         return turn.message_id
 
     async def bridge_conversation(
-        self, conversation: Conversation | Sequence[MessageLike], tags: Sequence[str] | None = None
+        self,
+        conversation: Conversation | Sequence[MessageLike],
+        tags: Sequence[str] | None = None,
+        *,
+        progress: bool | None = None,
     ) -> int:
         """Store a whole conversation (verbatim and extracted); return how many facts were stored.
 
@@ -331,7 +339,9 @@ class MemoryBridge:
         conversation (same ``session_id``) again stores nothing twice. The count is the new fact
         records written (added or updated; verbatim message records are not counted); repeats
         that reinforced a fact are not counted. When the engine has an episode store, the
-        conversation is also saved as an episode.
+        conversation is also saved as an episode. A bar on standard error counts the turns of a
+        long conversation when standard error is a terminal (``progress`` decides for the call,
+        ``SAGEWAI_PROGRESS=0`` for the process).
 
         Example:
             >>> async def ingest(bridge: MemoryBridge) -> int:
@@ -340,6 +350,7 @@ class MemoryBridge:
             ...                         session_id="s1", user_id="bob"))
         """
         chat = Conversation.coerce(conversation)
+        wants_progress(0, progress)  # a bad value fails before anything is written
         session_id = chat.session_id or new_id()
         user_id = chat.user_id if chat.user_id is not None else self.settings.user_id
         turns = [
@@ -371,10 +382,12 @@ class MemoryBridge:
             # turn are reconciled before later turns' facts). An extractor with no deferred
             # stage (the rules) records many turns per write: one embedding call and one commit.
             step = RECORD_DRAIN if self._at_once_only else self.settings.extract_every_n_turns
-            for start in range(0, len(turns), step):
-                recorded = await self._record.record(turns[start : start + step])
-                await self._extract.extract(recorded)
-                self.stats.messages_processed += len(recorded)
+            with progress_bar(len(turns), "bridging turns", show=progress) as bar:
+                for start in range(0, len(turns), step):
+                    recorded = await self._record.record(turns[start : start + step])
+                    await self._extract.extract(recorded)
+                    self.stats.messages_processed += len(recorded)
+                    bar.advance(len(recorded))
         stored = self.stats.facts_stored - before
         if keep_episode:
             await episodes.save(
@@ -435,6 +448,7 @@ class MemoryBridge:
         """
         await self.start()
         self._refuse_when_closing()
+        await self._resume(session_id, user_id)
         turn = self._sessions.turn(
             message, role=role, session_id=session_id, user_id=user_id, tags=tags
         )
@@ -512,6 +526,16 @@ class MemoryBridge:
     async def _ready(self) -> None:
         """Open the journal and replay what it holds (once)."""
         await self._journal.ready(self._replay)
+
+    async def _resume(self, session_id: str | None, user_id: str | None) -> None:
+        """Continue a session this bridge has not met from what the store holds of it.
+
+        After a restart the next turn is numbered after the stored ones and its context record
+        holds the stored turn before it: a restarted bridge stores what a running one would.
+        """
+        if session_id is not None:
+            user = user_id if user_id is not None else self.settings.user_id
+            await self._record.resume(session_id, user)
 
     def _refuse_when_closing(self) -> None:
         if self._closing:

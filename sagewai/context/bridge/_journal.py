@@ -39,14 +39,15 @@ import json
 import logging
 import os
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import JsonValue
 
-from sagewai.core._text import clean_json
+from sagewai.context._journal_files import decode_line as _decode
+from sagewai.context._journal_files import encode_line as _encode
 from sagewai.errors import BackendUnavailableError, ConfigurationError, LockedError
 
 __all__ = ["FsyncPolicy", "JournalEntry", "JournalState", "WriteAheadJournal"]
@@ -75,28 +76,6 @@ class JournalState:
     """Recorded batches (batch id to entry ids) that still hold a pending entry."""
     torn_records: int = 0
     """Records skipped because their checksum did not match."""
-
-
-def _encode(record: dict[str, JsonValue]) -> bytes:
-    body = json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    data = body.encode("utf-8")
-    return b"%08x\t%s\n" % (zlib.crc32(data), data)
-
-
-def _decode(line: bytes) -> dict[str, JsonValue] | None:
-    """The record of one line, or ``None`` when the line is torn or corrupt."""
-    crc, sep, body = line.rstrip(b"\n").partition(b"\t")
-    if not sep or len(crc) != 8:
-        return None
-    try:
-        if int(crc, 16) != zlib.crc32(body):
-            return None
-        # A lone surrogate kept as a JSON escape (by an earlier version, or written by hand)
-        # is repaired like all text, so re-encoding the entry can never fail at a restart.
-        record = clean_json(json.loads(body), "a journal record")
-    except (ValueError, RecursionError):  # InvalidInputError is a ValueError too
-        return None
-    return record if isinstance(record, dict) else None
 
 
 class WriteAheadJournal:
@@ -321,6 +300,62 @@ class WriteAheadJournal:
             del self._batches[batch_id]
         if self._size > _COMPACT_BYTES and len(self._pending) < 10_000:
             self._rewrite()
+
+    # ------------------------------------------------------------------ forgetting
+
+    def forget(
+        self, matches: Callable[[dict[str, JsonValue]], bool], *, dry_run: bool = False
+    ) -> int:
+        """Remove the entries whose payload ``matches`` picks, done or pending; return how many.
+
+        ``forget(subject=...)`` calls this, so a replay cannot bring a forgotten message back:
+        matching pending entries are dropped (never stored), and the file is rewritten with the
+        other pending entries only (done entries, whose text the file still held, go as in a
+        compaction). A closed journal is opened (locked) for the rewrite and closed again.
+        With ``dry_run`` the file is only read.
+
+        Raises:
+            LockedError: a closed journal is open in another process.
+            BackendUnavailableError: the file cannot be read or written.
+        """
+        try:
+            raw = self.path.read_bytes() if self.path.exists() else b""
+        except OSError as exc:
+            raise BackendUnavailableError(f"cannot read journal {self.path}: {exc}") from exc
+        named: set[str] = set()
+        for line in raw.splitlines():
+            record = _decode(line)
+            if record is None or record.get("op") != "accept":
+                continue
+            entry_id, payload = record.get("id"), record.get("payload")
+            if isinstance(entry_id, str) and isinstance(payload, dict) and matches(payload):
+                named.add(entry_id)
+        if dry_run or not named:
+            return len(named)
+        opened_here = self._fd is None
+        if opened_here:
+            self.open()
+        try:
+            for entry_id in named:
+                self._pending.pop(entry_id, None)
+            self._batches = {
+                batch_id: ([m for m in members if m not in named], line)
+                for batch_id, (members, line) in self._batches.items()
+                if any(m not in named and m in self._pending for m in members)
+            }
+            # Batch lines are re-encoded without the forgotten members.
+            self._batches = {
+                batch_id: (
+                    members,
+                    _encode({"op": "batch", "id": batch_id, "entries": list[JsonValue](members)}),
+                )
+                for batch_id, (members, _) in self._batches.items()
+            }
+            self._rewrite()
+        finally:
+            if opened_here:
+                self.close()
+        return len(named)
 
     def sync(self) -> None:
         """Flush the journal to the disk now (``fsync``)."""

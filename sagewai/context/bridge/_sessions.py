@@ -25,7 +25,7 @@ from sagewai.core._scope import validate_identifier
 if TYPE_CHECKING:
     from sagewai.context.bridge._settings import BridgeSettings
 
-__all__ = ["SessionState", "Sessions"]
+__all__ = ["SessionState", "Sessions", "StoredTurn"]
 
 Said = tuple[str, str, str | None]
 """A turn as the context keeps it: role, text, speaker."""
@@ -48,6 +48,38 @@ class SessionState:
     """The verbatim record id of the session's last message (a context record carries its end
     only while that record is stored: a forgotten message lends its words to nothing)."""
     recalled: deque[str] = field(default_factory=lambda: deque(maxlen=200))
+    resumed: bool = False
+    """Whether what the store holds of the session was read in (see :meth:`resume`)."""
+
+    def resume(self, stored: Sequence[StoredTurn]) -> None:
+        """Continue from a session's stored turns: a restarted bridge builds what a running
+        one would have (its history, the next turn's index, the last record, the user's name).
+
+        ``stored`` are the session's earlier turns in order, as the store holds them.
+        """
+        self.resumed = True
+        if not stored:
+            return
+        self.next_turn = max(self.next_turn, max(t.turn_index for t in stored) + 1)
+        if not self.history:
+            self.history.extend((t.role, t.content, t.speaker) for t in stored)
+            self.last_record = stored[-1].record_id
+        if self.user_speaker is None:
+            self.user_speaker = next(
+                (t.speaker for t in reversed(stored) if t.role == "user" and t.speaker), None
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class StoredTurn:
+    """A turn as its verbatim record holds it (parts joined): what a resumed session reads."""
+
+    turn_index: int
+    role: str
+    content: str
+    speaker: str | None
+    record_id: str
+    """The id of its verbatim record (of its first part)."""
 
 
 class Sessions:

@@ -19,11 +19,12 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
+from sagewai.context._ranking import is_context_record
 from sagewai.context._reconcile import Candidate, ReconcilingWriter
 from sagewai.context.bridge._graphing import GraphStage
 from sagewai.context.bridge._names import UserNames
 from sagewai.context.bridge._records import RecordBuilder
-from sagewai.context.bridge._sessions import Said, Sessions
+from sagewai.context.bridge._sessions import Said, Sessions, StoredTurn
 from sagewai.context.bridge._settings import BridgeSettings
 from sagewai.context.bridge._turns import (
     EXTRACTION_ROLES,
@@ -35,7 +36,9 @@ from sagewai.context.bridge._turns import (
 )
 from sagewai.core._ids import message_record_id
 from sagewai.core._port import MemoryPort
-from sagewai.core._records import Fact
+from sagewai.core._queries import FactQuery
+from sagewai.core._records import Fact, FactKind
+from sagewai.core._scope import validate_identifier
 from sagewai.errors import InvalidInputError, SagewaiRuntimeError
 from sagewai.extraction._base import ExtractedFact, ExtractionContext, Turn
 from sagewai.extraction._stages import AtOnceFacts, TwoStageExtractor
@@ -61,6 +64,10 @@ async def _guarded(
         stats.extraction_failures += 1
         logger.warning("extraction failed for message %s: %s", turn.message_id, exc)
         return fallback
+
+
+def _index(turn: BridgeTurn) -> int:
+    return turn.turn_index
 
 
 class RecordStage:
@@ -114,6 +121,77 @@ class RecordStage:
             ),
         )
 
+    async def resume(self, session_id: str, user_id: str | None) -> None:
+        """Read in what the store holds of a session this bridge has not seen (once).
+
+        Called before a message of the session is numbered: after a restart (or a crash and
+        its replay) the session goes on from its stored turns, so the next turn is numbered
+        after them and its context record is built from the turn before it, exactly as an
+        uninterrupted bridge would build it. Identifiers that are not valid are left for the
+        intake to refuse.
+        """
+        try:
+            validate_identifier(session_id, "session_id")
+            if user_id is not None:
+                validate_identifier(user_id, "user_id")
+        except InvalidInputError:
+            return
+        state = self.sessions[session_id]
+        if not state.resumed:
+            async with state.record_lock:
+                await self._resume(session_id, user_id, before=None)
+
+    async def _resume(self, session_id: str, user_id: str | None, *, before: int | None) -> None:
+        """Resume a session (its record lock held) from its stored turns before ``before``."""
+        state = self.sessions[session_id]
+        if not state.resumed:
+            state.resume(await self._stored_turns(session_id, user_id, before=before))
+
+    async def _stored_turns(
+        self, session_id: str, user_id: str | None, *, before: int | None
+    ) -> list[StoredTurn]:
+        """The session's turns (of this user) whose verbatim records are stored, in order.
+
+        Only the user's own records: a session id another user also uses lends them nothing.
+        ``before``: only turns numbered below it (a replayed turn may be stored already).
+        """
+        query = FactQuery(
+            project_id=self.port.project_id,
+            session_id=session_id,
+            user_id=user_id,
+            kinds=(FactKind.MESSAGE,),
+        )
+        pieces: dict[str, list[tuple[int, Fact]]] = {}
+        async for fact in self.port.iter_facts(query):
+            if fact.user_id != user_id or is_context_record(fact) or not fact.sources:
+                continue
+            source = fact.sources[0]
+            if source.turn_index is None or source.message_id is None or source.role is None:
+                continue
+            if before is not None and source.turn_index >= before:
+                continue
+            part = fact.metadata.get("part", 0)
+            pieces.setdefault(source.message_id, []).append(
+                (part if isinstance(part, int) else 0, fact)
+            )
+        turns: list[StoredTurn] = []
+        for message_id, parts in pieces.items():
+            parts.sort(key=lambda item: item[0])
+            source = parts[0][1].sources[0]
+            assert source.turn_index is not None
+            assert source.role is not None
+            turns.append(
+                StoredTurn(
+                    turn_index=source.turn_index,
+                    role=source.role,
+                    content="".join(fact.content for _, fact in parts),
+                    speaker=source.speaker,
+                    record_id=message_record_id(self.port.project_id, session_id, message_id),
+                )
+            )
+        turns.sort(key=lambda turn: turn.turn_index)
+        return turns
+
     async def record(self, turns: Sequence[BridgeTurn]) -> list[PendingTurn]:
         """Record turns of any sessions, in order; return them with their at-once facts.
 
@@ -127,6 +205,9 @@ class RecordStage:
         async with contextlib.AsyncExitStack() as stack:
             for sid in sessions:
                 await stack.enter_async_context(self.sessions[sid].record_lock)
+            for sid in sessions:  # a session first met in a replay goes on from the store
+                first = min((t for t in turns if t.session_id == sid), key=_index)
+                await self._resume(sid, first.user_id, before=first.turn_index)
             await self.names.load(turns)  # the names users gave, read back from the store
             pendings, verbatim, histories, last = await self._records(turns)
             found = await asyncio.gather(

@@ -27,7 +27,6 @@ from autogen_core.models import SystemMessage, UserMessage
 from sagewai.core import new_id, validate_identifier
 from sagewai.core._records import SearchResult
 from sagewai.errors import InvalidInputError
-from sagewai.integrations._paging import list_all
 
 if TYPE_CHECKING:
     from sagewai.context import MemoryBridge
@@ -141,7 +140,7 @@ class SagewaiMemory(Memory):
 
     async def clear(self) -> None:
         """Forget everything this memory stored (audited deletes; other memories untouched)."""
-        found = await list_all(self.engine, user_id=self.user_id, tags=[self.tag], statuses=None)
+        found = await self.engine.get_all(user_id=self.user_id, tags=[self.tag], statuses=None)
         for fact in found:
             if fact.user_id == self.user_id and self.tag in fact.tags:
                 await self.engine.delete(fact.id, reason="autogen memory cleared")

@@ -34,7 +34,6 @@ from sagewai._background import BackgroundLoop, default_loop
 from sagewai.core import validate_identifier
 from sagewai.core._records import Fact, FactStatus
 from sagewai.errors import FactNotFoundError, InvalidInputError
-from sagewai.integrations._paging import list_all
 from sagewai.integrations.crewai._scopes import (
     PathScope,
     normalize_path,
@@ -207,8 +206,7 @@ class SagewaiStorage:
         """Every live record under ``prefix`` that this storage may show, newest first."""
         path = normalize_path(prefix)
         address = self._address(path)
-        found = await list_all(
-            self.engine,
+        found = await self.engine.get_all(
             scope=address.scope,
             user_id=address.user_id,
             session_id=address.session_id,
@@ -341,8 +339,7 @@ class SagewaiStorage:
 
     async def _delete_versions(self, fact: Fact) -> None:
         """Delete the record and every older version of it (forgetting is complete)."""
-        versions = await list_all(
-            self.engine,
+        versions = await self.engine.get_all(
             scope=fact.scope,
             user_id=fact.user_id,
             session_id=fact.session_id,

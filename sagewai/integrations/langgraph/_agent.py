@@ -23,6 +23,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.config import get_config
 
 from sagewai._background import run_blocking
+from sagewai.agent._recall import changed_note, rested_note
 from sagewai.integrations._user_memory import user_of
 
 if TYPE_CHECKING:
@@ -67,11 +68,20 @@ async def recall_text(
     top_k: int = 5,
     header: str = "What you remember (most relevant first):",
 ) -> str | None:
-    """The memories relevant to ``query`` as a short block for a system message, or ``None``."""
+    """The memories relevant to ``query`` as a short block for a system message, or ``None``.
+
+    A memory whose claim changed since, or that rested on a claim that changed, says so on its
+    line (the agent's own block does the same): an old value is never shown as current.
+    """
     results = await engine.search(query, top_k=top_k, user_id=user_id, session_id=session_id)
     if not results:
         return None
-    return "\n".join([header, *(f"- {r.fact.content}" for r in results)])
+    lines = [header]
+    for result in results:
+        notes = [changed_note(c) for c in result.changes]
+        notes += [rested_note(c) for c in result.rested_on]
+        lines.append(f"- {result.fact.content}" + (f" ({'; '.join(notes)})" if notes else ""))
+    return "\n".join(lines)
 
 
 def make_recall_hook(

@@ -23,7 +23,6 @@ from agents.memory import SessionSettings
 from sagewai.core import ContextScope, new_id, utcnow, validate_identifier
 from sagewai.core._records import Fact, FactKind
 from sagewai.errors import InvalidInputError
-from sagewai.integrations._paging import list_all
 
 if TYPE_CHECKING:
     from sagewai.context import MemoryBridge
@@ -116,8 +115,7 @@ class SagewaiSession:
 
     async def _records(self) -> list[Fact]:
         """Every item record of this session, in conversation order."""
-        found = await list_all(
-            self.engine,
+        found = await self.engine.get_all(
             scope=ContextScope.SESSION,
             user_id=self.user_id,
             session_id=self.session_id,

@@ -28,6 +28,8 @@ from sagewai.core._embedder import Embedder, Vector
 from sagewai.core._episode_records import (
     Episode,
     EpisodeFilter,
+    EpisodeRedaction,
+    json_mentions,
     mentions,
     message_mentions,
     subject_pattern,
@@ -47,6 +49,8 @@ __all__ = ["MAX_EPISODE_CHARS", "MAX_EPISODE_MESSAGES", "EpisodeStoreBase", "ran
 MAX_EPISODE_MESSAGES = 10_000
 MAX_EPISODE_CHARS = 2_000_000
 MAX_QUERY_CHARS = 4_000
+_ALL_EPISODES = 10_000_000
+_EPISODE_PAGE = 200
 
 
 def rank_episodes(
@@ -392,38 +396,66 @@ class EpisodeStoreBase(Resource):
     ) -> int:
         """Remove every mention of ``subject`` from the episodes; return how many were touched.
 
-        Messages that name the subject (in their text, speaker or name) are removed and the
-        summary is rewritten from what remains; string metadata naming it is dropped. An episode
-        left with no message is deleted. Matching is on whole words, case-insensitively.
+        Messages that name the subject (in their text, speaker, name or metadata) are removed
+        and the summary is rewritten from what remains; metadata naming it is dropped. An
+        episode left with no message is deleted. Matching is on whole words, case-insensitively.
         ``session_id`` and ``user_id`` narrow it to those episodes (criteria combine with AND).
+        See :meth:`redact_subject` for the counts and a dry run.
+        """
+        done = await self.redact_subject(
+            subject, project_id=project_id, session_id=session_id, user_id=user_id
+        )
+        return done.episodes_touched
+
+    async def redact_subject(
+        self,
+        subject: str,
+        *,
+        project_id: str | None = None,
+        session_id: str | None = None,
+        user_id: str | None = None,
+        dry_run: bool = False,
+    ) -> EpisodeRedaction:
+        """:meth:`forget_subject` with its counts: episodes redacted, deleted, messages removed.
+
+        Every episode matching the filters is read (not only the keyword index's hits), so a
+        mention in a speaker or in metadata is found too. With ``dry_run`` nothing is written
+        and the counts are what a real run would report.
         """
         validate_identifier(subject, "subject")
         pattern = subject_pattern(subject)
-        terms = keyword_terms(subject)
-        if pattern is None or not terms:
-            return 0
+        if pattern is None:
+            return EpisodeRedaction()
         await self.open()
         where = EpisodeFilter(project_id=project_id, session_id=session_id, user_id=user_id)
-        hits = await self._keyword(terms, where, None, True)
-        touched = 0
-        for episode in await self._load([i for i, _ in hits], where):
-            if not mentions(episode, pattern):
-                continue
-            touched += 1
-            kept = tuple(m for m in episode.messages if not message_mentions(m, pattern))
-            if all(m.is_empty for m in kept):
-                await self._delete(where, [episode.id])
-                continue
-            metadata = {
-                key: value
-                for key, value in episode.metadata.items()
-                if not (isinstance(value, str) and pattern.search(value))
-            }
-            summary = await self.summarizer.summarize(kept)
-            if not summary or pattern.search(summary):  # an LLM may re-introduce the name
-                summary = extractive_summary(kept) or kept[0].line()[:600]
-            redacted = episode.model_copy(
-                update={"messages": kept, "summary": summary, "metadata": metadata}
-            )
-            await self._store(redacted)
-        return touched
+        redacted = deleted = removed = 0
+        ids = await self._recent(where, _ALL_EPISODES)
+        for start in range(0, len(ids), _EPISODE_PAGE):
+            for episode in await self._load(ids[start : start + _EPISODE_PAGE], where):
+                if not mentions(episode, pattern):
+                    continue
+                kept = tuple(m for m in episode.messages if not message_mentions(m, pattern))
+                removed += len(episode.messages) - len(kept)
+                if all(m.is_empty for m in kept):
+                    deleted += 1
+                    if not dry_run:
+                        await self._delete(where, [episode.id])
+                    continue
+                redacted += 1
+                if dry_run:
+                    continue
+                metadata = {
+                    key: value
+                    for key, value in episode.metadata.items()
+                    if not (json_mentions(key, pattern) or json_mentions(value, pattern))
+                }
+                summary = await self.summarizer.summarize(kept)
+                if not summary or pattern.search(summary):  # an LLM may re-introduce the name
+                    summary = extractive_summary(kept) or kept[0].line()[:600]
+                if pattern.search(summary):  # even the first line names it: a bare count
+                    summary = f"{len(kept)} message(s)"
+                update = {"messages": kept, "summary": summary, "metadata": metadata}
+                await self._store(episode.model_copy(update=update))
+        return EpisodeRedaction(
+            episodes_redacted=redacted, episodes_deleted=deleted, messages_removed=removed
+        )

@@ -125,6 +125,16 @@ class MetadataStore(Resource):
         """Audit rows matching ``query``, oldest first."""
 
     @abstractmethod
+    async def redact_changes(self, project_id: str, changes: Sequence[FactChange]) -> int:
+        """Rewrite the text of audit rows in place: their ``reason``, ``before`` and ``after``.
+
+        Rows are matched by id within ``project_id`` (other fields, their time and their order
+        stay as they were; unknown ids are skipped). ``forget`` calls it so the audit keeps that
+        a change happened, when and by whom, and not the forgotten text. Returns how many rows
+        were rewritten.
+        """
+
+    @abstractmethod
     async def touch(self, project_id: str, ids: Sequence[str], at: datetime) -> None:
         """Set ``last_accessed_at`` of these facts (reads count as use for decay)."""
 

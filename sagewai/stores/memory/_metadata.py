@@ -64,7 +64,7 @@ class InMemoryMetadataStore(MetadataStore):
             held = self._facts.get(upsert.id)
             if held is not None and held.project_id != batch.project_id:
                 # An id another project holds is never taken over, nor skipped in silence.
-                raise FactConflictError(upsert.id)
+                raise FactConflictError(upsert.id, in_project=False)
         now = utcnow()
         # Everything is validated above, so the mutations below cannot fail half-way.
         doomed = {
@@ -165,6 +165,17 @@ class InMemoryMetadataStore(MetadataStore):
         ]
         selected.sort(key=lambda change: change.at)
         return selected[: query.limit] if query.limit is not None else selected
+
+    async def redact_changes(self, project_id: str, changes: Sequence[FactChange]) -> int:
+        wanted = {change.id: change for change in changes if change.project_id == project_id}
+        rewritten = 0
+        for position, held in enumerate(self._changes):
+            new = wanted.get(held.id)
+            if new is not None and held.project_id == project_id:
+                update = {"reason": new.reason, "before": new.before, "after": new.after}
+                self._changes[position] = held.model_copy(update=update)
+                rewritten += 1
+        return rewritten
 
     async def touch(self, project_id: str, ids: Sequence[str], at: datetime) -> None:
         for fact_id in ids:

@@ -363,7 +363,7 @@ class PostgresMetadataStore(MetadataStore):
                     batch.project_id,
                 )
                 if taken is not None:
-                    raise FactConflictError(taken)
+                    raise FactConflictError(taken, in_project=False)
                 await connection.execute(self._fact_insert, *facts, now)
             if changes:
                 await connection.executemany(self._change_insert, changes)
@@ -722,6 +722,25 @@ class PostgresMetadataStore(MetadataStore):
                 key,
                 json.dumps(value),
             )
+
+    async def redact_changes(self, project_id: str, changes: Sequence[FactChange]) -> int:
+        rows = []
+        for change in changes:
+            values = change_values(change)
+            rows.append((values[7], values[9], values[10], change.id, project_id))
+        if not rows:
+            return 0
+        pool = await self._ready()
+        rewritten = 0
+        async with self._errors(), pool.acquire() as connection, connection.transaction():
+            for row in rows:
+                status = await connection.execute(
+                    f"UPDATE {self._changes} SET reason = $1, before = $2::json,"
+                    " after = $3::json WHERE id = $4 AND project_id = $5",
+                    *row,
+                )
+                rewritten += int(status.rsplit(" ", 1)[-1])
+        return rewritten
 
     async def touch(self, project_id: str, ids: Sequence[str], at: datetime) -> None:
         if not ids:

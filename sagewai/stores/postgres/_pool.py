@@ -257,6 +257,7 @@ class PostgresPool:
 
         Raises:
             BackendUnavailableError: the server cannot be reached, or refused the login.
+            ConfigurationError: the server answered that the database does not exist.
         """
         if self.pool is not None:
             return self.pool
@@ -275,9 +276,15 @@ class PostgresPool:
                 reset=keep_session,
                 **options,
             )
+        except asyncpg.InvalidCatalogNameError as exc:
+            # The server answered: the database is missing, which no retry will change.
+            raise ConfigurationError(
+                f"{self.where}: the database does not exist (create it, or fix the URL): "
+                + redact(f"{type(exc).__name__}: {exc}", self.dsn)
+            ) from exc
         except driver_errors(asyncpg) as exc:
-            # A refused connection, a bad DSN, an unknown database or a refused login: the
-            # message names host, port and database, never the password.
+            # A refused connection, a bad DSN or a refused login: the message names host,
+            # port and database, never the password.
             raise BackendUnavailableError(
                 f"{self.where} is not reachable: "
                 + redact(f"{type(exc).__name__}: {exc}", self.dsn)

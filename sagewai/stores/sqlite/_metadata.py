@@ -425,7 +425,7 @@ class SqliteMetadataStore(MetadataStore):
             (project_id, ids),
         ).fetchone()
         if taken is not None:
-            raise FactConflictError(taken[0])
+            raise FactConflictError(taken[0], in_project=False)
         stored = {
             row[1]: row
             for row in db.execute(
@@ -829,6 +829,25 @@ class SqliteMetadataStore(MetadataStore):
             " DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
             (project_id, key, value, utcnow().isoformat()),
         )
+
+    async def redact_changes(self, project_id: str, changes: Sequence[FactChange]) -> int:
+        rows = []
+        for change in changes:
+            values = change_values(change)
+            rows.append((values[7], values[9], values[10], change.id, project_id))
+        return await self._run(self._redact_changes_sync, rows) if rows else 0
+
+    def _redact_changes_sync(self, rows: list[tuple[Any, ...]]) -> int:
+        db = self._db()
+        rewritten = 0
+        with write_transaction(db):
+            for row in rows:
+                rewritten += db.execute(
+                    "UPDATE changes SET reason = ?1, before = ?2, after = ?3"
+                    " WHERE id = ?4 AND project_id = ?5",
+                    row,
+                ).rowcount
+        return rewritten
 
     async def get_state(self, project_id: str, key: str) -> JsonValue | None:
         return await self._run(self._get_state_sync, project_id, key)

@@ -135,6 +135,28 @@ class EpisodeStoreConformance:
         assert await store.list_episodes(project_id="p1") == []
         assert len(await store.list_episodes(project_id="p2")) == 1
 
+    async def test_redact_subject_counts_and_its_dry_run_changes_nothing(
+        self, store: EpisodeStoreBase
+    ) -> None:
+        pets = await store.save_episode("pets", PETS, project_id="p1")
+        await store.save_episode(
+            "a",
+            [{"role": "user", "content": "Hi", "metadata": {"with": ["Alice"]}}],
+            project_id="p1",
+        )
+        await store.save_episode("budget", BUDGET, project_id="p1")
+        before = await store.list_episodes(project_id="p1")
+        plan = await store.redact_subject("alice", project_id="p1", dry_run=True)
+        assert await store.list_episodes(project_id="p1") == before
+        done = await store.redact_subject("alice", project_id="p1")
+        assert plan == done
+        assert (done.episodes_redacted, done.episodes_deleted) == (1, 1)
+        assert done.messages_removed == 2
+        assert len(await store.list_episodes(project_id="p1")) == 2
+        kept = await store.get_episode(pets)
+        assert kept is not None
+        assert "alice" not in kept.model_dump_json().lower()
+
     async def test_forget_subject_removes_every_mention(self, store: EpisodeStoreBase) -> None:
         pets = await store.save_episode("pets", PETS, project_id="p1")
         only_alice = await store.save_episode(

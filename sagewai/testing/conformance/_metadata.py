@@ -655,6 +655,25 @@ class MetadataStoreConformance:
         assert [i for i, _ in hits] == [kept.id]
         assert await store.get(P2, [theirs.id]) == [theirs]  # another project's id is ignored
 
+    async def test_redact_changes_rewrites_the_text_in_place_within_the_project(
+        self, store: MetadataStore
+    ) -> None:
+        fact = make_fact("kept")
+        first = make_change(fact.id, at=T0, reason="Bob said so", after={"content": "Bob's"})
+        second = make_change(fact.id, at=T0 + timedelta(minutes=1), reason="later")
+        theirs = make_change("x", project_id=P2, at=T0, reason="Bob said so")
+        await store.apply(WriteBatch(project_id=P1, upserts=[fact], changes=[first, second]))
+        await store.apply(WriteBatch(project_id=P2, changes=[theirs]))
+        redacted = first.model_copy(
+            update={"reason": "[forgotten] said so", "after": {"content": "[forgotten]"}}
+        )
+        # A row of another project is never rewritten through this one.
+        wrong = theirs.model_copy(update={"reason": "gone"})
+        assert await store.redact_changes(P1, [redacted, wrong]) == 1
+        assert await store.changes(ChangeQuery(project_id=P1)) == [redacted, second]
+        assert await store.changes(ChangeQuery(project_id=P2)) == [theirs]
+        assert await store.redact_changes(P1, []) == 0
+
     async def test_a_fact_deleted_and_upserted_in_one_batch_survives(
         self, store: MetadataStore
     ) -> None:
