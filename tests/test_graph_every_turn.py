@@ -200,6 +200,7 @@ async def test_a_forgotten_name_is_not_used_again(tmp_path: Path) -> None:
         bridge = MemoryBridge(context_engine=ctx, fact_extractor=RuleBasedFactExtractor())
         facts = await bridge.process_message("I moved to Lisbon.", session_id="s2", user_id="u1")
         assert [f.content for f in facts] == ["The user moved to Lisbon."]
+        assert await ctx.port.get_state("user_name:u1") is None  # erased, not only unused
         await bridge.aclose()
 
 

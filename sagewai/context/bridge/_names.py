@@ -4,7 +4,8 @@ Facts about the user read "Dana (the user) leads the platform team" once the nam
 the message that gives it (the rules read it there), and in every later message of the same user,
 in this process or a later one. The name lives in the project's state (``get_state`` /
 ``set_state``) beside the id of the message that gave it; when that message is forgotten, the
-name is forgotten with it (checked when the name is read back).
+name is forgotten with it (checked when the name is read back, which also erases it from the
+state).
 """
 
 from __future__ import annotations
@@ -54,6 +55,8 @@ class UserNames:
                 if isinstance(said_in, str) and isinstance(value, str):
                     # the message that gave the name must still be stored (it may be forgotten)
                     name = value if await self.port.get_many([said_in]) else None
+                    if name is None:  # forgotten: the name leaves the store too
+                        await self.port.set_state(_key(user_id), None)
             self._names[user_id] = name
 
     def read(self, turn: BridgeTurn) -> str | None:
