@@ -391,7 +391,7 @@ async def test_forgetting_removes_only_the_forgotten_relation_from_the_graph(
     assert ("ana", "lives_in", "Porto") in said
     assert not any("Initech" in triple for triple in said)
     assert [f.content for f in await engine.list(user_id="ana", kinds=["fact"])] == [
-        "The user lives in Porto"
+        "The user lives in Porto."
     ]
 
 

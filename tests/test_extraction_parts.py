@@ -139,7 +139,10 @@ def test_third_person(verb: str, expected: str) -> None:
 
 def test_perspective() -> None:
     assert resolve_perspective("I'm tired of my job", speaker="Bo") == "Bo is tired of their job"
-    assert resolve_perspective("We've decided", speaker="Bo") == "Bo and others have decided"
+    assert resolve_perspective("We've decided", speaker="Bo") == "Bo and their team have decided"
+    assert (
+        resolve_perspective("We've been friends", speaker="Bo") == "Bo and others have been friends"
+    )
     assert resolve_perspective("The US and I agree", speaker="Bo") == "The US and Bo agree"
     assert resolve_perspective("I sent you your file", speaker="Al", role="assistant",
                                addressee="Bo") == "Al sent Bo Bo's file"  # fmt: skip

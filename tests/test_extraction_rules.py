@@ -133,7 +133,11 @@ def test_unknown_speaker_and_assistant_perspective() -> None:
 
 def test_third_parties_are_their_own_subject() -> None:
     facts = extract("My brother Kevin lives in Toronto.", speaker="Bob")
-    assert ("Bob's brother Kevin", "lives_in", "Toronto") in [f.triple for f in facts]
+    # The fact is about Kevin; how he relates to the speaker is noted beside it.
+    assert ("Kevin", "lives_in", "Toronto") in [f.triple for f in facts]
+    kevin = next(f for f in facts if f.subject == "Kevin")
+    assert kevin.content == "Kevin (Bob's brother) lives in Toronto."
+    assert (kevin.metadata["relation"], kevin.metadata["relation_of"]) == ("brother", "Bob")
     assert ("Bob", "sibling_of", "Kevin") in [f.triple for f in facts]
 
 

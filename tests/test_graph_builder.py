@@ -202,7 +202,7 @@ async def test_a_missing_model_falls_back_once_and_never_crashes_the_loop(
             await builder.process_turn(text, speaker="Ana")
     warnings = [r for r in caplog.records if "rule-based" in r.getMessage()]
     assert len(warnings) == 1
-    assert "model_name_or_path" in warnings[0].getMessage()
+    assert "SAGEWAI_GLINER_MODEL" in warnings[0].getMessage()
     assert {t[2] for t in await triples(g)} == {"Lisbon", "Rui", "Globex", "Rust"}
 
 

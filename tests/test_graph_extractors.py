@@ -17,10 +17,10 @@ from sagewai.intelligence._entities import (
     EntityExtractor,
     GLiNEREntityExtractor,
     LLMEntityExtractor,
-    RuleBasedEntityExtractor,
     parse_llm_entities,
 )
 from sagewai.intelligence._relations import SPEAKER, HeuristicRelationExtractor, RelationExtractor
+from sagewai.intelligence._rule_entities import RuleBasedEntityExtractor
 
 # --------------------------------------------------------------------------- rule-based entities
 
@@ -99,13 +99,55 @@ async def test_gliner_missing_weights_fail_fast_and_clearly(
 ) -> None:
     monkeypatch.delenv("SAGEWAI_GLINER_MODEL", raising=False)
     started = time.perf_counter()
-    with pytest.raises(ModelNotAvailableError, match="model_name_or_path") as info:
+    with pytest.raises(ModelNotAvailableError, match="SAGEWAI_GLINER_MODEL") as info:
         await GLiNEREntityExtractor(tmp_path / "absent").extract("Ana lives in Rome")
     assert "does not exist" in str(info.value)
     assert time.perf_counter() - started < 2
     monkeypatch.setenv("SAGEWAI_GLINER_MODEL", str(tmp_path / "also-absent"))
     with pytest.raises(ModelNotAvailableError, match="SAGEWAI_GLINER_MODEL"):
         await GLiNEREntityExtractor().extract("Ana lives in Rome")
+
+
+def _no_model_anywhere(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
+    """A machine with no GLiNER model: no variable, an empty home, an empty hub cache."""
+    monkeypatch.delenv("SAGEWAI_GLINER_MODEL", raising=False)
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("HF_HOME", str(home / "hf"))
+
+
+async def test_gliner_default_without_a_model_says_in_one_line_how_to_provide_one(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _no_model_anywhere(monkeypatch, tmp_path)
+    started = time.perf_counter()
+    with pytest.raises(ModelNotAvailableError) as info:
+        await GLiNEREntityExtractor().extract("Ana lives in Rome")
+    message = str(info.value)
+    assert "\n" not in message
+    assert "~/.sagewai/models/gliner" in message
+    assert "SAGEWAI_GLINER_MODEL" in message
+    assert time.perf_counter() - started < 1  # found out before importing gliner or torch
+
+
+async def test_the_graph_builder_falls_back_to_the_rules_with_one_warning(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from sagewai.intelligence import ConversationGraphBuilder
+    from sagewai.stores import InMemoryGraphStore
+
+    _no_model_anywhere(monkeypatch, tmp_path)
+    builder = ConversationGraphBuilder(
+        graph_store=InMemoryGraphStore().for_project("p"), entity_extractor=GLiNEREntityExtractor()
+    )
+    with caplog.at_level("WARNING"):
+        await builder.process_turn("Ana moved to Lisbon.")
+        await builder.process_turn("Bob works at Initech.")
+    names = {e.name for e in await builder.graph.entities()}
+    assert {"Ana", "Lisbon", "Bob", "Initech"} <= names
+    warnings = [r.getMessage() for r in caplog.records if "GLiNER" in r.getMessage()]
+    assert len(warnings) == 1
+    assert "SAGEWAI_GLINER_MODEL" in warnings[0]
 
 
 def _minilm_backbone(folder: Path) -> Path:
@@ -145,6 +187,15 @@ async def test_gliner_untrained_model_from_config_runs_the_real_code_path(tmp_pa
     model.save_pretrained(saved)
 
     extractor = GLiNEREntityExtractor(saved, labels=["person", "location"], threshold=0.0)
+    # saved in the sagewai model folder, the default constructor finds it
+    home = tmp_path / "home"
+    shutil.copytree(saved, home / ".sagewai" / "models" / "gliner")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HOME", str(home))
+        patch.delenv("SAGEWAI_GLINER_MODEL", raising=False)
+        default = GLiNEREntityExtractor(labels=["person"], threshold=0.0)
+        assert await default.extract("Ana moved to Lisbon.")
+        assert default.loaded
     text = "Ana moved to Lisbon."
     found = await extractor.extract(text)
     assert extractor.loaded

@@ -15,7 +15,7 @@ from sagewai.core._predicates import (
     relation_predicate,
 )
 from sagewai.intelligence import HeuristicRelationExtractor, RuleBasedFactExtractor
-from sagewai.intelligence._entities import RuleBasedEntityExtractor
+from sagewai.intelligence._rule_entities import RuleBasedEntityExtractor
 
 SINGLE_VALUED = {
     "works_at",

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Self, Unpack
 
 from sagewai.agent._forgetting import AgentForgetReport, ForgottenFacts, forget_everywhere
 from sagewai.agent._history import ConversationHistory
-from sagewai.agent._learning import LearnedMessage, TurnLearner, default_bridge
+from sagewai.agent._learning import LearnedMessage, TurnLearner, default_bridge, graph_learner
 from sagewai.agent._loop import LoopResult, TextChunk, run_tool_loop
 from sagewai.agent._memory_block import (
     MemoryBlock,
@@ -57,6 +57,7 @@ from sagewai.llm._errors import is_model_unreachable
 if TYPE_CHECKING:
     from sagewai.context import MemoryBridge
     from sagewai.context._engine import ContextEngine
+    from sagewai.context.bridge._graphing import TurnGraph
     from sagewai.intelligence._graph_builder import ConversationGraphBuilder
     from sagewai.stores import EpisodeStoreBase
     from sagewai.stores.base._graph import ProjectGraph
@@ -97,8 +98,10 @@ class UniversalAgent:
         llm: The chat model client; ``LiteLLMClient(settings.model, api_base=...)`` when
             ``None``. Tests pass :class:`sagewai.testing.ScriptedLLM`.
         tools: Plain typed functions (or :class:`~sagewai.agent.Tool`) the model may call.
-        graph_builder: Learns entities and relations from each turn; recall reads the graph
-            around the names in a message either way (the builder's graph, else the engine's).
+        graph_builder: Learns entities and relations from each turn (handed to the memory
+            bridge, which runs it on every recorded message). With none, a bridge whose engine
+            has a graph store gets a default ``ConversationGraphBuilder`` (the rule-based
+            extractors). Recall reads the graph around the names in a message either way.
         episode_store: Where ended sessions are saved and recalled from; the engine's own when
             ``None``. A store given here is attached to the engine so ``forget`` reaches it.
 
@@ -168,9 +171,12 @@ class UniversalAgent:
         if memory_bridge is not None and memory_bridge.engine is not context:
             raise ConfigurationError("the memory bridge writes to another engine than the agent's")
         self.bridge = memory_bridge
-        self.graph_builder = graph_builder
-        self.learner = TurnLearner(memory_bridge, graph_builder)
-        graph = graph_builder.graph if graph_builder is not None else context.graph_store
+        # The graph on every turn: the bridge updates it (with this builder, its own, or a
+        # default one over the engine's graph store); without a bridge, the learner does.
+        learner = graph_learner(memory_bridge, graph_builder, context)
+        self.graph_builder: TurnGraph | None = learner
+        self.learner = TurnLearner(memory_bridge, learner if memory_bridge is None else None)
+        graph = getattr(learner, "graph", None) or context.graph_store
         if graph is not None and getattr(graph, "project_id", context.project_id) != (
             context.project_id
         ):

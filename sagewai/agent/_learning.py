@@ -1,8 +1,9 @@
 """Learning from finished turns: facts through the bridge, relations through the graph builder.
 
 The bridge stores each message verbatim (with the rules' facts of it) before :meth:`learn`
-returns, so the next turn recalls it; the model's extraction runs in the bridge's background
-workers, and the graph builder works in tasks this class tracks.
+returns, so the next turn recalls it, and updates the graph with it (:func:`graph_learner` hands
+it the builder); the model's extraction runs in the bridge's background workers. Without a
+bridge, the graph builder works in tasks this class tracks.
 :meth:`TurnLearner.flush` waits for both, which is what ending a session, forgetting and tests
 need (what was said is stored before the next step reads memory).
 """
@@ -11,18 +12,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sagewai.errors import SagewaiError
+from sagewai.errors import ConfigurationError, SagewaiError
 
 if TYPE_CHECKING:
     from sagewai.context import MemoryBridge
     from sagewai.context._engine import ContextEngine
+    from sagewai.context.bridge._graphing import TurnGraph
     from sagewai.intelligence._graph_builder import ConversationGraphBuilder
 
-__all__ = ["LearnedMessage", "TurnLearner", "default_bridge"]
+__all__ = ["LearnedMessage", "TurnLearner", "default_bridge", "graph_learner"]
 
 logger = logging.getLogger("sagewai.agent")
 
@@ -45,9 +48,7 @@ class TurnLearner:
         graph_builder: Entity and relation extraction (``None``: no graph learned).
     """
 
-    def __init__(
-        self, bridge: MemoryBridge | None, graph_builder: ConversationGraphBuilder | None
-    ) -> None:
+    def __init__(self, bridge: MemoryBridge | None, graph_builder: TurnGraph | None) -> None:
         self.bridge = bridge
         self.graph_builder = graph_builder
         self._tasks: set[asyncio.Task[None]] = set()
@@ -97,7 +98,7 @@ class TurnLearner:
 
     @staticmethod
     async def _build(
-        builder: ConversationGraphBuilder, messages: Sequence[LearnedMessage], session_id: str
+        builder: TurnGraph, messages: Sequence[LearnedMessage], session_id: str
     ) -> None:
         for message in messages:
             try:
@@ -128,6 +129,42 @@ class TurnLearner:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
         if self.bridge is not None:
             await self.bridge.aclose()
+
+
+def graph_learner(
+    bridge: MemoryBridge | None,
+    graph_builder: ConversationGraphBuilder | None,
+    context: ContextEngine,
+) -> TurnGraph | None:
+    """What learns the graph from the agent's turns; hands it to the bridge, which runs it.
+
+    The agent's ``graph_builder`` goes to a bridge that has none (a bridge with another one is a
+    wiring mistake); a bridge with neither gets a default ``ConversationGraphBuilder`` over the
+    engine's graph store (the rule-based extractors), so the seed's wiring grows its graph.
+
+    Raises:
+        ConfigurationError: the agent and its bridge were given two different graph builders.
+    """
+    if bridge is None:
+        return graph_builder
+    current = bridge.graph_builder
+    if graph_builder is not None:
+        if current is not None and current is not graph_builder and current not in _DEFAULTS:
+            raise ConfigurationError(
+                "the agent and its memory bridge have different graph builders: give it to one"
+            )
+        bridge.graph_builder = graph_builder  # also replaces a default another agent gave it
+    elif current is None and context.graph_store is not None:
+        from sagewai.intelligence import ConversationGraphBuilder
+
+        default = ConversationGraphBuilder(graph_store=context.graph_store)
+        _DEFAULTS.add(default)
+        bridge.graph_builder = default
+    return bridge.graph_builder
+
+
+_DEFAULTS: weakref.WeakSet[Any] = weakref.WeakSet()
+"""Graph builders :func:`graph_learner` made itself: a builder the user gives replaces them."""
 
 
 def default_bridge(

@@ -64,6 +64,9 @@ class ExtractionContext(BaseModel):
     """When the message was written; relative dates are resolved against it."""
     addressee: str | None = None
     """Who "you" refers to, when known (in an assistant message, the user's name)."""
+    user_name: str | None = None
+    """The name the user gave ("My name is Dana"), when known: a user's message without a
+    ``speaker`` reads "Dana (the user) leads the platform team" (the subject stays "user")."""
     previous_turns: tuple[Turn, ...] = ()
     """Earlier messages, oldest first; LLM extractors show the last few to the model."""
 
@@ -75,7 +78,7 @@ class ExtractionContext(BaseModel):
             raise ValueError(f"role must be one of {sorted(_ROLES)}, got {value!r}")
         return role
 
-    @field_validator("speaker", "addressee")
+    @field_validator("speaker", "addressee", "user_name")
     @classmethod
     def _name(cls, value: str | None) -> str | None:
         if value is None:

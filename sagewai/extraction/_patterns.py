@@ -139,7 +139,7 @@ END_PLACE = (
 )
 END_WORK = (
     rf"(?=\s*(?:[,.;:!?()\n\"]|$)|\s+[-–—]+\s|\s+(?:{_STOP}|as|for|since|where|in\s+the|on\s+the|"
-    rf"now|currently|full[- ]time|part[- ]time)\b)"
+    rf"now|currently|full[- ]time|part[- ]time|with|alongside|together)\b)"
 )
 END_ROLE = (
     rf"(?=\s*(?:[,.;:!?()\n\"]|$)|\s+[-–—]+\s|\s+(?:{_STOP}|at|for|in|of|with|since|from|by|on|"

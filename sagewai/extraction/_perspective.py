@@ -12,7 +12,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-__all__ = ["default_subject", "resolve_perspective", "third_person"]
+__all__ = [
+    "default_subject",
+    "display_name",
+    "possessive",
+    "resolve_perspective",
+    "stated_name",
+    "third_person",
+    "we_phrase",
+]
 
 _MODALS = frozenset(
     """can could will would shall should may might must can't couldn't won't wouldn't shouldn't
@@ -32,6 +40,7 @@ _IRREGULAR_PRESENT = {
     "'ll": "will",
     "ain't": "isn't",
     "aren't": "isn't",
+    "are": "is",
 }
 _IRREGULAR_PAST = frozenset(
     """went got had was were did made saw met ran won lost left began broke bought brought caught
@@ -105,10 +114,63 @@ def default_subject(speaker: str | None, role: str) -> str:
     return "assistant" if role == "assistant" else "user"
 
 
-def _display(speaker: str | None, role: str) -> str:
+def display_name(speaker: str | None, role: str, user_name: str | None = None) -> str:
+    """How first person reads in a fact: the speaker, "Dana (the user)", "the user"...
+
+    Example:
+        >>> display_name(None, "user", "Dana"), display_name("Ana", "user", "Dana")
+        ('Dana (the user)', 'Ana')
+    """
     if speaker:
         return speaker
-    return "the assistant" if role == "assistant" else "the user"
+    if role == "assistant":
+        return "the assistant"
+    return f"{user_name} (the user)" if user_name else "the user"
+
+
+def possessive(name: str) -> str:
+    """The possessive of a display name: "Ana's", "the user's", "Dana's (the user's)".
+
+    Example:
+        >>> possessive("Dana (the user)"), possessive("the user")
+        ("Dana's (the user's)", "the user's")
+    """
+    if name.endswith(" (the user)"):
+        return f"{name[: -len(' (the user)')]}'s (the user's)"
+    return f"{name}'s"
+
+
+_WORK_WORDS = frozenset(
+    """work job team project projects service services release deploy deployed deploying
+    migrate migrated migrating migration build building built ship shipping shipped code
+    sprint api database server client customer customers product feature launch launched
+    roadmap office company startup meeting standup repo repository stack backend frontend
+    decided decide decision quarter deployment deployments deploys pipeline staging production
+    cluster codebase infrastructure users""".split()  # noqa: SIM905
+)
+_FAMILY_WORDS = frozenset(
+    """kids kid children child son sons daughter daughters husband wife partner family mom dad
+    mother father parents baby grandma grandpa""".split()  # noqa: SIM905
+)
+_WORD = re.compile(r"[a-z']+")
+
+
+def we_phrase(name: str, text: str) -> str:
+    """Who "we" is in a fact: the user and their team, their family, or others.
+
+    Read from the words of the sentence ("we decided to migrate" is a team; "we took the kids"
+    a family); "and others" when the sentence tells neither.
+
+    Example:
+        >>> we_phrase("the user", "We decided to migrate to Postgres")
+        'the user and their team'
+    """
+    words = set(_WORD.findall(text.lower()))
+    if words & _FAMILY_WORDS:
+        return f"{name} and their family"
+    if words & _WORK_WORDS:
+        return f"{name} and their team"
+    return f"{name} and others"
 
 
 def _protected(start: int, end: int, spans: Sequence[tuple[int, int]]) -> bool:
@@ -123,6 +185,7 @@ def resolve_perspective(
     addressee: str | None = None,
     protected: Sequence[tuple[int, int]] = (),
     capitalize: bool = True,
+    user_name: str | None = None,
 ) -> str:
     """Rewrite first person (and, in assistant messages, second person) in ``text``.
 
@@ -133,6 +196,7 @@ def resolve_perspective(
         addressee: Who "you" is in an assistant message; default "the user".
         protected: ``(start, end)`` offsets never rewritten (exact values, quotes).
         capitalize: Upper-case the first letter (off for a triple's object).
+        user_name: The user's name when known: a user's first person reads "Dana (the user)".
 
     Example:
         >>> resolve_perspective("I really like my new job", speaker="Alice")
@@ -141,8 +205,12 @@ def resolve_perspective(
         "Alice's sister called them"
         >>> resolve_perspective("I'll remind you to call your mom", speaker=None, role="assistant")
         "The assistant will remind the user to call the user's mom"
+        >>> resolve_perspective("My team and I lead the platform team", speaker=None,
+        ...                     user_name="Dana")
+        'Dana (the user) and their team lead the platform team'
     """
-    name = _display(speaker, role)
+    text = _team_first(text)
+    name = display_name(speaker, role, user_name)
     you = addressee or ("the user" if role == "assistant" else None)
     pieces: list[str] = []
     cursor = 0
@@ -181,20 +249,20 @@ def resolve_perspective(
             cursor = end
             if clitic:
                 pieces.append(" " + _IRREGULAR_PRESENT.get(clitic, clitic.lstrip("'")))
-            elif not _coordinated(text, start):
+            elif not _coordinated(text, start) and not _AND_NEXT.match(text, cursor):
                 pending_verb = True  # "my wife and I live": the verb stays plural
             if pending_verb:
                 cursor = _conjugate_next(text, cursor, pieces, protected)
                 pending_verb = False
             continue
         if lower in {"we", "us", "ourselves"}:
-            replacement = f"{name} and others"
+            replacement = we_phrase(name, text)
             if clitic:
                 replacement += {"'re": " are", "'ve": " have", "'ll": " will", "'d": " would"}.get(
                     clitic, clitic
                 )
         elif lower in {"my", "mine", "our", "ours"}:
-            replacement = "their" if named and lower in {"my", "our"} else f"{name}'s"
+            replacement = "their" if named and lower in {"my", "our"} else possessive(name)
             named = True
         elif lower == "me":
             replacement = "them" if named else name
@@ -209,6 +277,21 @@ def resolve_perspective(
     if not capitalize or not result or any(start == 0 for start, _ in protected):
         return result  # never touch an exact value that opens the text
     return result[:1].upper() + result[1:]
+
+
+_AND_NEXT = re.compile(r"\s+and\s", re.IGNORECASE)
+_TEAM_FIRST = re.compile(
+    r"^(?P<lead>\s*)(?P<owner>my|our)\s+(?P<group>[a-z][\w-]*(?:\s+[a-z][\w-]*)?)\s+and\s+I\b",
+    re.IGNORECASE,
+)
+
+
+def _team_first(text: str) -> str:
+    """ "My team and I are" -> "I and my team are": the user first, the verb stays plural."""
+    match = _TEAM_FIRST.match(text)
+    if match is None:
+        return text
+    return f"{match['lead']}I and my {match['group']}{text[match.end() :]}"
 
 
 def _conjugate_next(
@@ -230,3 +313,34 @@ def _conjugate_next(
         pieces.append(third_person(word))
         return match.end()
     return cursor
+
+
+_NAME_WORD = r"[A-Z][a-z](?:[\w'-]*[a-z])?"
+_STATED_NAME = re.compile(
+    rf"\b(?:my\s+name\s+is|my\s+name's|call\s+me|you\s+can\s+call\s+me)\s+"
+    rf"(?P<name>{_NAME_WORD}(?:\s+{_NAME_WORD})?)",
+    re.IGNORECASE,
+)
+_NOT_NAMES = frozenset(
+    """Not Just Really Actually Still Now The A An And But Or So Please Maybe Anything
+    Whatever Something Someone Here There Later Back Sir Madam Ma'am""".split()  # noqa: SIM905
+)
+
+
+def stated_name(text: str) -> str | None:
+    """The name a speaker gives for themself ("My name is Dana", "call me Dana"), or ``None``.
+
+    Example:
+        >>> stated_name("My name is Dana and I lead the platform team.")
+        'Dana'
+        >>> stated_name("my name is not important") is None
+        True
+    """
+    for match in _STATED_NAME.finditer(text):
+        words = match["name"].split()
+        if not words[0][:1].isupper() or words[0] in _NOT_NAMES:
+            continue
+        if len(words) > 1 and (words[1] in _NOT_NAMES or not words[1][:1].isupper()):
+            words = words[:1]
+        return " ".join(words)
+    return None

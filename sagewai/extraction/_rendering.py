@@ -18,7 +18,12 @@ from sagewai.extraction._dates import TimeMention, find_time_mentions
 from sagewai.extraction._exact_values import ExactValue
 from sagewai.extraction._gates import SentenceGate, lead_offset
 from sagewai.extraction._patterns import Reading, Rule
-from sagewai.extraction._perspective import default_subject, resolve_perspective
+from sagewai.extraction._perspective import (
+    default_subject,
+    display_name,
+    possessive,
+    resolve_perspective,
+)
 from sagewai.extraction._text import Span, clause_bounds
 
 __all__ = [
@@ -70,9 +75,12 @@ def render_fact(
     """
     text = sentence.text
     role = context.role
+    # The name the user gave is shown, but the subject stays "user": the user's facts stated
+    # before and after the name keep one subject, so a later value still supersedes an earlier.
+    user_name = None if reading.predicate == "name" else context.user_name
     speaker_subject = default_subject(context.speaker, role)
-    display = context.speaker or ("the assistant" if role == "assistant" else "the user")
-    subject = _subject(reading, speaker_subject, display)
+    display = display_name(context.speaker, role, user_name)
+    subject, relation = _subject(reading, speaker_subject, display)
     fact_type = reading.fact_type or candidate.rule.fact_type
     predicate = reading.predicate
     recurring = any(key == "recurrence" for key, _ in reading.extra)
@@ -90,18 +98,26 @@ def render_fact(
                 (index, index + len(v.value)) for v in values if (index := obj.find(v.value)) >= 0
             ],
             capitalize=False,
+            user_name=user_name,
         )
     metadata: dict[str, object] = {"negated": reading.negated, "rule": candidate.rule.name}
+    if user_name and role == "user" and not context.speaker:
+        metadata["user_name"] = user_name
+    if relation is not None:
+        metadata["relation"], metadata["relation_of"] = relation
     for key, value in reading.extra:
         if key not in {"needs_time", "value_after"}:
             metadata[key] = value
     if candidate.rule.secondary:
-        content = f"{subject} {describe(predicate or '')} {obj}".strip()
+        who = display if subject == speaker_subject else subject
+        content = f"{who} {describe(predicate or '')} {obj}".strip()
+        content = content[:1].upper() + content[1:]
         span = (sentence.start + candidate.start, sentence.start + candidate.end)
         exact = tuple(v.value for v in values if obj and v.value in obj)
     else:
         left, right = clause_bounds(text, candidate.start, candidate.end)
         left += lead_offset(text[left:right])
+        left -= _companions_before(text, left)
         clause = text[left:right].strip()
         right = left + len(clause)
         inside = [v for v in values if v.start >= left and v.end <= right]
@@ -118,7 +134,10 @@ def render_fact(
             role=role,
             addressee=context.addressee,
             protected=protected,
+            user_name=user_name,
         )
+        if relation is not None:
+            content = _name_first(content, subject, relation)
         for mention in mentions:
             if (
                 mention.relative
@@ -129,6 +148,16 @@ def render_fact(
                 content = content.replace(mention.text, f"{mention.text} ({mention.iso})", 1)
         span = (sentence.start + left, sentence.start + right)
         exact = tuple(v.value for v in inside)
+    if candidate.rule.name == "general.name" and obj:
+        # "My name is Dana", "call me Dana": said as a statement about the user, not an order
+        called = "call" in text[candidate.start : candidate.end].lower()
+        content = (
+            f"{display} wants to be called {obj}"
+            if called
+            else f"{possessive(display)} name is {obj}"
+        )
+        content = content[:1].upper() + content[1:]
+    content = _full_stop(content)
     event_time = None
     if fact_type in TIMED_TYPES:
         timed = [m for m in mentions if m.iso]
@@ -171,7 +200,11 @@ def render_exact_value_fact(
         role=context.role,
         addressee=context.addressee,
         protected=protected,
+        user_name=context.user_name,
     )
+    metadata: dict[str, object] = {"negated": False, "rule": "general.exact_value"}
+    if context.user_name and context.role == "user" and not context.speaker:
+        metadata["user_name"] = context.user_name
     return ExtractedFact(
         content=content,
         fact_type=FactType.GENERAL,
@@ -181,7 +214,7 @@ def render_exact_value_fact(
         source_span=(sentence.start + left, sentence.start + left + len(clause)),
         speaker=context.speaker,
         extractor="rules",
-        metadata={"negated": False, "rule": "general.exact_value"},
+        metadata=metadata,  # type: ignore[arg-type]
     )
 
 
@@ -249,14 +282,57 @@ def is_embedded(text: str, candidate: Candidate) -> bool:
     return last not in _CLAUSE_OPENERS and not find_time_mentions(before)
 
 
-def _subject(reading: Reading, speaker_subject: str, display: str) -> str:
+_RELATIVE_NAMED = re.compile(
+    r"(?P<relation>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2})\s+(?P<name>[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?)"
+)
+_COMPANIONS = re.compile(
+    r"(?:^|[,;]\s*)(?P<group>(?:my|our)\s+[a-z][\w-]*(?:\s+[a-z][\w-]*)?\s+and\s+)$",
+    re.IGNORECASE,
+)
+
+
+def _subject(
+    reading: Reading, speaker_subject: str, display: str
+) -> tuple[str, tuple[str, str] | None]:
+    """The fact's subject, and ``(relation, whose)`` when it is a named relative of the speaker.
+
+    "My sister Eva lives in Oslo" is about Eva: the subject is "Eva", the relation ("sister" of
+    "the user") is noted beside it.
+    """
     if reading.subject is None:
-        return speaker_subject
+        return speaker_subject, None
     if reading.owner in {"my", "our"}:
-        return f"{display}'s {reading.subject}"
+        named = _RELATIVE_NAMED.fullmatch(reading.subject)
+        if named is not None:
+            return named["name"], (named["relation"], display)
+        return f"{possessive(display)} {reading.subject}", None
     if reading.owner in {"the", "your"}:
-        return f"the {reading.subject}"
-    return reading.subject
+        return f"the {reading.subject}", None
+    return reading.subject, None
+
+
+def _name_first(content: str, name: str, relation: tuple[str, str]) -> str:
+    """ "The user's sister Eva lives in Oslo" -> "Eva (the user's sister) lives in Oslo"."""
+    kind, whose = relation
+    said = f"{possessive(whose)} {kind} {name}"
+    index = content.lower().find(said.lower())
+    if index < 0:
+        return content
+    named = f"{name} ({possessive(whose)} {kind})"
+    return content[:index] + named + content[index + len(said) :]
+
+
+def _full_stop(content: str) -> str:
+    """A fact reads as a sentence: a clause cut before "and ..." gets its full stop."""
+    return content + "." if content[-1:].isalnum() else content
+
+
+def _companions_before(text: str, left: int) -> int:
+    """Characters of "my team and " just before a clause that opens at "I" (0 when none)."""
+    if not text[left : left + 2].lower().startswith("i"):
+        return 0
+    match = _COMPANIONS.search(text[:left])
+    return len(match["group"]) if match else 0
 
 
 def _trim_time(value: str | None, mentions: list[TimeMention]) -> str | None:

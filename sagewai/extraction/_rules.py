@@ -32,6 +32,7 @@ from sagewai.extraction._gates import (
     lead_offset,
 )
 from sagewai.extraction._patterns import Anchor, Reading, Rule, words_of
+from sagewai.extraction._perspective import stated_name
 from sagewai.extraction._rendering import (
     EMBEDDED_PENALTY,
     Candidate,
@@ -295,6 +296,11 @@ class RuleBasedFactExtractor:
         if is_small_talk(cleaned):
             stats.small_talk += 1
             return RuleAnalysis(small_talk=True, truncated=truncated)
+        if context.role == "user" and not context.speaker:
+            # "My name is Dana and I lead the team": the rest of the message reads "Dana (the user)"
+            named = stated_name(cleaned)
+            if named is not None:
+                context = context.model_copy(update={"user_name": named})
         values = [
             value
             for value in find_exact_value_spans(cleaned)

@@ -31,10 +31,10 @@ if TYPE_CHECKING:
         EntityExtractor,
         GLiNEREntityExtractor,
         LLMEntityExtractor,
-        RuleBasedEntityExtractor,
     )
     from sagewai.intelligence._graph_builder import ConversationGraphBuilder, GraphUpdateResult
     from sagewai.intelligence._relations import HeuristicRelationExtractor, RelationExtractor
+    from sagewai.intelligence._rule_entities import RuleBasedEntityExtractor
     from sagewai.intelligence.consolidation._config import (
         ConsolidationOptions,
         ConsolidationSettings,
@@ -92,7 +92,7 @@ _LAZY = {
     "LLMFactExtractor": "sagewai.extraction._llm",
     "MemoryConsolidator": "sagewai.intelligence.consolidation._consolidator",
     "RelationExtractor": "sagewai.intelligence._relations",
-    "RuleBasedEntityExtractor": "sagewai.intelligence._entities",
+    "RuleBasedEntityExtractor": "sagewai.intelligence._rule_entities",
     "RuleBasedFactExtractor": "sagewai.extraction._rules",
 }
 

@@ -37,19 +37,16 @@ from sagewai.errors import (
     MissingDependencyError,
     ModelNotAvailableError,
 )
-from sagewai.intelligence._entities import (
-    EntityExtractor,
-    ExtractedEntity,
-    RuleBasedEntityExtractor,
-)
+from sagewai.intelligence._entities import EntityExtractor, ExtractedEntity
 from sagewai.intelligence._relations import (
     ExtractedRelation,
     HeuristicRelationExtractor,
     RelationExtractor,
 )
+from sagewai.intelligence._rule_entities import RuleBasedEntityExtractor
 from sagewai.stores.base._graph import GraphStore, GraphWrite, ProjectGraph
 
-__all__ = ["ConversationGraphBuilder", "GraphUpdateResult"]
+__all__ = ["ConversationGraphBuilder", "GraphUpdateResult", "usable_entity_name"]
 
 logger = logging.getLogger(__name__)
 
@@ -60,7 +57,7 @@ _JUNK_NAMES = frozenset(
         r"\s+",
         "i me my mine you your he him his she her it its we us our they them their this that "
         "these those there here who what which someone something anyone anything everyone "
-        "everything nothing none one",
+        "everything nothing none one a an the some any another every each",
     )
 )
 _GENERIC_LABELS = frozenset({"entity", "other", "thing"})
@@ -132,7 +129,7 @@ def _evolve(record: _Record, updates: Mapping[str, Any]) -> _Record:
         raise InvalidInputError(f"invalid {type(record).__name__.lower()}: {exc}") from exc
 
 
-def _usable_name(name: str) -> bool:
+def usable_entity_name(name: str) -> bool:
     key = name_key(name)
     return (
         bool(key)
@@ -324,7 +321,7 @@ class ConversationGraphBuilder:
                 exc,
             )
             found = await self._fallback.extract(text)
-        usable = [e for e in found if _usable_name(e.name)]
+        usable = [e for e in found if usable_entity_name(e.name)]
         if len(usable) > self.max_entities_per_message:
             best = sorted(usable, key=lambda e: -e.score)[: self.max_entities_per_message]
             usable = sorted(best, key=lambda e: e.start)
@@ -355,7 +352,7 @@ class ConversationGraphBuilder:
         when = timestamp or utcnow()
         for mention in entities:
             await self._resolve(turn, mention.name, mention.label, session_id, message_id)
-        if speaker is not None and _usable_name(speaker):
+        if speaker is not None and usable_entity_name(speaker):
             await self._resolve(turn, speaker, "person", session_id, message_id)
         source = Provenance(
             session_id=session_id,
@@ -368,7 +365,7 @@ class ConversationGraphBuilder:
         )
         fresh: set[str] = set()
         for extracted in relations:
-            if not (_usable_name(extracted.subject) and _usable_name(extracted.object)):
+            if not (usable_entity_name(extracted.subject) and usable_entity_name(extracted.object)):
                 continue
             subject_label = extracted.subject_label or ("person" if role == "user" else "agent")
             subject = await self._resolve(

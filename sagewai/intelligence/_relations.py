@@ -323,6 +323,22 @@ _MODIFIER = re.compile(
     r"where|when|which|who|as|after|before|so|too|now|again|is|was|are|were|has|had|have|will|"
     r"would|can|could|lately|recently|every|each|a|an|the|of)\b)[a-z]"
 )
+_ARTICLES = frozenset({"a", "an", "the", "some", "any", "another", "every", "each"})
+_BARE_VERBS = _word_set(
+    "make teach keep help see get go do have take give find create show try share learn play "
+    "spend bring use start feel know think want need let put power push fight stay reach build "
+    "be become hear watch read write say tell ask meet visit support encourage inspire"
+)
+_EVENT_WORDS = re.compile(
+    r"\b(?:conference|parade|meeting|reading|festival|fest|concert|party|class|workshop|"
+    r"group|show|game|match|wedding|service|ceremony|fair|event|session|retreat|camp|rally|"
+    r"protest|march|talk|lecture|seminar|tournament|race|marathon|exhibition|exhibit|"
+    r"center|centre|club|gala|fundraiser|recital|performance|play|screening|meetup|hackathon|"
+    r"summit|symposium|expo|trip|tour|course|program|programme|celebration|funeral|reunion)s?$",
+    re.IGNORECASE,
+)
+"""A phrase "attended" only when it names an occasion ("a poetry reading", "the council
+meeting"); "went to the beach" is a place visited, "went to keep using my voice" nothing."""
 _LIST_SPLIT = re.compile(r",\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+")
 _CLAUSE_BREAK = re.compile(r",\s*|\s+(?:and|but|so|because|then|also)\s+")
 _FIRST_PERSON = re.compile(r"\bI\b")
@@ -365,6 +381,10 @@ def _noun_phrase(rest: str) -> str:
     phrase = " ".join(words).strip(" '\"")
     if not phrase or phrase.lower() in _NOT_OBJECTS or words[0].lower() in _NOT_OBJECTS:
         return ""
+    if phrase.lower() in _ARTICLES:
+        return ""  # "I went to a" cut short: an article names nothing
+    if words[0].lower() in _BARE_VERBS or words[-1].lower() in _ARTICLES | {"more", "you"}:
+        return ""  # "teach people", "make people smile": a verb phrase, not a thing
     if phrase.lower().startswith(("to ", "ing ")) or phrase.lower() in {"to", "doing", "going"}:
         return ""
     return phrase
@@ -384,6 +404,8 @@ def _proper(rest: str, entities: Sequence[tuple[str, str]]) -> tuple[str, str | 
     name = match.group(0).rstrip(".'")
     if name.endswith("'s"):
         name = name[:-2]
+    if name.isupper() and len(name) > 1:
+        return "", None  # "an LGBTQ+ event": an acronym the entity extractor did not name
     if name in _NAME_STOP or _MODIFIER.match(trimmed, len(name)):
         # "a LGBTQ support group": the capitalised word only modifies a common noun.
         return "", None
@@ -473,6 +495,7 @@ class HeuristicRelationExtractor:
     def _sentence(self, sentence: str, known: Sequence[tuple[str, str]], emit: _Emit) -> None:
         if not sentence:
             return
+        sentence = _resolve_pronouns(sentence, [name for name, label in known if label == "person"])
         for regex in (_TIE_AFTER, _TIE_BEFORE):
             for match in regex.finditer(sentence):
                 owner = match.group("owner")
@@ -536,7 +559,9 @@ class HeuristicRelationExtractor:
                 )
             else:
                 phrase = _noun_phrase(rest)
-                if phrase and not phrase.lower().startswith(("bed", "sleep", "work", "school")):
+                if not phrase or phrase.lower().startswith(("bed", "sleep", "work", "school")):
+                    return
+                if _EVENT_WORDS.search(phrase):
                     emit(
                         subject,
                         "attended",
@@ -544,6 +569,11 @@ class HeuristicRelationExtractor:
                         pattern.confidence - 0.05,
                         "event",
                         subject_label,
+                    )
+                elif len(phrase.split()) <= 2 and phrase.islower():
+                    # "went to the beach": a place, but no named one
+                    emit(
+                        subject, "visited", phrase, pattern.confidence - 0.1, "place", subject_label
                     )
             return
         if pattern.object_kind == "proper":
@@ -565,6 +595,8 @@ class HeuristicRelationExtractor:
             )
             if found is not None:
                 emit(subject, predicate, found[0], pattern.confidence, found[1], subject_label)
+            elif pattern.object_label == "technology":
+                continue  # "use it to push for...": only a named tool is a technology used
             else:
                 emit(
                     subject,
@@ -574,6 +606,25 @@ class HeuristicRelationExtractor:
                     pattern.object_label,
                     subject_label,
                 )
+
+
+_PRONOUN = re.compile(r"\b(?:she|he|She|He)\b")
+
+
+def _resolve_pronouns(sentence: str, persons: Sequence[str]) -> str:
+    """ "My sister Eva lives in Oslo and she works at Initech": "she" is Eva, when exactly one
+    person was named before it in the sentence (never a guess between two)."""
+    out: list[str] = []
+    cursor = 0
+    for match in _PRONOUN.finditer(sentence):
+        before = sentence[: match.start()]
+        named = {name for name in persons if re.search(rf"\b{re.escape(name)}\b", before)}
+        if len(named) == 1:
+            out.append(sentence[cursor : match.start()])
+            out.append(named.pop())
+            cursor = match.end()
+    out.append(sentence[cursor:])
+    return "".join(out)
 
 
 class _Emit(Protocol):

@@ -14,6 +14,9 @@ collaborator          what it does to a message                                 
                       waiting turns, ``extract_every_n_turns`` at a time
 ``BackgroundWorkers`` the queue and tasks behind ``submit`` (and ``remember``'s          _workers
                       deferred stage)
+``UserNames``         remembers the name each user gave ("My name is Dana"), in the     _names
+                      store, so their facts read "Dana (the user) ..."
+``GraphStage``        hands every recorded message to the graph builder (with one)      _graphing
 ====================  ===============================================================  ==========
 
 The records are built by ``RecordBuilder`` (:mod:`._records`) and written by the engine's
@@ -41,8 +44,10 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Self, Unpack
 
 from sagewai.context._reconcile import Reconciler, ReconcilingWriter
+from sagewai.context.bridge._graphing import GraphStage, TurnGraph
 from sagewai.context.bridge._journal import WriteAheadJournal
 from sagewai.context.bridge._journaling import JournalKeeper
+from sagewai.context.bridge._names import UserNames
 from sagewai.context.bridge._records import RecordBuilder
 from sagewai.context.bridge._sessions import Sessions
 from sagewai.context.bridge._settings import BridgeOptions, BridgeSettings
@@ -94,6 +99,11 @@ class MemoryBridge:
             stage. Default: a ``HybridFactExtractor`` of ``settings.model`` (the rules when no
             model is reachable).
         reconciler: The ADD / UPDATE / NOOP judge (the rules by default; ``LLMReconciler``).
+        graph_builder: Updates the knowledge graph with every recorded message (a
+            :class:`~sagewai.intelligence.ConversationGraphBuilder`, or anything with its
+            ``process_turn``). :class:`~sagewai.UniversalAgent` hands its own, or a default one
+            over the engine's graph store, to a bridge that has none; set
+            :attr:`graph_builder` to change it later. Failures are logged, never raised.
 
     Raises:
         ConfigurationError: an invalid setting (:class:`~sagewai.errors.ScopeError` for the
@@ -123,6 +133,7 @@ class MemoryBridge:
         settings: BridgeSettings | None = None,
         fact_extractor: FactExtractor | None = None,
         reconciler: Reconciler | None = None,
+        graph_builder: TurnGraph | None = None,
         **options: Unpack[BridgeOptions],
     ) -> None:
         if options:
@@ -138,6 +149,9 @@ class MemoryBridge:
             port, reconciler=reconciler, echo_threshold=settings.echo_threshold
         )
         self._sessions = Sessions(settings)
+        self._names = UserNames(port)
+        self._graph = GraphStage(None, self.stats, self._names.get)
+        self.graph_builder = graph_builder
         builder = RecordBuilder(
             project_id=port.project_id,
             org_id=port.org_id,
@@ -153,6 +167,8 @@ class MemoryBridge:
             writer=self.writer,
             extractor=extractor,
             stats=self.stats,
+            names=self._names,
+            graph=self._graph,
         )
         self._extract = ExtractStage(
             sessions=self._sessions,
@@ -174,6 +190,23 @@ class MemoryBridge:
         self._closing = False
 
     # ------------------------------------------------------------------ state
+
+    @property
+    def graph_builder(self) -> TurnGraph | None:
+        """What updates the knowledge graph with every recorded message (``None``: nothing)."""
+        return self._graph.builder
+
+    @graph_builder.setter
+    def graph_builder(self, builder: TurnGraph | None) -> None:
+        if builder is not None and not isinstance(builder, TurnGraph):
+            raise ConfigurationError(
+                "graph_builder must have process_turn(...) (a ConversationGraphBuilder)"
+            )
+        self._graph.builder = builder
+
+    def user_name(self, user_id: str | None = None) -> str | None:
+        """The name a user gave ("My name is Dana"), once this bridge has read or recorded it."""
+        return self._names.get(user_id)
 
     @property
     def journal(self) -> WriteAheadJournal | None:

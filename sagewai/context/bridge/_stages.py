@@ -21,6 +21,8 @@ from typing import TypeVar
 
 from sagewai.context._ranking import is_context_record
 from sagewai.context._reconcile import Candidate, ReconcilingWriter
+from sagewai.context.bridge._graphing import GraphStage
+from sagewai.context.bridge._names import UserNames
 from sagewai.context.bridge._records import RecordBuilder
 from sagewai.context.bridge._sessions import Said, Sessions, StoredTurn
 from sagewai.context.bridge._settings import BridgeSettings
@@ -81,6 +83,8 @@ class RecordStage:
         writer: ReconcilingWriter,
         extractor: TwoStageExtractor,
         stats: BridgeStats,
+        names: UserNames,
+        graph: GraphStage,
     ) -> None:
         self.port = port
         self.settings = settings
@@ -89,9 +93,14 @@ class RecordStage:
         self.writer = writer
         self.extractor = extractor
         self.stats = stats
+        self.names = names
+        self.graph = graph
 
-    def extraction_context(self, turn: BridgeTurn, previous: Sequence[Said]) -> ExtractionContext:
-        """Who said ``turn``, when, to whom, and the turns before it (``context_turns`` of them)."""
+    def extraction_context(
+        self, turn: BridgeTurn, previous: Sequence[Said], *, user_name: str | None = None
+    ) -> ExtractionContext:
+        """Who said ``turn``, when, to whom, and the turns before it (``context_turns`` of them);
+        ``user_name`` is the name the user gave (their facts read "Dana (the user) ...")."""
         role = ROLE_FOR_EXTRACTION.get(turn.message.role, turn.message.role)
         if role not in EXTRACTION_ROLES:
             role = "user"
@@ -104,6 +113,7 @@ class RecordStage:
             message_id=turn.message_id,
             timestamp=turn.timestamp,
             addressee=state.user_speaker if role == "assistant" else None,
+            user_name=user_name if role == "user" else None,
             previous_turns=tuple(
                 Turn(role=r if r in EXTRACTION_ROLES else "user", content=c, speaker=s)
                 for r, c, s in list(previous)[-window:]
@@ -198,6 +208,7 @@ class RecordStage:
             for sid in sessions:  # a session first met in a replay goes on from the store
                 first = min((t for t in turns if t.session_id == sid), key=_index)
                 await self._resume(sid, first.user_id, before=first.turn_index)
+            await self.names.load(turns)  # the names users gave, read back from the store
             pendings, verbatim, histories, last = await self._records(turns)
             found = await asyncio.gather(
                 *(self._at_once(p.turn, p.context) for p in pendings if p.context is not None)
@@ -218,6 +229,7 @@ class RecordStage:
                     )
                 )
             outcome = await self.writer.write(candidates, verbatim=verbatim)
+            await self.names.save()  # a name given in these turns, now that they are stored
             # The sessions' histories take these turns only once they are stored (a retried
             # batch must not see its own turns twice as context).
             for sid, history in histories.items():
@@ -227,6 +239,7 @@ class RecordStage:
                 state.last_record = last.get(sid)
         self.stats.messages_recorded += len(turns)
         self.stats.count(len(facts), outcome)
+        await self.graph.learn(pendings)  # the graph on every turn (when the bridge has one)
         return pendings
 
     async def _records(
@@ -246,8 +259,9 @@ class RecordStage:
             history = said.setdefault(turn.session_id, list(state.history))
             before = last.setdefault(turn.session_id, state.last_record)
             context: ExtractionContext | None = None
+            user_name = self.names.read(turn)
             if turn.message.role in self.settings.roles and not turn.message.is_empty:
-                context = self.extraction_context(turn, history)
+                context = self.extraction_context(turn, history, user_name=user_name)
                 records = messages.setdefault(turn.session_id, [])
                 records.extend(self.builder.verbatim(turn))
                 # The first turn of a conversation has none before it (a session bridged

@@ -100,6 +100,10 @@ class BridgeStats:
     facts_invalid: int = 0
     extraction_failures: int = 0
     batches_failed: int = 0
+    graph_turns: int = 0
+    """Messages the graph builder read (with a graph builder)."""
+    graph_failures: int = 0
+    """Messages the graph builder failed on (logged, never raised)."""
 
     @property
     def facts_stored(self) -> int:
