@@ -105,7 +105,7 @@ CASES: list[tuple[str, str | None, list[str]]] = [
     ("I hate waking up early.", None, ["The user hates waking up early."]),
     ("I never deploy on Fridays.", None, ["The user never deploys on Fridays."]),
     ("I'm vegetarian.", None, ["The user is vegetarian."]),
-    ("My manager Priya approved the budget.", None, ["The user is a colleague of Priya."]),
+    ("My manager Priya approved the budget.", None, ["The user is managed by Priya."]),
     (
         "My colleagues and I finished the migration.",
         None,

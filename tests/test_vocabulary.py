@@ -29,6 +29,11 @@ SINGLE_VALUED = {
     "name",
     "birthday",
     "has_value",
+    # changes are read into these (issue 37): one manager, team, car and meeting day at a time
+    "managed_by",
+    "on_team",
+    "drives",
+    "scheduled_on",
 }
 
 
