@@ -4,6 +4,8 @@
   door to a project's stored knowledge;
 * :class:`MemoryBridge` with its :class:`BridgeSettings`: conversation turns in, verbatim records
   and reconciled facts out (:mod:`sagewai.context.bridge` holds its collaborators);
+* :class:`Profile`: a user's standing instructions, preferences and identity
+  (``ctx.profile(user_id=...)``);
 * :mod:`sagewai.context.episodes`: whole sessions; :mod:`sagewai.context.archive`: export,
   import and migration of a project.
 
@@ -18,6 +20,7 @@ from sagewai._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from sagewai.context._engine import ContextEngine
+    from sagewai.context._profile import Profile
     from sagewai.context.bridge._bridge import MemoryBridge
     from sagewai.context.bridge._settings import BridgeOptions, BridgeSettings
     from sagewai.context.bridge._turns import BridgeStats, BridgeTurn
@@ -29,6 +32,7 @@ __all__ = [
     "BridgeTurn",
     "ContextEngine",
     "MemoryBridge",
+    "Profile",
 ]
 
 _LAZY = {
@@ -38,6 +42,7 @@ _LAZY = {
     "BridgeTurn": "sagewai.context.bridge._turns",
     "ContextEngine": "sagewai.context._engine",
     "MemoryBridge": "sagewai.context.bridge._bridge",
+    "Profile": "sagewai.context._profile",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "FAVORITE_PREFIX",
+    "INSTRUCTION_PREFIX",
     "JOB_TITLES",
     "PREDICATES",
     "VOCABULARY",
@@ -61,6 +62,10 @@ __all__ = [
 
 FAVORITE_PREFIX = "favorite_"
 """``favorite_<kind>`` (``favorite_color``, ``favorite_food``): single-valued, open-ended."""
+INSTRUCTION_PREFIX = "instruction_"
+"""``instruction_<aspect>`` (``instruction_answer_language``): a standing instruction of a user
+about one aspect of how to work with them (:mod:`sagewai.core._profile`); single-valued, so a
+later instruction about the same aspect supersedes the earlier one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -355,8 +360,9 @@ def normalize_predicate(predicate: str | None) -> str | None:
         return None
     if name in VOCABULARY:
         return name
-    if name.startswith(FAVORITE_PREFIX) and len(name) > len(FAVORITE_PREFIX):
-        return name
+    for prefix in (FAVORITE_PREFIX, INSTRUCTION_PREFIX):
+        if name.startswith(prefix) and len(name) > len(prefix):
+            return name
     return _SYNONYMS.get(name)
 
 
@@ -385,11 +391,13 @@ def is_single_valued(predicate: str) -> bool:
         (True, True, False)
         >>> is_single_valued("favorite_color"), is_single_valued("name")
         (True, True)
+        >>> is_single_valued("instruction_answer_language")
+        True
     """
     name = normalize_predicate(predicate)
     if name is None:
         return False
-    if name.startswith(FAVORITE_PREFIX):
+    if name.startswith((FAVORITE_PREFIX, INSTRUCTION_PREFIX)):
         return True
     return VOCABULARY.get(name, False)
 
@@ -420,6 +428,9 @@ def describe(predicate: str) -> str:
     if name.startswith(FAVORITE_PREFIX):
         category = name[len(FAVORITE_PREFIX) :].replace("_", " ")
         return f"has as favorite {category}"
+    if name.startswith(INSTRUCTION_PREFIX):
+        aspect = name[len(INSTRUCTION_PREFIX) :].replace("_", " ")
+        return f"instructs on {aspect}:"
     entry = next((p for p in _ENTRIES if p.name == name), None)
     return entry.phrase if entry is not None else name.replace("_", " ")
 
