@@ -103,8 +103,8 @@ _LENGTH = re.compile(
     re.IGNORECASE,
 )
 _PREFER_ANSWERS = re.compile(
-    rf"^i\s+(?:(?:really\s+|much\s+|strongly\s+)?prefer|like|want|need|appreciate|'d like|would"
-    rf" like)\s+(?:\w+\s+){{0,3}}{_ANSWER_WORDS}\b"
+    rf"^i(?:'d|\s+would)?\s+(?:really\s+|much\s+|strongly\s+)?(?:prefer|like|want|need|"
+    rf"appreciate|love)\s+(?:\w+\s+){{0,3}}{_ANSWER_WORDS}\b"
     rf"|^(?:keep|make)\s+(?:your\s+|the\s+)?(?:{_ANSWER_WORDS}|it|things)\s+(?:\w+\s+)?"
     rf"(?:short|brief|concise|simple|detailed)\b",
     re.IGNORECASE,
