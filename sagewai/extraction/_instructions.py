@@ -42,6 +42,8 @@ __all__ = [
     "is_instruction",
     "profile_mark",
     "read_instructions",
+    "read_preferences",
+    "with_profile_marks",
 ]
 
 INSTRUCTION_CONFIDENCE = 0.9
@@ -282,6 +284,77 @@ def read_instructions(text: str, *, speaker: str | None = None) -> list[Extracte
     return out
 
 
+_PREFERENCE_CLAUSE = re.compile(
+    r"\b(?:i(?:'d| would)?\s+(?:really\s+|strongly\s+|generally\s+|usually\s+|much\s+|"
+    r"definitely\s+|still\s+|also\s+)?prefer(?:red)?\s+(?:to\s+)?"
+    r"|my\s+(?:\w+\s+)?preference\s+(?:is\s+(?:to\s+|for\s+)?|for\s+)"
+    r"|i(?:'m| am)\s+(?:trying|aiming|determined|committed)\s+to\s+keep\s+"
+    r"|i\s+(?:always\s+)?(?:want|need)\s+to\s+keep\s+"
+    r"|i(?:'ve| have)\s+(?:chosen|decided|opted)\s+to\s+)"
+    r"(?P<what>.+)",
+    re.IGNORECASE,
+)
+_CLAUSE_END = re.compile(
+    r"\s*(?:[.;?!\n]|->->|,?\s+(?:so|but|and\s+(?:also|i|my|can|how|want)|how|can|could|would|"
+    r"what|which|where|when|why|considering|because|while|since|maybe|though|although|"
+    r"yet|if)\b|,\s+(?:i|i'm|i've|i'd|you|please|it|my|here)\b)",
+    re.IGNORECASE,
+)
+MAX_PREFERENCE_CHARS = 200
+_MY = re.compile(r"\bmy\b", re.IGNORECASE)
+
+
+def read_preferences(text: str, *, speaker: str | None = None) -> list[ExtractedFact]:
+    """The lasting preferences and constraints a user states inside longer messages.
+
+    "I'm trying to keep my app lightweight, so I prefer simple, minimal dependencies, how can
+    I ..." holds a preference the user expects kept in later answers; the clause is read up to
+    where the request resumes. Each clause becomes a preference fact of the user in their own
+    words (``"The user's preference: prefers simple, minimal dependencies."``), marked for the
+    profile.
+
+    Example:
+        >>> text = "I use Flask, so I prefer simple, minimal dependencies, how can I add login?"
+        >>> [f.content for f in read_preferences(text)]
+        ["The user's preference: prefers simple, minimal dependencies."]
+        >>> read_preferences("Do you prefer tea?")
+        []
+    """
+    subject = default_subject(speaker, "user")
+    out: list[ExtractedFact] = []
+    seen: set[str] = set()
+    for span in split_sentences(text):
+        sentence = span.text
+        if sentence.rstrip().endswith("?") and not re.search(r"\bi\b|\bi'", sentence, re.I):
+            continue
+        for match in _PREFERENCE_CLAUSE.finditer(sentence):
+            what = match.group("what")
+            end = _CLAUSE_END.search(what)
+            clause = (what[: end.start()] if end else what).strip(" ,:-\"'")
+            if len(clause) < 3 or len(clause) > MAX_PREFERENCE_CHARS or clause.lower() in seen:
+                continue
+            seen.add(clause.lower())
+            clause = _MY.sub("their", clause)
+            lead = match.group(0)[: match.start("what") - match.start()].lower()
+            verb = "prefers" if "prefer" in lead else "keeps" if "keep" in lead else "chose to"
+            start = span.start + match.start()
+            out.append(
+                ExtractedFact(
+                    content=f"{_owner(subject)} preference: {verb} {clause}.",
+                    fact_type=FactType.PREFERENCE,
+                    confidence=0.7,
+                    subject=subject,
+                    predicate="prefers",
+                    object=clause[:300],
+                    metadata={"negated": False, PROFILE_KEY: ProfileKind.PREFERENCE.value},
+                    source_span=(start, start + len(match.group(0))),
+                    speaker=speaker,
+                    extractor="rules.preference",
+                )
+            )
+    return out
+
+
 def profile_mark(fact: ExtractedFact, *, speaker: str | None) -> ProfileKind | None:
     """The profile kind of a rule fact about the speaker (``None``: not part of a profile).
 
@@ -316,7 +389,14 @@ def with_profile_marks(
         if not (named and f.predicate == f"{INSTRUCTION_PREFIX}address")
     ]
     said = [f.object.casefold() for f in instructions if f.object]
-    out = list(instructions)
+    taken = {(f.object or "").casefold() for f in facts}
+    preferences = [
+        f
+        for f in read_preferences(text, speaker=speaker)
+        if not any(f.object and f.object.casefold() in sentence for sentence in said)
+        and (f.object or "").casefold() not in taken
+    ]
+    out = [*instructions, *preferences]
     for fact in facts:
         obj = (fact.object or "").casefold()
         if (
