@@ -20,7 +20,9 @@ Method (issue 42, acceptance 2; ``docs/profile.md`` has the figures):
 * The records shown to the model are the memory block's items and the profile section's
   entries; their source message ids are compared with the question's evidence ids. A question
   is **found** when every evidence message is in the prompt (``all``); ``any`` counts a
-  question when at least one is.
+  question when at least one is; ``statement`` when its first evidence message (the
+  instruction or the preference as the user stated it; the others are follow-ups such as "Got
+  it, thanks!") is; ``evidence_recall`` is the mean share of evidence messages in the prompt.
 * Splits: conversations 1-10 are the tuning split (the instruction rules were read against
   them), 11-20 the held-out split, reported separately.
 """
@@ -68,6 +70,8 @@ class Tally:
     questions: int = 0
     found_all: int = 0
     found_any: int = 0
+    found_first: int = 0
+    recall: float = 0.0
     by_category: dict[str, list[int]] = field(default_factory=dict)
     missed: list[str] = field(default_factory=list)
 
@@ -77,6 +81,8 @@ class Tally:
         self.questions += 1
         self.found_all += every
         self.found_any += some
+        self.found_first += question.evidence[0] in shown
+        self.recall += len(evidence & shown) / len(evidence)
         counts = self.by_category.setdefault(question.category, [0, 0])
         counts[0] += 1
         counts[1] += every
@@ -89,6 +95,8 @@ class Tally:
             "questions": self.questions,
             "evidence_in_prompt_all": round(self.found_all / n, 4),
             "evidence_in_prompt_any": round(self.found_any / n, 4),
+            "statement_in_prompt": round(self.found_first / n, 4),
+            "evidence_recall": round(self.recall / n, 4),
             "by_category": {
                 name: round(found / max(total, 1), 4)
                 for name, (total, found) in sorted(self.by_category.items())
@@ -209,10 +217,12 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     for split, tallies in sorted(splits.items()):
         off, on = tallies["memory_block_only"].summary(), tallies["with_profile"].summary()
         print(
-            f"{split}: {on['questions']} questions; evidence in the prompt (all / any): "
-            f"memory block only {off['evidence_in_prompt_all']:.3f} / "
-            f"{off['evidence_in_prompt_any']:.3f}, with the profile "
-            f"{on['evidence_in_prompt_all']:.3f} / {on['evidence_in_prompt_any']:.3f}"
+            f"{split}: {on['questions']} questions; evidence in the prompt (all / any / "
+            f"statement / recall): memory block only {off['evidence_in_prompt_all']:.3f} / "
+            f"{off['evidence_in_prompt_any']:.3f} / {off['statement_in_prompt']:.3f} / "
+            f"{off['evidence_recall']:.3f}, with the profile "
+            f"{on['evidence_in_prompt_all']:.3f} / {on['evidence_in_prompt_any']:.3f} / "
+            f"{on['statement_in_prompt']:.3f} / {on['evidence_recall']:.3f}"
         )
     write_json(args.out, payload)
     return payload

@@ -162,6 +162,7 @@ def test_context_package_exports_are_curated() -> None:
 
 
 CORE = [
+    "PROFILE_TAG",
     "BatchQueue",
     "ChangeQuery",
     "ChatMessage",
@@ -171,7 +172,6 @@ CORE = [
     "MemoryPort",
     "MessageLike",
     "Origin",
-    "PROFILE_TAG",
     "Predicate",
     "ProfileKind",
     "ScopeAddress",

@@ -51,7 +51,9 @@ class ProfileSection:
 def _line(fact: Fact) -> str:
     kind = profile_kind(fact) or ProfileKind.PREFERENCE
     label = _LABELS[kind] if fact.scope is ContextScope.USER else f"team {_LABELS[kind]}"
-    text = clean_text(_DELIMITER.sub("[profile]", fact.content), limit=600)
+    # An instruction reads as the user's own words (its object), a fact as its sentence.
+    said = fact.object if kind is ProfileKind.INSTRUCTION and fact.object else fact.content
+    text = clean_text(_DELIMITER.sub("[profile]", said), limit=600)
     return f"- ({label}) {text}"
 
 

@@ -136,6 +136,11 @@ _ASPECTS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
 )
+_CONDITION = re.compile(
+    r"\b(?:when(?:ever)?|if|each time|every time)\s+(?:i|we)(?:'m|\s+am|\s+are)?\s+"
+    r"(?:ask|asking|talk|talking|inquire|inquiring|enquire|ask you|want|need|request)\w*\s+"
+    r"(?:you\s+)?(?:about|for|on|regarding|with)\s+(.+)$"
+)
 _STOP = frozenset(
     """
     a an the and or but to of in on at for with by from as into about your you me my i we our
@@ -224,9 +229,21 @@ def instruction_aspect(sentence: str) -> str:
         'answer_length'
         >>> instruction_aspect("Never deploy on Fridays.")
         'deploy_friday'
+        >>> instruction_aspect("Always use bullet points when I ask about resume formatting.")
+        'format_when_resume_formatt'
 
     """
     body = _body(sentence).lower()
+    condition = _CONDITION.search(body)
+    if condition is not None:
+        # "Always X when I ask about Y": one instruction per condition, whatever X is about.
+        topic = [_stem(w) for w in _WORD.findall(condition.group(1)) if w not in _STOP]
+        base = _aspect(body[: condition.start()])
+        return f"{base}_when_{'_'.join(dict.fromkeys(topic[:3])) or 'asked'}"
+    return _aspect(body)
+
+
+def _aspect(body: str) -> str:
     if _ANSWER_IN.search(body):
         return "answer_language"
     if _CALL_ME.search(body):
@@ -274,7 +291,7 @@ def read_instructions(text: str, *, speaker: str | None = None) -> list[Extracte
                 confidence=INSTRUCTION_CONFIDENCE,
                 subject=subject,
                 predicate=f"{INSTRUCTION_PREFIX}{instruction_aspect(sentence)}"[:120],
-                object=said,
+                object=f"{said}.",
                 metadata=metadata,
                 source_span=(span.start, span.end),
                 speaker=speaker,
