@@ -307,7 +307,9 @@ _PREFERENCE_CLAUSE = re.compile(
     r"|my\s+(?:\w+\s+)?preference\s+(?:is\s+(?:to\s+|for\s+)?|for\s+)"
     r"|i(?:'m| am)\s+(?:trying|aiming|determined|committed)\s+to\s+keep\s+"
     r"|i\s+(?:always\s+)?(?:want|need)\s+to\s+keep\s+"
-    r"|i(?:'ve| have)\s+(?:chosen|decided|opted)\s+to\s+)"
+    r"|i(?:'ve| have)\s+(?:chosen|decided|opted)\s+to\s+"
+    r"|\bwithout\s+(?=(?:using|relying on|adding|any|too much|too many|compromising|"
+    r"sacrificing|losing)\b))"
     r"(?P<what>.+)",
     re.IGNORECASE,
 )
@@ -336,6 +338,8 @@ def read_preferences(text: str, *, speaker: str | None = None) -> list[Extracted
         ["The user's preference: prefers simple, minimal dependencies."]
         >>> read_preferences("Do you prefer tea?")
         []
+        >>> [f.content for f in read_preferences("Help me write it without too much jargon.")]
+        ["The user's preference: wants it without too much jargon."]
     """
     subject = default_subject(speaker, "user")
     out: list[ExtractedFact] = []
@@ -353,7 +357,15 @@ def read_preferences(text: str, *, speaker: str | None = None) -> list[Extracted
             seen.add(clause.lower())
             clause = _MY.sub("their", clause)
             lead = match.group(0)[: match.start("what") - match.start()].lower()
-            verb = "prefers" if "prefer" in lead else "keeps" if "keep" in lead else "chose to"
+            verb = (
+                "prefers"
+                if "prefer" in lead
+                else "keeps"
+                if "keep" in lead
+                else "wants it without"
+                if "without" in lead
+                else "chose to"
+            )
             start = span.start + match.start()
             out.append(
                 ExtractedFact(
