@@ -18,6 +18,8 @@ Method (issue 42, acceptance 1; ``docs/profile.md`` has the figures):
   it in the profile section, and does the section stay within ``--profile-tokens`` (counted
   with the agent's own counter)? The same cases run with ``profile_tokens=0`` (the memory block
   alone, recalled by similarity to each request: the behaviour before issue 42) in the same run.
+* One user saying all the statements (``one_user_all_statements``): how many entries the
+  section holds within its budget (instructions come first).
 * :data:`CHANGES`: 12 instructions changed later in the conversation ("Actually, answer in
   English."); after the change, ``--later`` further turns must show the new form and never the
   old one in the profile section.
@@ -268,6 +270,29 @@ async def run_changes(later: int, profile_tokens: int) -> dict[str, Any]:
     }
 
 
+async def run_one_user(profile_tokens: int) -> dict[str, Any]:
+    """All the statements said by one user: how many entries the section holds in its budget."""
+    async with ContextEngine.in_memory(embedder=FakeEmbedder()) as ctx:
+        llm = ScriptedLLM(["Noted."] * (len(CASES) + 1))
+        async with UniversalAgent(
+            name="helper", context=ctx, llm=llm, user_id="one", profile_tokens=profile_tokens
+        ) as agent:
+            for case in CASES:
+                await agent.chat(case.said)
+            reply = await agent.respond(REQUESTS[0])
+        entries = await ctx.profile(user_id="one").entries()
+        instructions = [c for c in CASES if c.kind == "instruction"]
+        shown = sum(c.shown.casefold() in reply.profile.text.casefold() for c in instructions)
+        return {
+            "statements": len(CASES),
+            "profile_entries": len(entries),
+            "entries_in_section": len(reply.profile.fact_ids),
+            "instructions_in_section": shown,
+            "instructions": len(instructions),
+            "section_tokens": reply.profile.tokens,
+        }
+
+
 async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--later", type=int, default=10)
@@ -280,6 +305,7 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     started = time.perf_counter()
     tallies = await run_cases(args.later, args.profile_tokens, args.history)
     changes = await run_changes(args.later, args.profile_tokens)
+    one_user = await run_one_user(args.profile_tokens)
     kinds: dict[str, int] = {}
     for case in CASES:
         kinds[case.kind] = kinds.get(case.kind, 0) + 1
@@ -292,6 +318,7 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "with_profile": tallies["profile"].summary(),
         "memory_block_only": tallies["memory_block_only"].summary(),
         "changed_instructions": changes,
+        "one_user_all_statements": one_user,
         "seconds": round(time.perf_counter() - started, 1),
     }
     on, off = payload["with_profile"], payload["memory_block_only"]
@@ -307,6 +334,12 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         f"  changed instructions ({changes['changes']}, {changes['later_turns']} later turns): "
         f"current form {changes['current_form_shown']:.3f}, "
         f"old form {changes['old_form_shown']:.3f}"
+    )
+    print(
+        f"  one user, all {one_user['statements']} statements: {one_user['profile_entries']} "
+        f"entries, {one_user['entries_in_section']} in the section ({one_user['section_tokens']}"
+        f" tokens), instructions {one_user['instructions_in_section']} of "
+        f"{one_user['instructions']}"
     )
     write_json(args.out, payload)
     return payload
