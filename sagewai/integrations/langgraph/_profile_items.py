@@ -112,11 +112,19 @@ class ProfileItems:
 
     @staticmethod
     def _item(fact: Fact, namespace: tuple[str, ...], search: bool) -> Item | SearchItem:
-        fields = {
-            "namespace": namespace,
-            "key": fact.id,
-            "value": _value(fact),
-            "created_at": fact.effective_from,
-            "updated_at": fact.created_at,
-        }
-        return SearchItem(**fields, score=None) if search else Item(**fields)
+        if search:
+            return SearchItem(
+                namespace=namespace,
+                key=fact.id,
+                value=_value(fact),
+                created_at=fact.effective_from,
+                updated_at=fact.created_at,
+                score=None,
+            )
+        return Item(
+            value=_value(fact),
+            key=fact.id,
+            namespace=namespace,
+            created_at=fact.effective_from,
+            updated_at=fact.created_at,
+        )
