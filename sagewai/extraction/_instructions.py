@@ -283,7 +283,10 @@ def read_instructions(text: str, *, speaker: str | None = None) -> list[Extracte
             continue
         words = _body(sentence)
         said = words[:1].upper() + words[1:]
-        metadata: dict[str, JsonValue] = {"negated": False, PROFILE_KEY: ProfileKind.INSTRUCTION}
+        metadata: dict[str, JsonValue] = {
+            "negated": False,
+            PROFILE_KEY: ProfileKind.INSTRUCTION.value,
+        }
         out.append(
             ExtractedFact(
                 content=f"{_owner(subject)} standing instruction: {said}.",
