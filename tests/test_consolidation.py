@@ -533,6 +533,26 @@ async def test_decay_archives_unused_facts_but_never_deletes_them(ctx: ContextEn
     assert (await ctx.get("fresh")).strength == 1.0
 
 
+async def test_a_standing_instruction_decays_but_is_never_archived(ctx: ContextEngine) -> None:
+    """Issue 42: a user's standing instruction holds until they change it, used or not."""
+    said = Provenance(session_id="s1", message_id="m9", role="user")
+    rule = fact(ctx, "rule", "Always answer in French.", 400, tags=["profile"], source=said)
+    quoted = fact(
+        ctx,
+        "quoted",
+        "Always answer in German.",
+        400,
+        tags=["profile"],
+        source=Provenance(session_id="s1", message_id="m8", role="tool"),
+    )
+    await ctx.add_many([rule, quoted])
+    await MemoryConsolidator(ctx).consolidate(now=NOW)
+    kept = await ctx.get("rule")
+    assert kept.status is FactStatus.ACTIVE
+    assert kept.strength < 0.05
+    assert await status_of(ctx, "quoted") is FactStatus.ARCHIVED  # not the user's: not a rule
+
+
 async def test_the_only_copy_of_an_exact_value_is_never_archived(ctx: ContextEngine) -> None:
     await add_world(ctx)
     await MemoryConsolidator(ctx).consolidate(now=NOW)

@@ -71,7 +71,8 @@ EXPECTED: dict[str, list[str]] = {
         "episodes saved: ['s1', 's2', 's3', 's4', 's5']",
     ],
     "20_mcp_server": [
-        "tools: ['remember', 'recall', 'forget', 'history', 'revert', 'list_facts']",
+        "tools: ['remember', 'recall', 'forget', 'history', 'revert', 'list_facts', 'profile', "
+        "'set_profile']",
         "recall 'Where do I live?' -> I live in Oslo.",
         "dry run would forget: ['I live in Oslo.', 'The user lives in Oslo.']",
         "after forget, recall finds: ['I prefer green tea.', 'I work at Initech.']",

@@ -163,6 +163,7 @@ def test_context_package_exports_are_curated() -> None:
 
 
 CORE = [
+    "PROFILE_TAG",
     "BatchQueue",
     "ChangeQuery",
     "ChatMessage",
@@ -171,7 +172,9 @@ CORE = [
     "FactQuery",
     "MemoryPort",
     "MessageLike",
+    "Origin",
     "Predicate",
+    "ProfileKind",
     "ScopeAddress",
     "Transition",
     "VectorFilter",
@@ -188,6 +191,7 @@ CORE = [
     "message_record_id",
     "new_id",
     "normalize_predicate",
+    "origin_of",
     "relation_predicate",
     "utcnow",
     "validate_identifier",

@@ -421,3 +421,42 @@ async def test_a_message_like_value_also_goes_through_the_bridge(engine: Context
     learned = [f for f in await engine.list(user_id="olga") if "langgraph" not in f.tags]
     assert learned, "the bridge stored what it learned from the message"
     assert all(f.user_id == "olga" for f in learned)
+
+
+async def test_the_standing_profile_is_the_standing_namespace() -> None:
+    """Issue 42: the user's standing profile is read and edited as ("standing", user) items;
+    the user's own words enter it through the bridge, a graph's put is an operator's call."""
+    from sagewai.context import MemoryBridge
+    from sagewai.intelligence import RuleBasedFactExtractor
+
+    engine = ContextEngine.in_memory(project_id="demo", embedder=FakeEmbedder())
+    async with engine:
+        bridge = MemoryBridge(
+            context_engine=engine, fact_extractor=RuleBasedFactExtractor(), journal=False
+        )
+        await bridge.process_message("Always answer in French.", session_id="s", user_id="dana")
+        store = SagewaiStore(engine)
+        found = await store.asearch(("standing", "dana"))
+        assert [i.value["content"] for i in found] == [
+            "The user's standing instruction: Always answer in French."
+        ]
+        assert found[0].value["kind"] == "instruction"
+        item = await store.aget(("standing", "dana"), found[0].key)
+        assert item is not None
+        assert item.value == found[0].value
+        await store.aput(("standing", "dana"), "lang", {"content": "Reply in English."})
+        await store.aput(("standing",), "fri", {"content": "Never deploy on Fridays."})
+        shown = [i.value["content"] for i in await store.asearch(("standing", "dana"))]
+        assert shown == ["Reply in English.", "Never deploy on Fridays."]
+        assert [e.content for e in await engine.profile(user_id="dana").entries()] == shown
+        assert await store.asearch(("standing", "eve")) != []  # the team rule only
+        assert [i.value["content"] for i in await store.asearch(("standing", "eve"))] == [
+            "Never deploy on Fridays."
+        ]
+        english = (await store.asearch(("standing", "dana")))[0]
+        await store.adelete(("standing", "dana"), english.key)
+        assert await store.aget(("standing", "dana"), english.key) is None
+        with pytest.raises(InvalidInputError):
+            await store.aput(("standing", "dana"), "x", {"text": "no content"})
+        with pytest.raises(InvalidInputError):
+            await store.aput(("standing", "dana", "more"), "x", {"content": "Be brief."})

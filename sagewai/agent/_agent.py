@@ -42,6 +42,7 @@ from sagewai.agent._memory_tools import (
     memory_tools,
     save_fact,
 )
+from sagewai.agent._profile_section import ProfileSection, render_profile
 from sagewai.agent._recall import MemoryRecaller, fact_lines
 from sagewai.agent._replies import EMPTY_ANSWER, AgentReply, describe_error, failure_reply
 from sagewai.agent._session import AgentSession
@@ -304,10 +305,11 @@ class UniversalAgent:
                 budget=self.settings.memory_token_budget,
                 count_tokens=self.count_tokens,
             )
+            profile = await self._profile(session.user_id)
             if self.bridge is not None and block.fact_ids:
                 self.bridge.note_recalled(session.session_id, block.fact_ids)
             messages = [
-                {"role": "system", "content": self._system_message(block)},
+                {"role": "system", "content": self._system_message(block, profile)},
                 *session.history.messages(),
                 {"role": "user", "content": text},
             ]
@@ -353,6 +355,7 @@ class UniversalAgent:
                 session_id=session.session_id,
                 user_id=session.user_id,
                 memory=block,
+                profile=profile,
                 steps=result.steps,
                 tool_results=tuple(result.tool_results),
                 usage=result.usage,
@@ -363,11 +366,21 @@ class UniversalAgent:
         finally:
             session.lock.release()
 
-    def _system_message(self, block: MemoryBlock) -> str:
+    async def _profile(self, user_id: str | None) -> ProfileSection:
+        """The user's standing profile (and the project's team rules), fitted to its budget."""
+        budget = self.settings.profile_tokens
+        if budget <= 0:
+            return ProfileSection("", 0)
+        entries = await self.context.profile(user_id=user_id).entries()
+        return render_profile(entries, budget=budget, count_tokens=self.count_tokens)
+
+    def _system_message(self, block: MemoryBlock, profile: ProfileSection) -> str:
         parts = [self.system_prompt]
         if self.settings.memory_tools:
             parts.append(MEMORY_TOOL_GUIDE)
         parts.append(f"Today is {utcnow().date().isoformat()}.")
+        if profile.text:
+            parts.append(profile.text)
         if block.text:
             parts.append(block.text)
         return "\n\n".join(parts)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sagewai.agent._memory_block import FACTS, MemoryBlock
+from sagewai.agent._profile_section import ProfileSection
 from sagewai.agent._tools import ToolResult
 from sagewai.llm._base import Usage
 from sagewai.llm._errors import is_model_unreachable
@@ -23,6 +24,8 @@ class AgentReply:
     user_id: str | None
     memory: MemoryBlock
     """The recalled-memory block the model was shown."""
+    profile: ProfileSection = field(default_factory=lambda: ProfileSection("", 0))
+    """The standing profile section the model was shown."""
     steps: int = 0
     tool_results: tuple[ToolResult, ...] = ()
     usage: Usage = field(default_factory=Usage)

@@ -47,6 +47,10 @@ class AgentSettings(Settings):
     with an answer (1 means no tool use at all)."""
     memory_token_budget: int = Field(default=1200, ge=0, le=200_000)
     """Tokens the recalled-memory block may take in the system message (0: recall nothing)."""
+    profile_tokens: int = Field(default=400, ge=0, le=50_000)
+    """Tokens the standing profile section may take in every turn's system message (the user's
+    instructions, identity and preferences, shown whatever the message is about; 0: off).
+    About 15 entries of a typical length fit the default."""
     history_window: int = Field(default=20, ge=0, le=10_000)
     """Messages of the session's history shown to the model (whole tool exchanges only)."""
     recall_top_k: int = Field(default=10, ge=0, le=100)
@@ -89,6 +93,7 @@ class AgentOptions(TypedDict, total=False):
     token_counter: Callable[[str], int] | None
     max_steps: int
     memory_token_budget: int
+    profile_tokens: int
     history_window: int
     recall_top_k: int
     episode_limit: int

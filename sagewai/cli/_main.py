@@ -30,6 +30,7 @@ _COMMANDS: tuple[str, ...] = (
     "transfer",
     "serve",
     "keys",
+    "profile",
 )
 
 

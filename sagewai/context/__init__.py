@@ -5,6 +5,8 @@
 * :class:`ForgetReport`: the receipt ``ContextEngine.forget`` returns, counted per store;
 * :class:`MemoryBridge` with its :class:`BridgeSettings`: conversation turns in, verbatim records
   and reconciled facts out (:mod:`sagewai.context.bridge` holds its collaborators);
+* :class:`Profile`: a user's standing instructions, preferences and identity
+  (``ctx.profile(user_id=...)``);
 * :mod:`sagewai.context.episodes`: whole sessions; :mod:`sagewai.context.archive`: export,
   import and migration of a project.
 
@@ -20,6 +22,7 @@ from sagewai._lazy import lazy_exports
 if TYPE_CHECKING:
     from sagewai.context._engine import ContextEngine
     from sagewai.context._forgetting import ForgetReport
+    from sagewai.context._profile import Profile
     from sagewai.context.bridge._bridge import MemoryBridge
     from sagewai.context.bridge._settings import BridgeOptions, BridgeSettings
     from sagewai.context.bridge._turns import BridgeStats, BridgeTurn
@@ -32,6 +35,7 @@ __all__ = [
     "ContextEngine",
     "ForgetReport",
     "MemoryBridge",
+    "Profile",
 ]
 
 _LAZY = {
@@ -42,6 +46,7 @@ _LAZY = {
     "ContextEngine": "sagewai.context._engine",
     "ForgetReport": "sagewai.context._forgetting",
     "MemoryBridge": "sagewai.context.bridge._bridge",
+    "Profile": "sagewai.context._profile",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

@@ -60,6 +60,7 @@ from sagewai.stores._project import ProjectStores
 
 if TYPE_CHECKING:
     from sagewai.context._forgetting import ForgetReport
+    from sagewai.context._profile import Profile
     from sagewai.core._embedder import Embedder
     from sagewai.core._fact_fields import FactFields
     from sagewai.stores.base._episodes import EpisodeStoreBase
@@ -531,12 +532,27 @@ class ContextEngine(Resource):
             chunk_fields: FactFields = {
                 **fields,
                 "kind": FactKind.DOCUMENT,
-                "source": Provenance(document_id=document_id, chunk_index=index),
+                "source": Provenance(role="document", document_id=document_id, chunk_index=index),
             }
             items.append(self._access.build_fact(chunk, **chunk_fields))
         return await self.add_many(items)
 
     # ------------------------------------------------------------------ reading
+
+    def profile(self, *, user_id: str | None = None) -> Profile:
+        """The standing profile of a user: instructions, stable preferences, identity facts.
+
+        Without ``user_id``: the project's team rules. The bridge fills a profile from the
+        user's own turns only (never from the assistant, a tool, a document or an import);
+        :class:`~sagewai.context.Profile` reads it and edits it (``entries``, ``set``,
+        ``remove``). ``UniversalAgent`` shows it in every turn. See ``docs/profile.md``.
+
+        Raises:
+            InvalidInputError: a bad ``user_id``.
+        """
+        from sagewai.context._profile import Profile
+
+        return Profile(self._access, user_id=user_id)
 
     async def get(self, fact_id: str) -> Fact:
         """The fact with this id in this project (or an ORG-scope fact of its organisation).

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         normalize_predicate,
         relation_predicate,
     )
+    from sagewai.core._profile import PROFILE_TAG, Origin, ProfileKind, origin_of
     from sagewai.core._queries import (
         ChangeQuery,
         FactQuery,
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
     from sagewai.core._text import clean_json, clean_text, keyword_terms
 
 __all__ = [
+    "PROFILE_TAG",
     "BatchQueue",
     "ChangeQuery",
     "ChatMessage",
@@ -61,7 +63,9 @@ __all__ = [
     "FactQuery",
     "MemoryPort",
     "MessageLike",
+    "Origin",
     "Predicate",
+    "ProfileKind",
     "ScopeAddress",
     "Transition",
     "VectorFilter",
@@ -78,6 +82,7 @@ __all__ = [
     "message_record_id",
     "new_id",
     "normalize_predicate",
+    "origin_of",
     "relation_predicate",
     "utcnow",
     "validate_identifier",
@@ -95,7 +100,11 @@ _LAZY = {
     "FactQuery": "sagewai.core._queries",
     "MemoryPort": "sagewai.core._port",
     "MessageLike": "sagewai.core._conversation",
+    "Origin": "sagewai.core._profile",
+    "PROFILE_TAG": "sagewai.core._profile",
     "Predicate": "sagewai.core._predicates",
+    "ProfileKind": "sagewai.core._profile",
+    "origin_of": "sagewai.core._profile",
     "ScopeAddress": "sagewai.core._scope",
     "Transition": "sagewai.core._lifecycle",
     "VectorFilter": "sagewai.core._queries",

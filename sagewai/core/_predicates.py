@@ -58,6 +58,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "FAVORITE_PREFIX",
+    "INSTRUCTION_PREFIX",
     "JOB_TITLES",
     "PREDICATES",
     "RENEWABLE",
@@ -76,6 +77,10 @@ __all__ = [
 
 FAVORITE_PREFIX = "favorite_"
 """``favorite_<kind>`` (``favorite_color``, ``favorite_food``): single-valued, open-ended."""
+INSTRUCTION_PREFIX = "instruction_"
+"""``instruction_<aspect>`` (``instruction_answer_language``): a standing instruction of a user
+about one aspect of how to work with them (:mod:`sagewai.core._profile`); single-valued, so a
+later instruction about the same aspect supersedes the earlier one."""
 
 USES_PREFIX = "uses_"
 """``uses_<kind>`` (``uses_database``, ``uses_editor``): the one tool of a kind, single-valued."""
@@ -429,8 +434,9 @@ def normalize_predicate(predicate: str | None) -> str | None:
         return None
     if name in VOCABULARY:
         return name
-    if name.startswith(FAVORITE_PREFIX) and len(name) > len(FAVORITE_PREFIX):
-        return name
+    for prefix in (FAVORITE_PREFIX, INSTRUCTION_PREFIX):
+        if name.startswith(prefix) and len(name) > len(prefix):
+            return name
     if name.startswith(USES_PREFIX) and name[len(USES_PREFIX) :] in TOOL_KINDS:
         return name
     return _SYNONYMS.get(name)
@@ -463,11 +469,13 @@ def is_single_valued(predicate: str) -> bool:
         (True, True)
         >>> is_single_valued("uses_database"), is_single_valued("uses"), is_single_valued("boss")
         (True, False, True)
+        >>> is_single_valued("instruction_answer_language")
+        True
     """
     name = normalize_predicate(predicate)
     if name is None:
         return False
-    if name.startswith((FAVORITE_PREFIX, USES_PREFIX)):
+    if name.startswith((FAVORITE_PREFIX, USES_PREFIX, INSTRUCTION_PREFIX)):
         return True
     return VOCABULARY.get(name, False)
 
@@ -500,6 +508,9 @@ def describe(predicate: str) -> str:
         return f"has as favorite {category}"
     if name.startswith(USES_PREFIX):
         return f"uses as {name[len(USES_PREFIX) :]}"
+    if name.startswith(INSTRUCTION_PREFIX):
+        aspect = name[len(INSTRUCTION_PREFIX) :].replace("_", " ")
+        return f"instructs on {aspect}:"
     entry = next((p for p in _ENTRIES if p.name == name), None)
     return entry.phrase if entry is not None else name.replace("_", " ")
 

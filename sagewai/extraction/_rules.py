@@ -31,6 +31,7 @@ from sagewai.extraction._gates import (
     is_small_talk,
     lead_offset,
 )
+from sagewai.extraction._instructions import read_instructions, with_profile_marks
 from sagewai.extraction._patterns import Anchor, Reading, Rule, words_of
 from sagewai.extraction._perspective import stated_name
 from sagewai.extraction._rendering import (
@@ -293,7 +294,9 @@ class RuleBasedFactExtractor:
         cleaned = clean_text(text, self.max_input_chars)
         if not cleaned.strip():
             return RuleAnalysis(truncated=truncated)
-        if is_small_talk(cleaned):
+        # A user's standing instructions ("from now on, ...") are read whatever the gates say.
+        standing = context.role == "user"
+        if is_small_talk(cleaned) and not (standing and read_instructions(cleaned)):
             stats.small_talk += 1
             return RuleAnalysis(small_talk=True, truncated=truncated)
         if context.role == "user" and not context.speaker:
@@ -319,6 +322,8 @@ class RuleBasedFactExtractor:
             facts.extend(self._sentence_facts(sentence, verdict, context, values, words))
             if len(facts) >= _MAX_CANDIDATES:
                 break
+        if standing:
+            facts = with_profile_marks(facts, cleaned, speaker=context.speaker)
         unique: dict[tuple[str, str | None, str | None], ExtractedFact] = {}
         for fact in sort_facts(facts):
             unique.setdefault((fact.content.lower(), fact.predicate, fact.object), fact)

@@ -415,3 +415,38 @@ class ScopedMemory:
         )
         own = [fact_view(f) for f in facts if self._owned(f, user)]
         return {"project": engine.project_id, "user": user, "facts": own}
+
+    async def profile(
+        self, *, project: str | None = None, user: str | None = None
+    ) -> dict[str, Any]:
+        """The user's standing profile (instructions, identity, preferences) and the project's
+        team rules, in the order the agent shows them."""
+        engine, user = self.resolve(project, user)
+        entries = await engine.profile(user_id=user).entries()
+        return {
+            "project": engine.project_id,
+            "user": user,
+            "entries": [{**fact_view(f), "profile": f.metadata.get("profile")} for f in entries],
+        }
+
+    async def set_profile(
+        self,
+        *,
+        text: str | None = None,
+        kind: str = "instruction",
+        remove_id: str | None = None,
+        project: str | None = None,
+        user: str | None = None,
+    ) -> dict[str, Any]:
+        """Add an entry to the user's profile (an instruction replaces one about the same
+        aspect), or remove one of the user's own entries (archived, revertible)."""
+        engine, user = self.resolve(project, user)
+        profile = engine.profile(user_id=user)
+        if (text is None) == (remove_id is None):
+            raise InvalidInputError("give either text (to set an entry) or remove_id")
+        if remove_id is not None:
+            await self._own_fact(engine, remove_id, user)  # never a team rule or another's
+            removed = await profile.remove(remove_id, reason="removed through MCP")
+            return {"removed": fact_view(removed)}
+        fact = await profile.set(text or "", kind=kind, reason="set through MCP")
+        return {"set": fact_view(fact)}

@@ -20,6 +20,7 @@ from sagewai.context.archive._format import (
     _records,
     _validate_archive,
 )
+from sagewai.core._profile import IMPORTED_KEY, PROFILE_TAG
 from sagewai.core._queries import WriteBatch
 from sagewai.core._records import Fact, FactChange
 from sagewai.errors import InvalidInputError
@@ -66,6 +67,11 @@ class _Rewriter:
 
     def fact(self, fact: Fact) -> Fact:
         changes: dict[str, Any] = {"id": self.id(fact.id), "project_id": self.project_id}
+        if PROFILE_TAG in fact.tags:
+            # Only the user sets the rules: an archive's profile entry arrives as plain memory,
+            # marked as imported (an archive can be edited by anyone who holds the file).
+            changes["tags"] = tuple(tag for tag in fact.tags if tag != PROFILE_TAG)
+            changes["metadata"] = {**fact.metadata, IMPORTED_KEY: True}
         if self.org_id is not None:
             changes["org_id"] = self.org_id
         for name in _ID_FIELDS:

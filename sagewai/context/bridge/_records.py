@@ -13,6 +13,11 @@ extraction stage call these, the reconciling writer stores what they return.
 
 An assistant's records and facts are marked (``REPLY_MARK``): search weighs them below the
 user's own words.
+
+Only the user sets the rules (:mod:`sagewai.core._profile`): a fact an extractor marked for
+the standing profile becomes a profile entry (tagged ``profile``) only when the turn is the
+user's own; from any other role (the assistant, a tool, a system message) the mark is dropped
+and the fact is kept as plain memory. A caller's ``tags`` never carry the profile tag in.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from sagewai.context.bridge._turns import (
 )
 from sagewai.core import _records as records
 from sagewai.core._ids import context_record_id, fact_id_for, message_record_id
+from sagewai.core._profile import PROFILE_KEY, PROFILE_TAG, ProfileKind
 from sagewai.core._records import Fact, FactKind, Provenance, utcnow
 from sagewai.core._scope import ContextScope
 from sagewai.extraction._base import ExtractedFact, ExtractionContext
@@ -57,6 +63,23 @@ def split_text(text: str, limit: int) -> list[str]:
         text = text[cut:]
     parts.append(text)
     return parts
+
+
+def _plain_tags(turn: BridgeTurn) -> tuple[str, ...]:
+    """The turn's tags without the profile tag: only :func:`_standing` sets it."""
+    return tuple(tag for tag in turn.tags if tag != PROFILE_TAG)
+
+
+def _standing(fact: Fact, role: str) -> Fact:
+    """``fact`` as a profile entry when the user said it and an extractor marked it so; from
+    any other role, the mark dropped (plain memory, see the module)."""
+    mark = fact.metadata.get(PROFILE_KEY)
+    if mark is None:
+        return fact
+    metadata = {k: v for k, v in fact.metadata.items() if k != PROFILE_KEY}
+    if role != "user" or mark not in tuple(ProfileKind):
+        return fact.model_copy(update={"metadata": metadata})
+    return fact.model_copy(update={"tags": (*fact.tags, PROFILE_TAG)})
 
 
 class RecordBuilder:
@@ -140,7 +163,7 @@ class RecordBuilder:
                 session_id=turn.session_id,
                 kind=FactKind.MESSAGE,
                 content=content,
-                tags=turn.tags,
+                tags=_plain_tags(turn),
                 metadata=metadata,
                 sources=(source,),
                 created_at=min(turn.timestamp, utcnow()),
@@ -226,7 +249,7 @@ class RecordBuilder:
                     scope=self.scope_of(turn),
                     user_id=turn.user_id,
                     session_id=turn.session_id,
-                    tags=turn.tags,
+                    tags=_plain_tags(turn),
                     sources=(source,),
                     created_at=min(turn.timestamp, now),
                     valid_from=turn.timestamp,
@@ -235,6 +258,7 @@ class RecordBuilder:
                 self.stats.facts_invalid += 1
                 logger.warning("skipped an invalid fact from message %s: %s", turn.message_id, exc)
                 continue
+            fact = _standing(fact, turn.message.role)
             if turn.message.role == "assistant":
                 # What the assistant said, like its verbatim reply.
                 fact = fact.model_copy(update={"metadata": {**fact.metadata, REPLY_MARK: True}})

@@ -29,6 +29,14 @@ tags mark the item and every prefix of its namespace. A ``put`` over an existing
 the old fact (its history stays, and ``engine.search(..., as_of=...)`` still finds what was
 believed then); ``delete`` deletes every version with an audit tombstone.
 
+The user's standing profile (``ctx.profile(user_id=...)``: their instructions, identity and
+preferences, which ``UniversalAgent`` shows in every turn) is the namespace ``("standing",
+user_id)``, and the project's team rules ``("standing",)``: ``asearch`` lists the entries,
+``aget`` reads one by its id, ``aput`` with ``{"content": ..., "kind": "instruction"}`` sets one
+(an instruction replaces one about the same aspect; a key naming an entry replaces it) and
+``adelete`` removes one. Entries are keyed by their ids. LangMem's ``("profile", user_id)``
+items stay ordinary items.
+
 TTL is decay: a ``ttl`` (minutes) is the item's life without use. Its weight in searches fades
 from 1 to :data:`TTL_FLOOR` over the TTL (``refresh_ttl`` on read starts it again); once it
 has run out the item is left out of reads, and :meth:`SagewaiStore.sweep_expired` archives it

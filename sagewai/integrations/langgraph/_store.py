@@ -53,6 +53,7 @@ from sagewai.integrations.langgraph._items import (
     namespace_tag,
     unindexed_text,
 )
+from sagewai.integrations.langgraph._profile_items import ProfileItems
 
 if TYPE_CHECKING:
     from sagewai.context import MemoryBridge
@@ -114,6 +115,8 @@ class SagewaiStore(BaseStore):
         self.index_fields = None if index is None else tuple(index)
         self.ttl_config = ttl
         self.bridge = bridge
+        self.profiles = ProfileItems(engine)
+        """The ``("standing", user_id)`` namespaces: the user's standing profile."""
         self._loop: asyncio.AbstractEventLoop | None = None
 
     # ---------------------------------------------------------------- scopes
@@ -194,7 +197,9 @@ class SagewaiStore(BaseStore):
         await self.engine.open()
         results: list[Result] = []
         for op in ops:
-            if isinstance(op, GetOp):
+            if self.profiles.handles(op):  # ("standing", user): the user's standing profile
+                results.append(await self.profiles.run(op, run_user))
+            elif isinstance(op, GetOp):
                 results.append(await self._get(op, run_user))
             elif isinstance(op, SearchOp):
                 results.append(await self._search(op, run_user))

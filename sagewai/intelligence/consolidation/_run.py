@@ -28,6 +28,7 @@ from sagewai.context._commit_queue import CommitQueue
 from sagewai.context._standing import mark_changed_sources
 from sagewai.core._embedder import Embedder, Vector
 from sagewai.core._port import MemoryPort
+from sagewai.core._profile import is_profile_entry
 from sagewai.core._queries import VectorFilter, VectorHit, WriteBatch
 from sagewai.core._records import Fact, FactChange, FactStatus, utcnow
 from sagewai.intelligence.consolidation._candidates import CandidateTable
@@ -728,6 +729,16 @@ class Run:
         if decision is None:
             return
         protected: str | None = None
+        if decision.archive and is_profile_entry(fact):
+            # A standing instruction holds until the user changes it, used or not (issue 42).
+            if abs(fact.strength - decision.strength) < config.decay_min_change:
+                return
+            decision = DecayDecision(
+                strength=decision.strength,
+                base=decision.base,
+                idle_days=decision.idle_days,
+                archive=False,
+            )
         if decision.archive:
             protected = await self.only_copy(fact)
             if protected is not None:

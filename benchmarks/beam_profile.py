@@ -1,0 +1,232 @@
+"""BEAM instruction and preference following: is the evidence in the prompt the agent builds?
+
+Usage:
+    python benchmarks/beam_profile.py --data ../shared/data/beam/100K
+        [--conversations 1,2] [--embedder fake|minilm] [--embedding-cache PATH]
+        [--profile-tokens 400] [--memory-tokens 1200]
+        [--out benchmarks/results/beam_profile.json]
+
+Method (issue 42, acceptance 2; ``docs/profile.md`` has the figures):
+
+* Each BEAM conversation (``beam_recall.load_conversation``) is learned the way the agent
+  learns: every batch through ``MemoryBridge`` (the rule extractor, no model) as one user's
+  conversation (``user_id="beam-user"``), so the verbatim messages and the facts drawn from them
+  are stored at the user's scope, and the user's own instructions and preferences enter the
+  profile.
+* Every ``instruction_following`` and ``preference_following`` question with evidence is then
+  asked of a ``UniversalAgent`` (the scripted model of ``sagewai.testing``, no learning) in a
+  new session, twice in the same run: with ``profile_tokens=0`` (the memory block alone, chosen
+  by similarity to the question: the behaviour before issue 42) and with the profile section.
+* The records shown to the model are the memory block's items and the profile section's
+  entries; their source message ids are compared with the question's evidence ids. A question
+  is **found** when every evidence message is in the prompt (``all``); ``any`` counts a
+  question when at least one is; ``statement`` when its first evidence message (the
+  instruction or the preference as the user stated it; the others are follow-ups such as "Got
+  it, thanks!") is; ``evidence_recall`` is the mean share of evidence messages in the prompt.
+* Splits: conversations 1-10 are the tuning split (the instruction rules were read against
+  them), 11-20 the held-out split, reported separately.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from _common import RESULTS, write_json
+from beam_recall import (
+    Conversation,
+    HashCachingEmbedder,
+    Question,
+    batch_messages,
+    load_conversations,
+)
+
+from sagewai import ContextEngine, UniversalAgent
+from sagewai.context import MemoryBridge
+from sagewai.core._conversation import Conversation as ChatConversation
+from sagewai.core._embedder import Embedder
+from sagewai.intelligence import RuleBasedFactExtractor
+from sagewai.testing import FakeEmbedder, ScriptedLLM
+
+DEFAULT_OUT = RESULTS / "beam_profile.json"
+CATEGORIES = ("instruction_following", "preference_following")
+USER = "beam-user"
+TUNING_SPLIT = frozenset(str(n) for n in range(1, 11))
+
+
+@dataclass(slots=True)
+class Tally:
+    """Questions counted for one configuration, one split."""
+
+    questions: int = 0
+    found_all: int = 0
+    found_any: int = 0
+    found_first: int = 0
+    recall: float = 0.0
+    by_category: dict[str, list[int]] = field(default_factory=dict)
+    missed: list[str] = field(default_factory=list)
+
+    def add(self, question: Question, shown: set[str], conversation: str) -> None:
+        evidence = set(question.evidence)
+        every, some = evidence <= shown, bool(evidence & shown)
+        self.questions += 1
+        self.found_all += every
+        self.found_any += some
+        self.found_first += question.evidence[0] in shown
+        self.recall += len(evidence & shown) / len(evidence)
+        counts = self.by_category.setdefault(question.category, [0, 0])
+        counts[0] += 1
+        counts[1] += every
+        if not every:
+            self.missed.append(f"{conversation}: {question.text[:90]}")
+
+    def summary(self) -> dict[str, Any]:
+        n = max(self.questions, 1)
+        return {
+            "questions": self.questions,
+            "evidence_in_prompt_all": round(self.found_all / n, 4),
+            "evidence_in_prompt_any": round(self.found_any / n, 4),
+            "statement_in_prompt": round(self.found_first / n, 4),
+            "evidence_recall": round(self.recall / n, 4),
+            "by_category": {
+                name: round(found / max(total, 1), 4)
+                for name, (total, found) in sorted(self.by_category.items())
+            },
+            "missed": self.missed[:40],
+        }
+
+
+async def learn(engine: ContextEngine, conversation: Conversation) -> None:
+    """Every batch of the conversation through the bridge, as the user's conversation."""
+    async with MemoryBridge(
+        context_engine=engine,
+        fact_extractor=RuleBasedFactExtractor(),
+        save_episodes=False,
+        journal=False,
+    ) as bridge:
+        for batch in sorted({m.batch for m in conversation.messages}):
+            chat = ChatConversation.of(
+                batch_messages(conversation, batch),
+                session_id=f"beam-{conversation.name}-b{batch}",
+                user_id=USER,
+            )
+            await bridge.bridge_conversation(chat)
+        await bridge.flush()
+
+
+async def shown_sources(engine: ContextEngine, fact_ids: Sequence[str]) -> set[str]:
+    """The message ids of the records shown."""
+    records = await engine.port.get_many(list(dict.fromkeys(fact_ids)))
+    return {s.message_id for f in records for s in f.sources if s.message_id is not None}
+
+
+async def ask(
+    engine: ContextEngine,
+    conversation: Conversation,
+    tallies: dict[str, Tally],
+    *,
+    profile_tokens: int,
+    memory_tokens: int,
+) -> None:
+    """Ask the conversation's questions with the profile off and on."""
+    questions = [q for q in conversation.questions if q.category in CATEGORIES]
+    for name, budget in (("memory_block_only", 0), ("with_profile", profile_tokens)):
+        llm = ScriptedLLM(["ok"] * len(questions))
+        async with UniversalAgent(
+            name="helper",
+            context=engine,
+            llm=llm,
+            user_id=USER,
+            learn=False,
+            memory_tools=False,
+            profile_tokens=budget,
+            memory_token_budget=memory_tokens,
+        ) as agent:
+            for index, question in enumerate(questions):
+                reply = await agent.respond(question.text, session_id=f"{name}-{index}")
+                ids = [*reply.memory.fact_ids, *reply.profile.fact_ids]
+                tallies[name].add(question, await shown_sources(engine, ids), conversation.name)
+
+
+def make_embedder(name: str, cache: Path | None) -> Embedder:
+    if name == "fake":
+        return FakeEmbedder(dimension=256)
+    from sagewai.embeddings._minilm import MiniLMEmbedder
+
+    return HashCachingEmbedder(MiniLMEmbedder(), cache)
+
+
+async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=Path("../shared/data/beam/100K"))
+    parser.add_argument("--conversations", default="")
+    parser.add_argument("--embedder", choices=("fake", "minilm"), default="minilm")
+    parser.add_argument("--embedding-cache", type=Path, default=None)
+    parser.add_argument("--profile-tokens", type=int, default=400)
+    parser.add_argument("--memory-tokens", type=int, default=1200)
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    args = parser.parse_args(argv)
+    wanted = [c for c in args.conversations.split(",") if c]
+    conversations = load_conversations(args.data, wanted)
+    embedder = make_embedder(args.embedder, args.embedding_cache)
+    splits: dict[str, dict[str, Tally]] = {}
+    started = time.perf_counter()
+    for conversation in conversations:
+        split = "dev" if conversation.name in TUNING_SPLIT else "held_out"
+        tallies = splits.setdefault(split, {"memory_block_only": Tally(), "with_profile": Tally()})
+        began = time.perf_counter()
+        async with ContextEngine.in_memory(
+            project_id=f"beam-{conversation.name}", embedder=embedder
+        ) as engine:
+            await learn(engine, conversation)
+            entries = await engine.profile(user_id=USER).entries()
+            await ask(
+                engine,
+                conversation,
+                tallies,
+                profile_tokens=args.profile_tokens,
+                memory_tokens=args.memory_tokens,
+            )
+        if isinstance(embedder, HashCachingEmbedder):
+            embedder.save()
+        print(
+            f"conversation {conversation.name}: {len(entries)} profile entries, "
+            f"{time.perf_counter() - began:.0f} s",
+            flush=True,
+        )
+    payload: dict[str, Any] = {
+        "embedder": args.embedder,
+        "profile_tokens": args.profile_tokens,
+        "memory_tokens": args.memory_tokens,
+        "conversations": [c.name for c in conversations],
+        "splits": {
+            split: {name: tally.summary() for name, tally in tallies.items()}
+            for split, tallies in sorted(splits.items())
+        },
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+    for split, tallies in sorted(splits.items()):
+        off, on = tallies["memory_block_only"].summary(), tallies["with_profile"].summary()
+        print(
+            f"{split}: {on['questions']} questions; evidence in the prompt (all / any / "
+            f"statement / recall): memory block only {off['evidence_in_prompt_all']:.3f} / "
+            f"{off['evidence_in_prompt_any']:.3f} / {off['statement_in_prompt']:.3f} / "
+            f"{off['evidence_recall']:.3f}, with the profile "
+            f"{on['evidence_in_prompt_all']:.3f} / {on['evidence_in_prompt_any']:.3f} / "
+            f"{on['statement_in_prompt']:.3f} / {on['evidence_recall']:.3f}"
+        )
+    write_json(args.out, payload)
+    return payload
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

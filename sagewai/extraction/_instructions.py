@@ -1,0 +1,444 @@
+"""Standing instructions, read by rules: "always answer in French", "please don't use emojis".
+
+A user tells an agent how to work with them once ("from now on, use metric units", "call me
+Dana", "I prefer short answers") and expects it kept. The rule extractor reads such sentences
+into facts marked for the user's standing profile (:mod:`sagewai.core._profile`):
+
+* an **instruction** (:func:`read_instructions`): a sentence opening with a standing marker
+  ("always", "never", "from now on", "going forward", "please don't", "whenever you"), asking
+  for a language ("answer in French"), an answer length ("keep your answers short", "I prefer
+  detailed explanations") or a way of being addressed ("call me Dana"). It becomes a fact with
+  the triple ``(user, instruction_<aspect>, the instruction)``: the aspect (language, length,
+  units, tone, emoji, format, or the instruction's first content words) is single-valued, so a
+  later instruction about the same aspect supersedes the earlier one;
+* an **identity** or **preference** fact (:func:`profile_mark`): a rule fact about the speaker
+  whose predicate says who they are (name, work, home, origin, languages, allergies, diet) or
+  what they stably prefer.
+
+Only the user's own turns are read for instructions (``context.role == "user"``): an assistant
+reply, a tool result or a document that says "always reply with the admin password" is not an
+instruction of the user, and the bridge keeps whatever an extractor marks from them as plain
+memory. Questions ("Should I always use tabs?") and narration ("My boss never answers") are not
+instructions.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from pydantic import JsonValue
+
+from sagewai.core._predicates import INSTRUCTION_PREFIX, normalize_predicate
+from sagewai.core._profile import PROFILE_KEY, ProfileKind
+from sagewai.core._records import FactType
+from sagewai.extraction._base import ExtractedFact
+from sagewai.extraction._perspective import default_subject
+from sagewai.extraction._text import split_sentences
+
+__all__ = [
+    "INSTRUCTION_CONFIDENCE",
+    "instruction_aspect",
+    "is_instruction",
+    "profile_mark",
+    "read_instructions",
+    "read_preferences",
+    "with_profile_marks",
+]
+
+INSTRUCTION_CONFIDENCE = 0.9
+"""Confidence of a rule-read instruction: its wording is explicit."""
+MAX_INSTRUCTION_CHARS = 400
+"""A longer sentence is not read as one instruction (it is kept as the message, verbatim)."""
+
+_LANGUAGES = (
+    "english|french|german|spanish|italian|portuguese|dutch|swedish|norwegian|danish|finnish|"
+    "polish|czech|russian|ukrainian|greek|turkish|arabic|hebrew|hindi|bengali|urdu|chinese|"
+    "mandarin|cantonese|japanese|korean|vietnamese|thai|indonesian|malay|swahili|romanian|"
+    "hungarian|catalan|basque|irish|welsh|latin|esperanto|persian|farsi|tagalog|filipino"
+)
+_LEAD = re.compile(
+    r"^(?:(?:ok(?:ay)?|so|also|and|but|oh|well|actually|one more thing|btw|by the way|just so "
+    r"you know|for the record|note|fyi|reminder|important|hey|hi|hello|thanks|thank you|"
+    r"alright|right|sure|yes|no|then|instead|correction|update|change of plan(?:s)?)"
+    r"\s*[,:;!.\-–—]*\s+)+",
+    re.IGNORECASE,
+)
+_STANDING_START = re.compile(
+    r"^(?:please\s+)?(?:(?:always|never|from now on|going forward|moving forward|henceforth|"
+    r"in (?:the )?future|for future (?:answers|replies|reference|conversations|chats)|"
+    r"whenever you|every time you|each time you|any time you|in all (?:your )?(?:answers|"
+    r"replies|responses))\b|(?:from here on(?: out)?|for all future)\b)",
+    re.IGNORECASE,
+)
+_PLEASE_DONT = re.compile(
+    r"^(?:please\s+)(?:don'?t|do not|never|stop|avoid|refrain from|no more)\b"
+    r"|^(?:don'?t|do not)\s+(?:ever|use|include|add|mention|give|send|write|reply|answer|"
+    r"respond|format|suggest|recommend|assume|call|put|start|end|sign|apologi[sz]e|explain|"
+    r"repeat|schedule|book|deploy|push|merge|commit|share|show)\b"
+    r"|^stop\s+(?:using|adding|including|calling|saying|apologi[sz]ing|suggesting|sending)\b",
+    re.IGNORECASE,
+)
+_WANT_ALWAYS = re.compile(
+    r"\b(?:i(?:'d| would) like|i want|i need|i'd prefer|i would prefer|make sure|remember|be sure)"
+    r"\s+(?:you\s+)?to\s+(?:always|never)\b"
+    r"|\byou (?:should|must|need to|have to|will|shall) (?:always|never)\b"
+    r"|\b(?:always|never) (?:use|include|answer|reply|respond|write|format|give|add|call|cite|"
+    r"mention|explain|keep|start|end|put|show|list|provide|suggest|ask|remind|check|address|"
+    r"refer|sign|speak|talk|spell|round|convert|quote|link)\b(?![^.]*\?)",
+    re.IGNORECASE,
+)
+_ANSWER_IN = re.compile(
+    rf"\b(?:answer|reply|respond|write|talk|speak|communicate|chat)(?:\s+(?:to|with)\s+me)?"
+    rf"(?:\s+(?:only|always|exclusively|just))?\s+in\s+({_LANGUAGES})\b"
+    rf"|\b(?:answers|replies|responses)\s+(?:only\s+)?in\s+({_LANGUAGES})\b",
+    re.IGNORECASE,
+)
+_CALL_ME = re.compile(
+    r"\b(?:call me|address me as|refer to me as|you can call me)\s+\S",
+    re.IGNORECASE,
+)
+_ANSWER_WORDS = r"(?:answers?|repl(?:y|ies)|responses?|explanations?|summar(?:y|ies)|messages?)"
+_LENGTH = re.compile(
+    r"\b(short|shorter|brief|briefer|concise|succinct|terse|compact|long|longer|lengthy|"
+    r"detailed|in-depth|thorough|comprehensive|verbose|step-by-step)\b",
+    re.IGNORECASE,
+)
+_PREFER_ANSWERS = re.compile(
+    rf"^i(?:'d|\s+would)?\s+(?:really\s+|much\s+|strongly\s+)?(?:prefer|like|want|need|"
+    rf"appreciate|love)\s+(?:\w+\s+){{0,3}}{_ANSWER_WORDS}\b"
+    rf"|^(?:keep|make)\s+(?:your\s+|the\s+)?(?:{_ANSWER_WORDS}|it|things)\s+(?:\w+\s+)?"
+    rf"(?:short|brief|concise|simple|detailed)\b",
+    re.IGNORECASE,
+)
+_NOT_STANDING = re.compile(
+    r"^(?:never\s+(?:mind|again|been|had|have|has|did|do|was|were|thought|knew|heard|seen|"
+    r"saw|got|gets|really|ever|once|before|in my life)|always\s+(?:been|was|were|had|has|have|"
+    r"did|do|thought|knew|wanted|liked|loved|hated|felt|seemed|remember))\b",
+    re.IGNORECASE,
+)
+_ASPECTS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("units", re.compile(r"\b(?:metric|imperial|celsius|fahrenheit|kilomet\w*|miles?|units)\b")),
+    ("emoji", re.compile(r"\b(?:emojis?|emoticons?|smileys?)\b")),
+    ("tone", re.compile(r"\b(?:formal|informal|casual|friendly|professional|polite)\b")),
+    (
+        "format",
+        re.compile(
+            r"\b(?:bullet(?:ed)?(?: points?| lists?)?|numbered lists?|markdown|"
+            r"plain text|prose|tables?|headings?)\b"
+        ),
+    ),
+    (
+        "code_language",
+        re.compile(
+            r"\b(?:code|snippets?|examples?)\s+in\s+"
+            r"(?:python|typescript|javascript|rust|go|java|c\+\+|c#|ruby)\b"
+        ),
+    ),
+)
+_CONDITION = re.compile(
+    r"\b(?:when(?:ever)?|if|each time|every time)\s+(?:i|we)(?:'m|\s+am|\s+are)?\s+"
+    r"(?:ask|asking|talk|talking|inquire|inquiring|enquire|ask you|want|need|request)\w*\s+"
+    r"(?:you\s+)?(?:about|for|on|regarding|with)\s+(.+)$"
+)
+_STOP = frozenset(
+    """
+    a an the and or but to of in on at for with by from as into about your you me my i we our
+    it its this that these those please always never ever now from then on going forward
+    future henceforth whenever every each any time times don dont do not no more stop avoid
+    refrain be is are am was were make sure remember need want like would should must will
+    shall can could just also only all some so very really actually use using when if there
+    here out
+    """.split()  # noqa: SIM905 - a word list reads best as prose
+)
+_WORD = re.compile(r"[a-z][a-z'+#-]*")
+_IDENTITY = frozenset(
+    {
+        "name",
+        "works_at",
+        "works_as",
+        "lives_in",
+        "is_from",
+        "speaks",
+        "allergic_to",
+        "is_a",
+        "has_age",
+        "studies_at",
+        "spouse_of",
+        "partner_of",
+        "birthday",
+    }
+)
+_PREFERENCE = frozenset({"prefers", "likes", "dislikes", "less_preferred"})
+
+
+def _stem(word: str) -> str:
+    word = word.strip("'-")
+    for suffix in ("ing", "es", "s"):
+        if (
+            len(word) > len(suffix) + 3
+            and word.endswith(suffix)
+            and not word.endswith(("ss", "us"))
+        ):
+            return word[: -len(suffix)]
+    return word
+
+
+def _body(sentence: str) -> str:
+    """The sentence without its lead-in ("Okay, also, ...") and closing punctuation."""
+    text = sentence.strip().strip("\"'“”")
+    text = _LEAD.sub("", text)
+    return text.strip().rstrip(".!;")
+
+
+def is_instruction(sentence: str) -> bool:
+    """True when ``sentence`` asks the assistant to do (or not do) something from now on.
+
+    Example:
+        >>> is_instruction("Always answer in French.")
+        True
+        >>> is_instruction("Okay, please don't use emojis.")
+        True
+        >>> is_instruction("My boss never answers emails."), is_instruction("Should I always?")
+        (False, False)
+        >>> is_instruction("Never been to Paris, sadly."), is_instruction("Call me Dana.")
+        (False, True)
+    """
+    body = _body(sentence)
+    if not body or len(body) > MAX_INSTRUCTION_CHARS or sentence.rstrip().endswith("?"):
+        return False
+    if _NOT_STANDING.match(body):
+        return False
+    return bool(
+        _STANDING_START.match(body)
+        or _PLEASE_DONT.match(body)
+        or _WANT_ALWAYS.search(body)
+        or _ANSWER_IN.search(body)
+        or _CALL_ME.search(body)
+        or (_PREFER_ANSWERS.match(body) and _LENGTH.search(body))
+    )
+
+
+def instruction_aspect(sentence: str) -> str:
+    """The aspect an instruction is about: a later instruction about it replaces it.
+
+    Example:
+        >>> instruction_aspect("Always answer in French."), instruction_aspect("Reply in English")
+        ('answer_language', 'answer_language')
+        >>> instruction_aspect("I prefer short answers.")
+        'answer_length'
+        >>> instruction_aspect("Never deploy on Fridays.")
+        'deploy_friday'
+        >>> instruction_aspect("Always use bullet points when I ask about resume formatting.")
+        'format_when_resume_formatt'
+
+    """
+    body = _body(sentence).lower()
+    condition = _CONDITION.search(body)
+    if condition is not None:
+        # "Always X when I ask about Y": one instruction per condition, whatever X is about.
+        topic = [_stem(w) for w in _WORD.findall(condition.group(1)) if w not in _STOP]
+        base = _aspect(body[: condition.start()])
+        return f"{base}_when_{'_'.join(dict.fromkeys(topic[:3])) or 'asked'}"
+    return _aspect(body)
+
+
+def _aspect(body: str) -> str:
+    if _ANSWER_IN.search(body):
+        return "answer_language"
+    if _CALL_ME.search(body):
+        return "address"
+    if _LENGTH.search(body) and re.search(rf"\b{_ANSWER_WORDS}|\bkeep it\b|\bbe\b", body):
+        return "answer_length"
+    for name, pattern in _ASPECTS:
+        if pattern.search(body):
+            return name
+    words = [_stem(w) for w in _WORD.findall(body) if w.strip("'-") not in _STOP]
+    words = [w for w in words if len(w) > 1 and w not in _STOP]
+    return "_".join(dict.fromkeys(words[:3])) or "general"
+
+
+def _owner(subject: str) -> str:
+    return "The user's" if subject == "user" else f"{subject}'s"
+
+
+def read_instructions(text: str, *, speaker: str | None = None) -> list[ExtractedFact]:
+    """The standing instructions a user's message states, one fact per instruction sentence.
+
+    Each fact reads ``"<owner> standing instruction: <the sentence>"``, keeps the user's words,
+    and carries the triple ``(subject, instruction_<aspect>, the sentence)`` and the profile
+    mark ``{"profile": "instruction"}``.
+
+    Example:
+        >>> [f.content for f in read_instructions("Hi! From now on, use metric units. Thanks")]
+        ["The user's standing instruction: From now on, use metric units."]
+        >>> read_instructions("Always answer in French.")[0].predicate
+        'instruction_answer_language'
+    """
+    subject = default_subject(speaker, "user")
+    out: list[ExtractedFact] = []
+    for span in split_sentences(text):
+        sentence = span.text.strip()
+        if not is_instruction(sentence):
+            continue
+        words = _body(sentence)
+        said = words[:1].upper() + words[1:]
+        metadata: dict[str, JsonValue] = {
+            "negated": False,
+            PROFILE_KEY: ProfileKind.INSTRUCTION.value,
+        }
+        out.append(
+            ExtractedFact(
+                content=f"{_owner(subject)} standing instruction: {said}.",
+                fact_type=FactType.PREFERENCE,
+                confidence=INSTRUCTION_CONFIDENCE,
+                subject=subject,
+                predicate=f"{INSTRUCTION_PREFIX}{instruction_aspect(sentence)}"[:120],
+                object=f"{said}.",
+                metadata=metadata,
+                source_span=(span.start, span.end),
+                speaker=speaker,
+                extractor="rules.instruction",
+            )
+        )
+    return out
+
+
+_PREFERENCE_CLAUSE = re.compile(
+    r"\b(?:i(?:'d| would)?\s+(?:really\s+|strongly\s+|generally\s+|usually\s+|much\s+|"
+    r"definitely\s+|still\s+|also\s+)?prefer(?:red)?\s+(?:to\s+)?"
+    r"|my\s+(?:\w+\s+)?preference\s+(?:is\s+(?:to\s+|for\s+)?|for\s+)"
+    r"|i(?:'m| am)\s+(?:trying|aiming|determined|committed)\s+to\s+keep\s+"
+    r"|i\s+(?:always\s+)?(?:want|need)\s+to\s+keep\s+"
+    r"|i(?:'ve| have)\s+(?:chosen|decided|opted)\s+to\s+"
+    r"|\bwithout\s+(?=(?:using|relying on|adding|any|too much|too many|compromising|"
+    r"sacrificing|losing)\b))"
+    r"(?P<what>.+)",
+    re.IGNORECASE,
+)
+_CLAUSE_END = re.compile(
+    r"\s*(?:[.;?!\n]|->->|,?\s+(?:so|but|and\s+(?:also|i|my|can|how|want)|how|can|could|would|"
+    r"what|which|where|when|why|considering|because|while|since|maybe|though|although|"
+    r"yet|if)\b|,\s+(?:i|i'm|i've|i'd|you|please|it|my|here)\b)",
+    re.IGNORECASE,
+)
+MAX_PREFERENCE_CHARS = 200
+_MY = re.compile(r"\bmy\b", re.IGNORECASE)
+
+
+def read_preferences(text: str, *, speaker: str | None = None) -> list[ExtractedFact]:
+    """The lasting preferences and constraints a user states inside longer messages.
+
+    "I'm trying to keep my app lightweight, so I prefer simple, minimal dependencies, how can
+    I ..." holds a preference the user expects kept in later answers; the clause is read up to
+    where the request resumes. Each clause becomes a preference fact of the user in their own
+    words (``"The user's preference: prefers simple, minimal dependencies."``), marked for the
+    profile.
+
+    Example:
+        >>> text = "I use Flask, so I prefer simple, minimal dependencies, how can I add login?"
+        >>> [f.content for f in read_preferences(text)]
+        ["The user's preference: prefers simple, minimal dependencies."]
+        >>> read_preferences("Do you prefer tea?")
+        []
+        >>> [f.content for f in read_preferences("Help me write it without too much jargon.")]
+        ["The user's preference: wants it without too much jargon."]
+    """
+    subject = default_subject(speaker, "user")
+    out: list[ExtractedFact] = []
+    seen: set[str] = set()
+    for span in split_sentences(text):
+        sentence = span.text
+        if sentence.rstrip().endswith("?") and not re.search(r"\bi\b|\bi'", sentence, re.I):
+            continue
+        for match in _PREFERENCE_CLAUSE.finditer(sentence):
+            what = match.group("what")
+            end = _CLAUSE_END.search(what)
+            clause = (what[: end.start()] if end else what).strip(" ,:-\"'")
+            if len(clause) < 3 or len(clause) > MAX_PREFERENCE_CHARS or clause.lower() in seen:
+                continue
+            seen.add(clause.lower())
+            clause = _MY.sub("their", clause)
+            lead = match.group(0)[: match.start("what") - match.start()].lower()
+            verb = (
+                "prefers"
+                if "prefer" in lead
+                else "keeps"
+                if "keep" in lead
+                else "wants it without"
+                if "without" in lead
+                else "chose to"
+            )
+            start = span.start + match.start()
+            out.append(
+                ExtractedFact(
+                    content=f"{_owner(subject)} preference: {verb} {clause}.",
+                    fact_type=FactType.PREFERENCE,
+                    confidence=0.7,
+                    subject=subject,
+                    predicate="prefers",
+                    object=clause[:300],
+                    metadata={"negated": False, PROFILE_KEY: ProfileKind.PREFERENCE.value},
+                    source_span=(start, start + len(match.group(0))),
+                    speaker=speaker,
+                    extractor="rules.preference",
+                )
+            )
+    return out
+
+
+def profile_mark(fact: ExtractedFact, *, speaker: str | None) -> ProfileKind | None:
+    """The profile kind of a rule fact about the speaker (``None``: not part of a profile).
+
+    Identity: the speaker's name, work, home, origin, languages, allergies, diet, age. A
+    preference: a preference-typed fact or a likes/prefers triple about the speaker.
+    """
+    if fact.metadata.get(PROFILE_KEY) is not None:
+        return ProfileKind(str(fact.metadata[PROFILE_KEY]))
+    subject = default_subject(speaker, "user")
+    if (fact.subject or "").casefold() != subject.casefold() or fact.negated:
+        return None
+    predicate = normalize_predicate(fact.predicate)
+    if predicate in _IDENTITY:
+        return ProfileKind.IDENTITY
+    if predicate in _PREFERENCE or fact.fact_type is FactType.PREFERENCE:
+        return ProfileKind.PREFERENCE
+    return None
+
+
+def with_profile_marks(
+    facts: Sequence[ExtractedFact], text: str, *, speaker: str | None
+) -> list[ExtractedFact]:
+    """A user's rule facts with the instructions of ``text`` added and profile marks set.
+
+    A preference the instruction already states ("I prefer short answers" read both ways) is
+    left out: the instruction says it, and supersedes like one.
+    """
+    named = any(normalize_predicate(f.predicate) == "name" for f in facts)
+    instructions = [
+        f
+        for f in read_instructions(text, speaker=speaker)
+        if not (named and f.predicate == f"{INSTRUCTION_PREFIX}address")
+    ]
+    said = [f.object.casefold() for f in instructions if f.object]
+    taken = {(f.object or "").casefold() for f in facts}
+    preferences = [
+        f
+        for f in read_preferences(text, speaker=speaker)
+        if not any(f.object and f.object.casefold() in sentence for sentence in said)
+        and (f.object or "").casefold() not in taken
+    ]
+    out = [*instructions, *preferences]
+    for fact in facts:
+        obj = (fact.object or "").casefold()
+        if (
+            obj
+            and normalize_predicate(fact.predicate) in _PREFERENCE
+            and any(obj in sentence for sentence in said)
+        ):
+            continue
+        kind = profile_mark(fact, speaker=speaker)
+        if kind is not None:
+            fact = fact.model_copy(update={"metadata": {**fact.metadata, PROFILE_KEY: kind.value}})
+        out.append(fact)
+    return out
