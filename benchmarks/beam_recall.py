@@ -442,8 +442,14 @@ async def run_sagewai(
     folder: Path,
     bridge_options: Mapping[str, Any] | None = None,
     reply_marks: bool = False,
+    reflect_tallies: Mapping[str, Tally] | None = None,
+    syntheses: dict[str, int] | None = None,
 ) -> int:
-    """Ingest one conversation in ``mode``, ask every question per ranking setting, score."""
+    """Ingest one conversation in ``mode``, ask every question per ranking setting, score.
+
+    ``reflect_tallies`` (``consolidated``, ``reflection``): then consolidate without reflection
+    and ask again, then with reflection (which then only writes syntheses) and ask again.
+    """
     project_id = f"beam-{conversation.name}-{mode}"
     top = max(max(tally.ks) for _, tally in runs)
     if store == "memory":
@@ -456,7 +462,16 @@ async def run_sagewai(
             stored += await ingest_facts(engine, conversation, extractor, bridge_options)
         if mode in ("raw", "both"):
             stored += len(await engine.add_many(raw_items(conversation, reply_marks=reply_marks)))
-        for config, tally in runs:
+        asked = [*runs]
+        asked.extend((runs[0][0], tally) for tally in (reflect_tallies or {}).values())
+        for index, (config, tally) in enumerate(asked):
+            if index >= len(runs):
+                from sagewai.intelligence import MemoryConsolidator
+
+                reflect = tally is (reflect_tallies or {}).get("reflection")
+                report = await MemoryConsolidator(engine, reflect=reflect).consolidate(scope=None)
+                if syntheses is not None and reflect:
+                    syntheses[project_id] = report.syntheses_written
             started = time.perf_counter()
             for question in conversation.questions:
                 results = await engine.search(question.text, top_k=top, search_config=config)
@@ -501,6 +516,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         default="{}",
         help='more bridges on the same data: {"name": {MemoryBridge options}} (system '
         "sagewai_facts/<name>)",
+    )
+    parser.add_argument(
+        "--reflect",
+        action="store_true",
+        help="facts/both modes: also score after consolidation without and then with reflection"
+        " (systems sagewai_<mode>+consolidated, sagewai_<mode>+reflection)",
     )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     return parser.parse_args(argv)
@@ -562,6 +583,14 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         for name, variant in variants.items():
             tallies[f"variant_{mode}/{name}"] = Tally(ks)
             runs[mode].append((variant, tallies[f"variant_{mode}/{name}"]))
+    reflected: dict[str, dict[str, Tally]] = {}
+    if args.reflect:
+        for mode in modes:
+            if mode != "raw":
+                reflected[mode] = {}
+                for step in ("consolidated", "reflection"):
+                    reflected[mode][step] = tallies[f"sagewai_{mode}+{step}"] = Tally(ks)
+    syntheses: dict[str, int] = {}
     stored: dict[str, int] = {}
     errors: dict[str, str] = {}
     started = time.perf_counter()
@@ -577,6 +606,7 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             search_config=config.model_dump(),
             variants={name: v.model_dump() for name, v in variants.items()},
             records_stored=stored,
+            syntheses_written=syntheses,
             errors=errors,
             texts_embedded=embedder.embedded,
             seconds=round(time.perf_counter() - started, 1),
@@ -602,6 +632,8 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                         folder=Path(tmp),
                         bridge_options=bridges.get(mode, {}),
                         reply_marks=args.raw_reply_marks,
+                        reflect_tallies=reflected.get(mode),
+                        syntheses=syntheses,
                     )
                 except (RuntimeError, ImportError) as exc:
                     errors[f"sagewai_{mode}"] = str(exc)

@@ -670,10 +670,15 @@ async def run_sagewai(
     graph_hops: int = 0,
     postgres_dsn: str = "",
     bridge_options: Mapping[str, Any] | None = None,
+    reflect_tallies: Mapping[str, Tally] | None = None,
+    syntheses: dict[str, int] | None = None,
 ) -> int:
     """Ingest one conversation in ``mode``, ask every question, score; returns the fact count.
 
     ``variants`` are further ranking settings asked on the same ingested project (ablations).
+    ``reflect_tallies`` (``consolidated``, ``reflection``): after those, the project is
+    consolidated without reflection and asked again, then consolidated with reflection (which
+    then only writes syntheses) and asked again, so the two differ by the syntheses alone.
     """
     project_id = f"locomo-{conversation.sample_id}-{mode}"
     top = max(tally.ks)
@@ -692,15 +697,41 @@ async def run_sagewai(
             await build_graph(engine, conversation)
         runs = [(config, tally), *(variants or {}).values()]
         for search_config, run_tally in runs:
-            started = time.perf_counter()
-            for question in conversation.questions:
-                results = await engine.search(
-                    question.text, top_k=top, search_config=search_config, graph_hops=graph_hops
-                )
-                retrieved = [(source_ids(r), result_text(r)) for r in results]
-                run_tally.add(conversation.sample_id, question, retrieved, count_wordpieces)
-            run_tally.seconds += time.perf_counter() - started
+            await ask_all(
+                engine, conversation, search_config, run_tally, count_wordpieces, top, graph_hops
+            )
+        for step, run_tally in (reflect_tallies or {}).items():
+            from sagewai.intelligence import MemoryConsolidator
+
+            report = await MemoryConsolidator(engine, reflect=step == "reflection").consolidate(
+                scope=None
+            )
+            if syntheses is not None and step == "reflection":
+                syntheses[project_id] = report.syntheses_written
+            await ask_all(
+                engine, conversation, config, run_tally, count_wordpieces, top, graph_hops
+            )
     return stored
+
+
+async def ask_all(
+    engine: ContextEngine,
+    conversation: Conversation,
+    search_config: SearchConfig,
+    run_tally: Tally,
+    count_wordpieces: Callable[[str], int],
+    top: int,
+    graph_hops: int,
+) -> None:
+    """Ask every question of ``conversation`` and score the results in ``run_tally``."""
+    started = time.perf_counter()
+    for question in conversation.questions:
+        results = await engine.search(
+            question.text, top_k=top, search_config=search_config, graph_hops=graph_hops
+        )
+        retrieved = [(source_ids(r), result_text(r)) for r in results]
+        run_tally.add(conversation.sample_id, question, retrieved, count_wordpieces)
+    run_tally.seconds += time.perf_counter() - started
 
 
 # ---------------------------------------------------------------------------------- main
@@ -761,6 +792,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--bridge", default="{}", help="facts/both modes: MemoryBridge options as JSON"
     )
+    parser.add_argument(
+        "--reflect",
+        action="store_true",
+        help="facts/both modes: also score after consolidation without and then with reflection"
+        " (systems sagewai_<mode>+consolidated, sagewai_<mode>+reflection)",
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     return parser.parse_args(argv)
 
@@ -819,6 +856,13 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         for step, overrides in json.loads(args.variants).items():
             variants[mode][step] = (config.model_copy(update=overrides), Tally(ks))
             tallies[f"variant_{mode}/{step}"] = variants[mode][step][1]
+    reflected: dict[str, dict[str, Tally]] = {mode: {} for mode in modes}
+    if args.reflect:
+        for mode in modes:
+            if mode != "raw":
+                for step in ("consolidated", "reflection"):
+                    reflected[mode][step] = tallies[f"sagewai_{mode}+{step}"] = Tally(ks)
+    syntheses: dict[str, int] = {}
     facts_stored: dict[str, int] = {}
     errors: dict[str, str] = {}
     started = time.perf_counter()
@@ -846,6 +890,8 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                         graph_hops=args.graph_hops,
                         postgres_dsn=args.postgres_dsn,
                         bridge_options=json.loads(args.bridge),
+                        reflect_tallies=reflected[mode],
+                        syntheses=syntheses,
                     )
                 except RuntimeError as exc:
                     errors[name] = str(exc)
@@ -870,6 +916,7 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "tokens": "words = whitespace split; wordpieces = MiniLM WordPiece tokens (no specials)",
         "systems": systems,
         "facts_stored": facts_stored,
+        "syntheses_written": syntheses,
         "errors": errors,
         "texts_embedded": embedder.embedded,
         "seconds": round(time.perf_counter() - started, 1),

@@ -234,11 +234,35 @@ async def matching_facts(
                 found.append(fact)
             else:
                 messages.append(fact)
-        elif _names(fact, wanted):
+        elif _names(fact, wanted) or (
+            fact.kind is FactKind.SYNTHESIS and naming is not None and naming.search(fact.content)
+        ):
             found.append(fact)
             sources.update(_source_keys(fact))
     found.extend(m for m in messages if sources.intersection(_source_keys(m)))
+    found.extend(await _syntheses_resting_on(access, found))
     return found
+
+
+async def _syntheses_resting_on(access: StoreAccess, found: Sequence[Fact]) -> list[Fact]:
+    """The syntheses (consolidation's reflection) that quote a record of ``found`` and are not
+    in it: a synthesis repeats its facts' words, so it goes with them."""
+    ids = {fact.id for fact in found if fact.kind is FactKind.FACT}
+    if not ids:
+        return []
+    listed = {fact.id for fact in found}
+    extra: list[Fact] = []
+    query = FactQuery(project_id=access.project_id, kinds=(FactKind.SYNTHESIS,))
+    async for record in access.iter_facts(query, page_size=_PAGE):
+        about = record.metadata.get("reflection")  # see intelligence.consolidation._reflection
+        rests_on = about.get("rests_on") if isinstance(about, dict) else None
+        if (
+            record.id not in listed
+            and isinstance(rests_on, list)
+            and ids.intersection(str(i) for i in rests_on)
+        ):
+            extra.append(record)
+    return extra
 
 
 async def same_source(access: StoreAccess, record: Fact) -> list[Fact]:
@@ -360,7 +384,10 @@ async def forget_facts(
         history = await access.changes(ChangeQuery(project_id=access.project_id, fact_id=fact.id))
         for change in history:
             pending.extend((related, fact.id) for related in change.related_fact_ids)
-    await delete_records(access, list(chosen), reason="forgotten at the user's request")
+    quoting = await _syntheses_resting_on(access, list(chosen.values()))
+    await delete_records(
+        access, [*chosen, *(r.id for r in quoting)], reason="forgotten at the user's request"
+    )
     message_ids = frozenset(
         source.message_id
         for fact in chosen.values()
