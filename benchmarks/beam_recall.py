@@ -469,7 +469,9 @@ async def run_sagewai(
                 from sagewai.intelligence import MemoryConsolidator
 
                 reflect = tally is (reflect_tallies or {}).get("reflection")
-                report = await MemoryConsolidator(engine, reflect=reflect).consolidate(scope=None)
+                report = await MemoryConsolidator(
+                    engine, decay_halflife_days=NO_DECAY, reflect=reflect
+                ).consolidate(scope=None)
                 if syntheses is not None and reflect:
                     syntheses[project_id] = report.syntheses_written
             started = time.perf_counter()
@@ -479,6 +481,11 @@ async def run_sagewai(
                 tally.add(conversation.name, question, retrieved, count_wordpieces)
             tally.seconds += time.perf_counter() - started
     return stored
+
+
+NO_DECAY = 36_500.0
+"""The half-life of ``--reflect``'s consolidation: the conversations are years old, and with the
+default 30 days decay archives most of their facts, which is not what is measured here."""
 
 
 # ---------------------------------------------------------------------------------- main

@@ -703,9 +703,9 @@ async def run_sagewai(
         for step, run_tally in (reflect_tallies or {}).items():
             from sagewai.intelligence import MemoryConsolidator
 
-            report = await MemoryConsolidator(engine, reflect=step == "reflection").consolidate(
-                scope=None
-            )
+            report = await MemoryConsolidator(
+                engine, decay_halflife_days=NO_DECAY, reflect=step == "reflection"
+            ).consolidate(scope=None)
             if syntheses is not None and step == "reflection":
                 syntheses[project_id] = report.syntheses_written
             await ask_all(
@@ -732,6 +732,11 @@ async def ask_all(
         retrieved = [(source_ids(r), result_text(r)) for r in results]
         run_tally.add(conversation.sample_id, question, retrieved, count_wordpieces)
     run_tally.seconds += time.perf_counter() - started
+
+
+NO_DECAY = 36_500.0
+"""The half-life of ``--reflect``'s consolidation: the conversations are years old, and with the
+default 30 days decay archives most of their facts, which is not what is measured here."""
 
 
 # ---------------------------------------------------------------------------------- main

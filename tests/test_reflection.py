@@ -260,6 +260,22 @@ async def test_a_subject_below_the_minimum_has_its_synthesis_archived(
     assert "lives in Munich" not in synthesis.content
 
 
+async def test_a_synthesis_the_user_brought_back_from_the_archive_stays(
+    make_engine: Factory,
+) -> None:
+    ctx = await make_engine("memory")
+    facts = await add_dana(ctx)
+    await reflecting(ctx).consolidate(scope="user")
+    await ctx.delete(facts[0].id)
+    await reflecting(ctx).consolidate(scope="user")
+    (synthesis,) = await syntheses(ctx)
+    archived = (await ctx.history(synthesis.id))[-1]
+    assert (await ctx.revert(archived.id)).status is FactStatus.ACTIVE
+    report = await reflecting(ctx).consolidate(scope="user")
+    assert report.syntheses_archived == 0
+    assert (await ctx.get(synthesis.id)).status is FactStatus.ACTIVE
+
+
 async def test_a_dry_run_reports_exactly_what_the_real_run_does(make_engine: Factory) -> None:
     ctx = await make_engine("memory")
     await add_dana(ctx)
@@ -466,3 +482,25 @@ def test_synthesis_ids_differ_per_scope_and_subject() -> None:
     ids = {synthesis_id("p", key, subject) for key in ("u1", "u2") for subject in ("dana", "bob")}
     assert len(ids) == 4
     assert all(uuid.UUID(i) for i in ids)
+
+
+def test_the_command_line_reflects_on_request(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import asyncio
+    import json
+
+    from sagewai.cli._main import main
+
+    folder = tmp_path / "data"
+
+    async def seed() -> None:
+        async with ContextEngine.local(folder, project_id="demo") as ctx:
+            await add_dana(ctx)
+
+    asyncio.run(seed())
+    args = ["consolidate", "--project", "demo", "--store", str(folder), "--scope", "all"]
+    assert main([*args, "--no-reflect", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["syntheses_written"] == 0
+    assert main([*args, "--reflect"]) == 0
+    assert "1 syntheses written (0 archived)" in capsys.readouterr().out

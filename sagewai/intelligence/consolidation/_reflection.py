@@ -361,20 +361,29 @@ class Reflection:
                 groups.setdefault(where, _Group(*where)).add(fact, limit)
         return groups
 
-    async def _declined(self, existing: Fact) -> str | None:
-        """The signature of the version the user undid, when the last change was an undo."""
+    async def _last_undo(self, existing: Fact) -> FactChange | None:
+        """The synthesis's last change when it was a user's undo."""
         rows = await self.port.changes(
             ChangeQuery(project_id=self.port.project_id, fact_id=existing.id)
         )
-        if not rows or rows[-1].rule not in REVERT_RULES:
+        return rows[-1] if rows and rows[-1].rule in REVERT_RULES else None
+
+    async def _declined(self, existing: Fact) -> str | None:
+        """The signature of the version the user undid, when the last change was an undo."""
+        undo = await self._last_undo(existing)
+        if undo is None:
             return None
-        undone = rows[-1].before or {}
-        metadata = undone.get("metadata")
+        metadata = (undo.before or {}).get("metadata")
         source = metadata if isinstance(metadata, dict) else existing.metadata
         about = source.get(REFLECTION_KEY)
         if isinstance(about, dict) and isinstance(about.get("signature"), str):
             return str(about["signature"])
         return None
+
+    async def _unarchived_by_user(self, existing: Fact) -> bool:
+        """True when the user undid the archiving of this synthesis: it is left as they want."""
+        undo = await self._last_undo(existing)
+        return undo is not None and (undo.before or {}).get("status") == "archived"
 
     # ---------------------------------------------------------------- writing
 
@@ -460,18 +469,20 @@ class Reflection:
         }
         if existing is not None:
             return existing.evolve(**fields, valid_from=at)
-        return Fact(
-            id=synthesis_id(first.project_id, group.scope_key, group.key, self.tags),
-            project_id=first.project_id,
-            scope=first.scope,
-            org_id=first.org_id,
-            user_id=first.user_id,
-            # Where a user's fact was said is not where its synthesis lives: only a session's
-            # own facts give a session's synthesis.
-            session_id=first.session_id if first.scope is ContextScope.SESSION else None,
-            kind=FactKind.SYNTHESIS,
-            created_at=at,
-            **fields,  # type: ignore[arg-type]
+        return Fact.model_validate(
+            {
+                **fields,
+                "id": synthesis_id(first.project_id, group.scope_key, group.key, self.tags),
+                "project_id": first.project_id,
+                "scope": first.scope,
+                "org_id": first.org_id,
+                "user_id": first.user_id,
+                # Where a user's fact was said is not where its synthesis lives: only a
+                # session's own facts give a session's synthesis.
+                "session_id": first.session_id if first.scope is ContextScope.SESSION else None,
+                "kind": FactKind.SYNTHESIS,
+                "created_at": at,
+            }
         )
 
     def _cause(self, rule: str, reason: str, at: datetime) -> lifecycle.Cause:
@@ -492,6 +503,8 @@ class Reflection:
             at = utcnow()
             if group is None or group.count < config.reflection_min_facts:
                 if record is None or record.status is not FactStatus.ACTIVE:
+                    continue
+                if await self._unarchived_by_user(record):
                     continue
                 count = 0 if group is None else group.count
                 name = str(record.subject)
