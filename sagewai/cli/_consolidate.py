@@ -186,8 +186,7 @@ def render_report(report: ConsolidationReport) -> str:
     ]
     if report.syntheses_written or report.syntheses_archived:
         lines.append(
-            f"  {report.syntheses_written} syntheses written "
-            f"({report.syntheses_archived} archived)"
+            f"  {report.syntheses_written} syntheses written ({report.syntheses_archived} archived)"
         )
     if report.resumed_run_id:
         lines.append(f"  resumed the interrupted run {report.resumed_run_id}")
