@@ -59,6 +59,7 @@ from locomo_recall import (
     recall_at,
     result_text,
     score_baselines,
+    synthesis_figures,
     wordpiece_counter,
 )
 
@@ -443,7 +444,7 @@ async def run_sagewai(
     bridge_options: Mapping[str, Any] | None = None,
     reply_marks: bool = False,
     reflect_tallies: Mapping[str, Tally] | None = None,
-    syntheses: dict[str, int] | None = None,
+    syntheses: dict[str, dict[str, float]] | None = None,
 ) -> int:
     """Ingest one conversation in ``mode``, ask every question per ranking setting, score.
 
@@ -472,14 +473,16 @@ async def run_sagewai(
                 report = await MemoryConsolidator(
                     engine, decay_halflife_days=NO_DECAY, reflect=reflect
                 ).consolidate(scope=None)
-                if syntheses is not None and reflect:
-                    syntheses[project_id] = report.syntheses_written
             started = time.perf_counter()
+            shown: list[int] = []
             for question in conversation.questions:
                 results = await engine.search(question.text, top_k=top, search_config=config)
                 retrieved = [(result_sources(r), result_text(r)) for r in results]
                 tally.add(conversation.name, question, retrieved, count_wordpieces)
+                shown.append(sum(1 for r in results[:10] if r.fact.kind is FactKind.SYNTHESIS))
             tally.seconds += time.perf_counter() - started
+            if index >= len(runs) and syntheses is not None and reflect:
+                syntheses[project_id] = synthesis_figures(report.syntheses_written, shown)
     return stored
 
 
@@ -597,7 +600,7 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                 reflected[mode] = {}
                 for step in ("consolidated", "reflection"):
                     reflected[mode][step] = tallies[f"sagewai_{mode}+{step}"] = Tally(ks)
-    syntheses: dict[str, int] = {}
+    syntheses: dict[str, dict[str, float]] = {}
     stored: dict[str, int] = {}
     errors: dict[str, str] = {}
     started = time.perf_counter()

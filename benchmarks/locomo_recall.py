@@ -671,7 +671,7 @@ async def run_sagewai(
     postgres_dsn: str = "",
     bridge_options: Mapping[str, Any] | None = None,
     reflect_tallies: Mapping[str, Tally] | None = None,
-    syntheses: dict[str, int] | None = None,
+    syntheses: dict[str, dict[str, float]] | None = None,
 ) -> int:
     """Ingest one conversation in ``mode``, ask every question, score; returns the fact count.
 
@@ -706,12 +706,21 @@ async def run_sagewai(
             report = await MemoryConsolidator(
                 engine, decay_halflife_days=NO_DECAY, reflect=step == "reflection"
             ).consolidate(scope=None)
-            if syntheses is not None and step == "reflection":
-                syntheses[project_id] = report.syntheses_written
-            await ask_all(
+            shown = await ask_all(
                 engine, conversation, config, run_tally, count_wordpieces, top, graph_hops
             )
+            if syntheses is not None and step == "reflection":
+                syntheses[project_id] = synthesis_figures(report.syntheses_written, shown)
     return stored
+
+
+def synthesis_figures(written: int, shown: Sequence[int]) -> dict[str, float]:
+    """How many syntheses a run wrote, and how often they were in the first 10 results."""
+    return {
+        "written": written,
+        "questions_with_one_in_top10": round(sum(1 for n in shown if n) / max(len(shown), 1), 4),
+        "mean_in_top10": round(sum(shown) / max(len(shown), 1), 4),
+    }
 
 
 async def ask_all(
@@ -722,16 +731,20 @@ async def ask_all(
     count_wordpieces: Callable[[str], int],
     top: int,
     graph_hops: int,
-) -> None:
-    """Ask every question of ``conversation`` and score the results in ``run_tally``."""
+) -> list[int]:
+    """Ask every question of ``conversation`` and score the results in ``run_tally``; returns
+    how many syntheses each question's first 10 results held."""
     started = time.perf_counter()
+    shown: list[int] = []
     for question in conversation.questions:
         results = await engine.search(
             question.text, top_k=top, search_config=search_config, graph_hops=graph_hops
         )
         retrieved = [(source_ids(r), result_text(r)) for r in results]
         run_tally.add(conversation.sample_id, question, retrieved, count_wordpieces)
+        shown.append(sum(1 for r in results[:10] if r.fact.kind.value == "synthesis"))
     run_tally.seconds += time.perf_counter() - started
+    return shown
 
 
 NO_DECAY = 36_500.0
@@ -867,7 +880,7 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             if mode != "raw":
                 for step in ("consolidated", "reflection"):
                     reflected[mode][step] = tallies[f"sagewai_{mode}+{step}"] = Tally(ks)
-    syntheses: dict[str, int] = {}
+    syntheses: dict[str, dict[str, float]] = {}
     facts_stored: dict[str, int] = {}
     errors: dict[str, str] = {}
     started = time.perf_counter()

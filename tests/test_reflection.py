@@ -343,6 +343,24 @@ async def test_syntheses_never_mix_users(make_engine: Factory, backend: str) -> 
     assert "Norwegian" not in (await ctx.get(theirs.id)).content
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_hostile_subject_gets_its_synthesis_and_is_forgotten_with_it(
+    make_engine: Factory, backend: str
+) -> None:
+    ctx = await make_engine(backend)
+    hostile = "Ro'bert\"); DROP TABLE facts;-- %s \\ .*"
+    for text in ("likes tea", "lives in Oslo", "works at Equinor"):
+        await ctx.add(f"{hostile} {text}.", subject=hostile, user_id="u1")
+    report = await reflecting(ctx).consolidate(scope="user")
+    assert report.syntheses_written == 1
+    (synthesis,) = await syntheses(ctx)
+    assert synthesis.subject == hostile
+    assert synthesis.content.startswith(f"{hostile} (summary): likes tea; lives in Oslo")
+    await ctx.forget(subject=hostile)
+    assert await syntheses(ctx) == []
+    assert await ctx.get_all(user_id="u1") == []
+
+
 async def test_syntheses_never_cross_projects(tmp_path: Path) -> None:
     embedder = FakeEmbedder()
     async with (
