@@ -215,19 +215,17 @@ async def run_consolidate(args: argparse.Namespace, *, stderr: TextIO | None = N
     scope: str | None = None if args.scope == "all" else args.scope
     store = args.store or os.environ.get("SAGEWAI_STORE") or DEFAULT_STORE
     engine = open_engine(store, args.project, vectors=args.vectors)
-    reflection: ConsolidationOptions = {}
+    options: ConsolidationOptions = {
+        "decay_halflife_days": args.halflife_days,
+        "similarity_threshold": args.threshold,
+        "contradiction_strategy": args.strategy,
+        "batch_size": args.batch_size,
+    }
     if args.reflect is not None:
-        reflection["reflect"] = args.reflect
+        options["reflect"] = args.reflect
     if args.reflection_model is not None:
-        reflection["reflection_model"] = args.reflection_model
-    consolidator = MemoryConsolidator(
-        engine,
-        decay_halflife_days=args.halflife_days,
-        similarity_threshold=args.threshold,
-        contradiction_strategy=args.strategy,
-        batch_size=args.batch_size,
-        **reflection,
-    )
+        options["reflection_model"] = args.reflection_model
+    consolidator = MemoryConsolidator(engine, **options)
     bar = ProgressBar(stderr, enabled=not args.no_progress and stderr.isatty())
     tags: Sequence[str] | None = args.tags
     try:
