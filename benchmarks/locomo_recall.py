@@ -710,8 +710,26 @@ async def run_sagewai(
                 engine, conversation, config, run_tally, count_wordpieces, top, graph_hops
             )
             if syntheses is not None and step == "reflection":
-                syntheses[project_id] = synthesis_figures(report.syntheses_written, shown)
+                syntheses[project_id] = {
+                    **synthesis_figures(report.syntheses_written, shown),
+                    **await subject_queries(engine),
+                }
     return stored
+
+
+async def subject_queries(engine: ContextEngine) -> dict[str, float]:
+    """Whether each synthesis comes up when its subject does: "What do you know about X?"."""
+    ranks: list[int | None] = []
+    for synthesis in await engine.get_all(kinds=["synthesis"]):
+        results = await engine.search(f"What do you know about {synthesis.subject}?", top_k=10)
+        ids = [r.fact.id for r in results]
+        ranks.append(ids.index(synthesis.id) + 1 if synthesis.id in ids else None)
+    asked = max(len(ranks), 1)
+    return {
+        "subject_queries": len(ranks),
+        "subject_query_top1": round(sum(1 for r in ranks if r == 1) / asked, 4),
+        "subject_query_top10": round(sum(1 for r in ranks if r is not None) / asked, 4),
+    }
 
 
 def synthesis_figures(written: int, shown: Sequence[int]) -> dict[str, float]:

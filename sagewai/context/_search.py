@@ -55,6 +55,7 @@ from sagewai.context._ranking import (
     source_key,
 )
 from sagewai.context._standing import claim_changes
+from sagewai.context._subject_search import synthesis_first
 from sagewai.core._arguments import aware_time, check_int, check_number, enum_values, string_list
 from sagewai.core._embedder import Vector
 from sagewai.core._pieces import is_piece, record_id
@@ -300,6 +301,9 @@ class Searcher:
         standing = await self._standing(found, ranked)  # changed claims and what holds now
         ranked = self._present_first(request, ranked, standing)  # now before then, answers first
         results = self._results(request, ranked, standing)  # one result per statement, top_k
+        results = await synthesis_first(  # a subject asked about: its synthesis first
+            self.port, request.text, request.fact_query, results, request.top_k
+        )
         self._mark_read(request, results, found.now)  # recent use slows decay
         return results
 
