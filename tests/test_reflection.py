@@ -126,6 +126,32 @@ async def test_a_subject_with_three_facts_gets_one_plain_synthesis_linked_to_the
     assert {f.id for f in facts} <= {r.fact.id for r in found}
 
 
+async def test_a_search_naming_only_the_subject_shows_its_synthesis_first(
+    make_engine: Factory,
+) -> None:
+    ctx = await make_engine("memory")
+    facts = await add_dana(ctx)
+    for i in range(30):  # many records name Dana: the synthesis is not first on its own merit
+        await ctx.add(f"Dana mentioned topic number {i} in passing.", user_id="u1")
+    await reflecting(ctx).consolidate(scope="user")
+    (synthesis,) = await syntheses(ctx)
+    for query in ("What do you know about Dana?", "Dana", "tell me about dana", "Dana's profile"):
+        found = await ctx.search(query, top_k=5, user_id="u1")
+        assert found[0].fact.id == synthesis.id, query
+        assert len(found) == 5
+        assert [r.fact.id for r in found].count(synthesis.id) == 1
+    # Not when the search leaves syntheses out, or asks about the past.
+    found = await ctx.search("What do you know about Dana?", top_k=5, user_id="u1", kinds=["fact"])
+    assert synthesis.id not in [r.fact.id for r in found]
+    found = await ctx.search(
+        "What do you know about Dana?", top_k=5, user_id="u1", as_of=facts[0].created_at
+    )
+    assert synthesis.id not in [r.fact.id for r in found]
+    # Nor when the question asks about more than the subject.
+    found = await ctx.search("Which topic number did Dana mention?", top_k=5, user_id="u1")
+    assert synthesis.id not in [r.fact.id for r in found[:1]]
+
+
 async def test_a_second_run_over_unchanged_facts_writes_nothing(make_engine: Factory) -> None:
     ctx = await make_engine("memory")
     await add_dana(ctx)
@@ -336,6 +362,13 @@ async def test_syntheses_never_mix_users(make_engine: Factory, backend: str) -> 
         assert other not in [r.fact.id for r in found]
         if user == "u3":
             assert theirs.id not in [r.fact.id for r in found]
+    # A search that names only the subject shows the asker's own synthesis first.
+    for user, own in (("u1", mine.id), ("u2", theirs.id)):
+        found = await ctx.search("What do you know about Dana?", top_k=3, user_id=user)
+        assert found[0].fact.id == own
+        assert {r.fact.id for r in found} & {mine.id, theirs.id} == {own}
+    found = await ctx.search("What do you know about Dana?", top_k=3, user_id="u3")
+    assert found[0].fact.kind is not FactKind.SYNTHESIS
     # One user pinned: only that user's synthesis is rewritten.
     await ctx.add("Dana speaks Norwegian.", subject="Dana", user_id="u2")
     pinned = await reflecting(ctx).consolidate(scope="user", user_id="u1")
