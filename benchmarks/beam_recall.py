@@ -59,6 +59,7 @@ from locomo_recall import (
     recall_at,
     result_text,
     score_baselines,
+    synthesis_figures,
     wordpiece_counter,
 )
 
@@ -442,8 +443,14 @@ async def run_sagewai(
     folder: Path,
     bridge_options: Mapping[str, Any] | None = None,
     reply_marks: bool = False,
+    reflect_tallies: Mapping[str, Tally] | None = None,
+    syntheses: dict[str, dict[str, float]] | None = None,
 ) -> int:
-    """Ingest one conversation in ``mode``, ask every question per ranking setting, score."""
+    """Ingest one conversation in ``mode``, ask every question per ranking setting, score.
+
+    ``reflect_tallies`` (``consolidated``, ``reflection``): then consolidate without reflection
+    and ask again, then with reflection (which then only writes syntheses) and ask again.
+    """
     project_id = f"beam-{conversation.name}-{mode}"
     top = max(max(tally.ks) for _, tally in runs)
     if store == "memory":
@@ -456,14 +463,32 @@ async def run_sagewai(
             stored += await ingest_facts(engine, conversation, extractor, bridge_options)
         if mode in ("raw", "both"):
             stored += len(await engine.add_many(raw_items(conversation, reply_marks=reply_marks)))
-        for config, tally in runs:
+        asked = [*runs]
+        asked.extend((runs[0][0], tally) for tally in (reflect_tallies or {}).values())
+        for index, (config, tally) in enumerate(asked):
+            if index >= len(runs):
+                from sagewai.intelligence import MemoryConsolidator
+
+                reflect = tally is (reflect_tallies or {}).get("reflection")
+                report = await MemoryConsolidator(
+                    engine, decay_halflife_days=NO_DECAY, reflect=reflect
+                ).consolidate(scope=None)
             started = time.perf_counter()
+            shown: list[int] = []
             for question in conversation.questions:
                 results = await engine.search(question.text, top_k=top, search_config=config)
                 retrieved = [(result_sources(r), result_text(r)) for r in results]
                 tally.add(conversation.name, question, retrieved, count_wordpieces)
+                shown.append(sum(1 for r in results[:10] if r.fact.kind is FactKind.SYNTHESIS))
             tally.seconds += time.perf_counter() - started
+            if index >= len(runs) and syntheses is not None and reflect:
+                syntheses[project_id] = synthesis_figures(report.syntheses_written, shown)
     return stored
+
+
+NO_DECAY = 36_500.0
+"""The half-life of ``--reflect``'s consolidation: the conversations are years old, and with the
+default 30 days decay archives most of their facts, which is not what is measured here."""
 
 
 # ---------------------------------------------------------------------------------- main
@@ -501,6 +526,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         default="{}",
         help='more bridges on the same data: {"name": {MemoryBridge options}} (system '
         "sagewai_facts/<name>)",
+    )
+    parser.add_argument(
+        "--reflect",
+        action="store_true",
+        help="facts/both modes: also score after consolidation without and then with reflection"
+        " (systems sagewai_<mode>+consolidated, sagewai_<mode>+reflection)",
     )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     return parser.parse_args(argv)
@@ -562,6 +593,14 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         for name, variant in variants.items():
             tallies[f"variant_{mode}/{name}"] = Tally(ks)
             runs[mode].append((variant, tallies[f"variant_{mode}/{name}"]))
+    reflected: dict[str, dict[str, Tally]] = {}
+    if args.reflect:
+        for mode in modes:
+            if mode != "raw":
+                reflected[mode] = {}
+                for step in ("consolidated", "reflection"):
+                    reflected[mode][step] = tallies[f"sagewai_{mode}+{step}"] = Tally(ks)
+    syntheses: dict[str, dict[str, float]] = {}
     stored: dict[str, int] = {}
     errors: dict[str, str] = {}
     started = time.perf_counter()
@@ -577,6 +616,7 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             search_config=config.model_dump(),
             variants={name: v.model_dump() for name, v in variants.items()},
             records_stored=stored,
+            syntheses_written=syntheses,
             errors=errors,
             texts_embedded=embedder.embedded,
             seconds=round(time.perf_counter() - started, 1),
@@ -602,6 +642,8 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                         folder=Path(tmp),
                         bridge_options=bridges.get(mode, {}),
                         reply_marks=args.raw_reply_marks,
+                        reflect_tallies=reflected.get(mode),
+                        syntheses=syntheses,
                     )
                 except (RuntimeError, ImportError) as exc:
                     errors[f"sagewai_{mode}"] = str(exc)

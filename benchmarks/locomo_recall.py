@@ -670,10 +670,15 @@ async def run_sagewai(
     graph_hops: int = 0,
     postgres_dsn: str = "",
     bridge_options: Mapping[str, Any] | None = None,
+    reflect_tallies: Mapping[str, Tally] | None = None,
+    syntheses: dict[str, dict[str, float]] | None = None,
 ) -> int:
     """Ingest one conversation in ``mode``, ask every question, score; returns the fact count.
 
     ``variants`` are further ranking settings asked on the same ingested project (ablations).
+    ``reflect_tallies`` (``consolidated``, ``reflection``): after those, the project is
+    consolidated without reflection and asked again, then consolidated with reflection (which
+    then only writes syntheses) and asked again, so the two differ by the syntheses alone.
     """
     project_id = f"locomo-{conversation.sample_id}-{mode}"
     top = max(tally.ks)
@@ -692,15 +697,77 @@ async def run_sagewai(
             await build_graph(engine, conversation)
         runs = [(config, tally), *(variants or {}).values()]
         for search_config, run_tally in runs:
-            started = time.perf_counter()
-            for question in conversation.questions:
-                results = await engine.search(
-                    question.text, top_k=top, search_config=search_config, graph_hops=graph_hops
-                )
-                retrieved = [(source_ids(r), result_text(r)) for r in results]
-                run_tally.add(conversation.sample_id, question, retrieved, count_wordpieces)
-            run_tally.seconds += time.perf_counter() - started
+            await ask_all(
+                engine, conversation, search_config, run_tally, count_wordpieces, top, graph_hops
+            )
+        for step, run_tally in (reflect_tallies or {}).items():
+            from sagewai.intelligence import MemoryConsolidator
+
+            report = await MemoryConsolidator(
+                engine, decay_halflife_days=NO_DECAY, reflect=step == "reflection"
+            ).consolidate(scope=None)
+            shown = await ask_all(
+                engine, conversation, config, run_tally, count_wordpieces, top, graph_hops
+            )
+            if syntheses is not None and step == "reflection":
+                syntheses[project_id] = {
+                    **synthesis_figures(report.syntheses_written, shown),
+                    **await subject_queries(engine),
+                }
     return stored
+
+
+async def subject_queries(engine: ContextEngine) -> dict[str, float]:
+    """Whether each synthesis comes up when its subject does: "What do you know about X?"."""
+    ranks: list[int | None] = []
+    for synthesis in await engine.get_all(kinds=["synthesis"]):
+        results = await engine.search(f"What do you know about {synthesis.subject}?", top_k=10)
+        ids = [r.fact.id for r in results]
+        ranks.append(ids.index(synthesis.id) + 1 if synthesis.id in ids else None)
+    asked = max(len(ranks), 1)
+    return {
+        "subject_queries": len(ranks),
+        "subject_query_top1": round(sum(1 for r in ranks if r == 1) / asked, 4),
+        "subject_query_top10": round(sum(1 for r in ranks if r is not None) / asked, 4),
+    }
+
+
+def synthesis_figures(written: int, shown: Sequence[int]) -> dict[str, float]:
+    """How many syntheses a run wrote, and how often they were in the first 10 results."""
+    return {
+        "written": written,
+        "questions_with_one_in_top10": round(sum(1 for n in shown if n) / max(len(shown), 1), 4),
+        "mean_in_top10": round(sum(shown) / max(len(shown), 1), 4),
+    }
+
+
+async def ask_all(
+    engine: ContextEngine,
+    conversation: Conversation,
+    search_config: SearchConfig,
+    run_tally: Tally,
+    count_wordpieces: Callable[[str], int],
+    top: int,
+    graph_hops: int,
+) -> list[int]:
+    """Ask every question of ``conversation`` and score the results in ``run_tally``; returns
+    how many syntheses each question's first 10 results held."""
+    started = time.perf_counter()
+    shown: list[int] = []
+    for question in conversation.questions:
+        results = await engine.search(
+            question.text, top_k=top, search_config=search_config, graph_hops=graph_hops
+        )
+        retrieved = [(source_ids(r), result_text(r)) for r in results]
+        run_tally.add(conversation.sample_id, question, retrieved, count_wordpieces)
+        shown.append(sum(1 for r in results[:10] if r.fact.kind.value == "synthesis"))
+    run_tally.seconds += time.perf_counter() - started
+    return shown
+
+
+NO_DECAY = 36_500.0
+"""The half-life of ``--reflect``'s consolidation: the conversations are years old, and with the
+default 30 days decay archives most of their facts, which is not what is measured here."""
 
 
 # ---------------------------------------------------------------------------------- main
@@ -761,6 +828,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--bridge", default="{}", help="facts/both modes: MemoryBridge options as JSON"
     )
+    parser.add_argument(
+        "--reflect",
+        action="store_true",
+        help="facts/both modes: also score after consolidation without and then with reflection"
+        " (systems sagewai_<mode>+consolidated, sagewai_<mode>+reflection)",
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     return parser.parse_args(argv)
 
@@ -819,6 +892,13 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         for step, overrides in json.loads(args.variants).items():
             variants[mode][step] = (config.model_copy(update=overrides), Tally(ks))
             tallies[f"variant_{mode}/{step}"] = variants[mode][step][1]
+    reflected: dict[str, dict[str, Tally]] = {mode: {} for mode in modes}
+    if args.reflect:
+        for mode in modes:
+            if mode != "raw":
+                for step in ("consolidated", "reflection"):
+                    reflected[mode][step] = tallies[f"sagewai_{mode}+{step}"] = Tally(ks)
+    syntheses: dict[str, dict[str, float]] = {}
     facts_stored: dict[str, int] = {}
     errors: dict[str, str] = {}
     started = time.perf_counter()
@@ -846,6 +926,8 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                         graph_hops=args.graph_hops,
                         postgres_dsn=args.postgres_dsn,
                         bridge_options=json.loads(args.bridge),
+                        reflect_tallies=reflected[mode],
+                        syntheses=syntheses,
                     )
                 except RuntimeError as exc:
                     errors[name] = str(exc)
@@ -870,6 +952,7 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "tokens": "words = whitespace split; wordpieces = MiniLM WordPiece tokens (no specials)",
         "systems": systems,
         "facts_stored": facts_stored,
+        "syntheses_written": syntheses,
         "errors": errors,
         "texts_embedded": embedder.embedded,
         "seconds": round(time.perf_counter() - started, 1),

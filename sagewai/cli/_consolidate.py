@@ -104,6 +104,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--halflife-days", type=float, default=30.0, help="decay half-life")
     parser.add_argument("--batch-size", type=int, default=100, help="facts per transaction")
     parser.add_argument(
+        "--reflect",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="write a synthesis per subject (default: the settings' default)",
+    )
+    parser.add_argument(
+        "--reflection-model",
+        default=None,
+        help="a litellm model that writes the syntheses (default: the offline rules)",
+    )
+    parser.add_argument(
         "--no-progress", action="store_true", help="no progress bar even on a terminal"
     )
     allow_empty_option(parser)
@@ -175,6 +186,10 @@ def render_report(report: ConsolidationReport) -> str:
         f"({report.facts_flagged} flagged for review)",
         f"  {report.facts_decayed} facts decayed ({report.facts_archived} archived)",
     ]
+    if report.syntheses_written or report.syntheses_archived:
+        lines.append(
+            f"  {report.syntheses_written} syntheses written ({report.syntheses_archived} archived)"
+        )
     if report.resumed_run_id:
         lines.append(f"  resumed the interrupted run {report.resumed_run_id}")
     for action in report.actions[:20]:
@@ -196,19 +211,23 @@ async def run_consolidate(args: argparse.Namespace, *, stderr: TextIO | None = N
         ConfigurationError: bad arguments or store (exit code 2).
         SagewaiError: the run failed (exit code 1).
     """
-    from sagewai.intelligence import MemoryConsolidator
+    from sagewai.intelligence import ConsolidationOptions, MemoryConsolidator
 
     stderr = stderr or sys.stderr
     scope: str | None = None if args.scope == "all" else args.scope
     store = args.store or os.environ.get("SAGEWAI_STORE") or DEFAULT_STORE
     engine = open_engine(store, args.project, vectors=args.vectors)
-    consolidator = MemoryConsolidator(
-        engine,
-        decay_halflife_days=args.halflife_days,
-        similarity_threshold=args.threshold,
-        contradiction_strategy=args.strategy,
-        batch_size=args.batch_size,
-    )
+    options: ConsolidationOptions = {
+        "decay_halflife_days": args.halflife_days,
+        "similarity_threshold": args.threshold,
+        "contradiction_strategy": args.strategy,
+        "batch_size": args.batch_size,
+    }
+    if args.reflect is not None:
+        options["reflect"] = args.reflect
+    if args.reflection_model is not None:
+        options["reflection_model"] = args.reflection_model
+    consolidator = MemoryConsolidator(engine, **options)
     bar = ProgressBar(stderr, enabled=not args.no_progress and stderr.isatty())
     tags: Sequence[str] | None = args.tags
     try:

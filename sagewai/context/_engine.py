@@ -846,8 +846,10 @@ class ContextEngine(Resource):
             lifecycle.Cause("engine", "engine.revert", reason),
             related=change.related_fact_ids,
         )
+        # A change of the text (a synthesis rewritten) gets its vector back with it.
         await self._access.commit(
-            WriteBatch(self.project_id, upserts=[step.fact], changes=[step.change])
+            WriteBatch(self.project_id, upserts=[step.fact], changes=[step.change]),
+            new=[step.fact] if "content" in change.before else (),
         )
         return step.fact
 

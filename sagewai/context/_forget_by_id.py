@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sagewai.context._forgetting import delete_records
+from sagewai.context._forgetting import delete_records, syntheses_resting_on
 from sagewai.core._episode_records import subject_pattern
 from sagewai.core._queries import ChangeQuery, FactQuery
 from sagewai.core._records import Fact, FactKind
@@ -130,7 +130,10 @@ async def forget_facts(
         history = await access.changes(ChangeQuery(project_id=access.project_id, fact_id=fact.id))
         for change in history:
             pending.extend((related, fact.id) for related in change.related_fact_ids)
-    await delete_records(access, list(chosen), reason="forgotten at the user's request")
+    quoting = await syntheses_resting_on(access, list(chosen.values()))
+    await delete_records(
+        access, [*chosen, *(r.id for r in quoting)], reason="forgotten at the user's request"
+    )
     message_ids = frozenset(
         source.message_id
         for fact in chosen.values()

@@ -46,6 +46,7 @@ __all__ = [
     "forget_matching",
     "matching_facts",
     "same_source",
+    "syntheses_resting_on",
 ]
 
 
@@ -510,7 +511,29 @@ async def matching_facts(
         elif fact.kind is FactKind.MESSAGE:
             messages.append(fact)
     found.extend(m for m in messages if sources.intersection(_source_keys(m)))
+    found.extend(await syntheses_resting_on(access, found))
     return found
+
+
+async def syntheses_resting_on(access: StoreAccess, found: Sequence[Fact]) -> list[Fact]:
+    """The syntheses (consolidation's reflection) that quote a record of ``found`` and are not
+    in it: a synthesis repeats its facts' words, so it goes with them."""
+    ids = {fact.id for fact in found if fact.kind is FactKind.FACT}
+    if not ids:
+        return []
+    listed = {fact.id for fact in found}
+    extra: list[Fact] = []
+    query = FactQuery(project_id=access.project_id, kinds=(FactKind.SYNTHESIS,))
+    async for record in access.iter_facts(query, page_size=_PAGE):
+        about = record.metadata.get("reflection")  # see intelligence.consolidation._reflection
+        rests_on = about.get("rests_on") if isinstance(about, dict) else None
+        if (
+            record.id not in listed
+            and isinstance(rests_on, list)
+            and ids.intersection(str(i) for i in rests_on)
+        ):
+            extra.append(record)
+    return extra
 
 
 async def same_source(access: StoreAccess, record: Fact) -> list[Fact]:

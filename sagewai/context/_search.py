@@ -59,6 +59,7 @@ from sagewai.context._ranking import (
     source_key,
 )
 from sagewai.context._standing import MAX_CHAIN, claim_changes
+from sagewai.context._subject_search import synthesis_first
 from sagewai.core._arguments import aware_time, check_int, check_number, enum_values, string_list
 from sagewai.core._embedder import Vector
 from sagewai.core._pieces import is_piece, record_id
@@ -321,6 +322,9 @@ class Searcher:
         held = await self._held_then(request, standing)  # an as_of search: what held then
         ranked = self._present_first(request, ranked, standing, held)  # now before then
         results = self._results(request, ranked, standing)  # one result per statement, top_k
+        results = await synthesis_first(  # a subject asked about: its synthesis first
+            self.port, request.text, request.fact_query, results, request.top_k
+        )
         self._mark_read(request, results, found.now)  # recent use slows decay
         return results
 

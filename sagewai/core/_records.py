@@ -140,11 +140,16 @@ class FactKind(StrEnum):
     one per accepted message); the facts drawn from a message carry the same
     ``sources[0].message_id`` and ``session_id``, so search can fuse a message with its facts.
     ``DOCUMENT`` records are chunks of a plain text document ingested with ``add_document``.
+    ``SYNTHESIS`` records are written by consolidation's reflection step: what is current about
+    one subject, drawn from its facts (their ids in ``metadata["reflection"]["rests_on"]``).
+    Nobody said one, so it carries no ``sources``; consolidation never merges, decays or
+    resolves it against a fact, and rewrites it when its facts change.
     """
 
     FACT = "fact"
     MESSAGE = "message"
     DOCUMENT = "document"
+    SYNTHESIS = "synthesis"
 
 
 class FactStatus(StrEnum):

@@ -79,6 +79,17 @@ class ConsolidationSettings(Settings):
     only; ``None``: always in this process). The decisions are the same either way."""
     max_report_actions: int | None = Field(default=10_000, ge=0)
     """How many actions the report lists (``None``: all); the audit log always has them all."""
+    reflect: bool = False
+    """Write a synthesis per subject after the run's other steps: what is current about it,
+    linked to the facts it rests on (see ``docs/consolidation.md``, "Reflection")."""
+    reflection_min_facts: int = Field(default=3, ge=1, le=1_000)
+    """Current facts a subject needs (in one scope) before it gets a synthesis; with fewer, a
+    synthesis it had is archived."""
+    reflection_max_facts: int = Field(default=12, ge=1, le=200)
+    """The most recent current facts of a subject a synthesis lists (it stays short)."""
+    reflection_model: str | None = None
+    """A litellm model name that writes the syntheses (``None``: the offline rules write a
+    plain one). A written one that drops or alters an exact value is replaced by the plain one."""
 
     @model_validator(mode="after")
     def _neighbour_bounds(self) -> Self:
@@ -119,3 +130,7 @@ class ConsolidationOptions(TypedDict, total=False):
     reading_process_from: int | None
     writing_process_from: int | None
     max_report_actions: int | None
+    reflect: bool
+    reflection_min_facts: int
+    reflection_max_facts: int
+    reflection_model: str | None

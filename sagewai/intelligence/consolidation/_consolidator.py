@@ -34,7 +34,7 @@ from sagewai.core import _lifecycle as lifecycle
 from sagewai.core._arguments import aware_time, check_flag, string_list
 from sagewai.core._embedder import Embedder
 from sagewai.core._queries import WriteBatch
-from sagewai.core._records import ChangeAction, Fact, FactChange, new_id, utcnow
+from sagewai.core._records import ChangeAction, Fact, FactChange, FactStatus, new_id, utcnow
 from sagewai.core._scope import ContextScope
 from sagewai.errors import InvalidInputError
 from sagewai.intelligence.consolidation._annotations import keep_apart, with_annotations
@@ -43,7 +43,9 @@ from sagewai.intelligence.consolidation._config import (
     ConsolidationOptions,
     ConsolidationSettings,
 )
+from sagewai.intelligence.consolidation._reflection import Reflection, ReflectionOutcome
 from sagewai.intelligence.consolidation._report import (
+    ActionKind,
     ConsolidationAction,
     ConsolidationProgress,
     ConsolidationReport,
@@ -51,6 +53,7 @@ from sagewai.intelligence.consolidation._report import (
 from sagewai.intelligence.consolidation._run import Lookahead, Run
 from sagewai.intelligence.consolidation._selection import Selection
 from sagewai.intelligence.consolidation._state import ConsolidationState, RunCheckpoint, state_key
+from sagewai.llm._base import LLMClient
 
 __all__ = ["LOCK_NAME", "MemoryConsolidator", "ProgressCallback"]
 
@@ -73,6 +76,10 @@ class MemoryConsolidator:
             may also be given by name, which override ``settings``.
         embedder: Used only for a fact whose vector is missing from the index (stored facts are
             never re-embedded). Defaults to the engine's embedder.
+        reflection_client: The chat model that writes syntheses when ``reflect`` is on (any
+            :class:`~sagewai.llm.LLMClient`, such as the scripted one of ``sagewai.testing``);
+            default a litellm client of ``reflection_model`` when that is set, else none (the
+            offline rules write them).
 
     Raises:
         InvalidInputError: a setting is out of range or unknown, or the embedder's dimension
@@ -99,6 +106,7 @@ class MemoryConsolidator:
         *,
         settings: ConsolidationSettings | None = None,
         embedder: Embedder | None = None,
+        reflection_client: LLMClient | None = None,
         **options: Unpack[ConsolidationOptions],
     ) -> None:
         if not isinstance(context_engine, ContextEngine):
@@ -114,6 +122,14 @@ class MemoryConsolidator:
                 f"the embedder makes {self.embedder.dimension}-d vectors but the vector store "
                 f"holds {context_engine.port.embedder.dimension}-d vectors"
             )
+        if reflection_client is not None and not isinstance(reflection_client, LLMClient):
+            raise InvalidInputError("reflection_client must be an LLMClient")
+        model = self.settings.reflection_model
+        if reflection_client is None and model is not None:
+            from sagewai.llm._litellm_client import LiteLLMClient
+
+            reflection_client = LiteLLMClient(model, max_retries=0)
+        self.reflection_client = reflection_client
 
     def __repr__(self) -> str:
         return (
@@ -302,6 +318,26 @@ class MemoryConsolidator:
                         horizon = utcnow()
                         page = await read(cursor)
                 await run.finish()
+            reflected = ReflectionOutcome()
+            if self.settings.reflect:
+                # After every other step: syntheses rest on the facts as this run left them.
+                reflected = await Reflection(
+                    port,
+                    self.settings,
+                    selection,
+                    client=self.reflection_client,
+                    model_name=self.settings.reflection_model,
+                    run_id=run.run_id,
+                    dry_run=dry_run,
+                    overlay=run.overlay,
+                ).run()
+                limit = self.settings.max_report_actions
+                for action in reflected.actions:
+                    if limit is None or len(run.tally.actions) < limit:
+                        run.tally.actions.append(action)
+                    else:
+                        run.tally.actions_omitted += 1
+                run.tally.changed += len(reflected.actions)
             if not dry_run:
                 finished = state.finished(checkpoint, horizon=horizon, at=utcnow())
                 await port.set_state(key, finished.to_json())
@@ -324,6 +360,8 @@ class MemoryConsolidator:
             index_repairs=tally.index_repairs,
             actions=tally.actions,
             actions_omitted=tally.actions_omitted,
+            syntheses_written=reflected.written,
+            syntheses_archived=reflected.archived,
         )
         logger.info(
             "consolidation %s of %s: %d processed, %d merged, %d decayed, %d contradictions "
@@ -410,6 +448,8 @@ class MemoryConsolidator:
         if not action.change_ids:
             raise InvalidInputError("a dry-run action changed nothing and cannot be reverted")
         engine = self.context_engine
+        if action.kind is ActionKind.REFLECT:
+            return await self._revert_reflection(action, reason)
         wanted = set(action.change_ids)
         involved = [*action.fact_ids, *([action.target_id] if action.target_id else [])]
         rows = [
@@ -441,3 +481,33 @@ class MemoryConsolidator:
             WriteBatch(engine.project_id, upserts=list(restored.values()), changes=undo)
         )
         return list(restored.values())
+
+    async def _revert_reflection(self, action: ConsolidationAction, reason: str) -> list[Fact]:
+        """Undo a reflection action: a rewrite gets its previous text back, a new synthesis
+        is archived. The next run leaves it so until its facts change again."""
+        engine = self.context_engine
+        wanted = set(action.change_ids)
+        restored: list[Fact] = []
+        undo: list[FactChange] = []
+        rewritten: set[str] = set()
+        cause = lifecycle.Cause("consolidator", "consolidation.revert", reason)
+        for fact_id in action.fact_ids:
+            rows = [c for c in await engine.history(fact_id) if c.id in wanted]
+            if not rows:
+                raise InvalidInputError("the changes of this action are no longer in the audit log")
+            fact = await engine.get(fact_id)
+            for change in reversed(rows):
+                if change.before is None:  # the synthesis was new: it goes out of search
+                    step = lifecycle.set_status(fact, FactStatus.ARCHIVED, cause)
+                else:
+                    step = lifecycle.restore(fact, change.before, cause)
+                    if "content" in change.before:
+                        rewritten.add(fact.id)
+                undo.append(step.change)
+                fact = step.fact
+            restored.append(fact)
+        await engine.port.commit(
+            WriteBatch(engine.project_id, upserts=restored, changes=undo),
+            new=[f for f in restored if f.id in rewritten],
+        )
+        return restored

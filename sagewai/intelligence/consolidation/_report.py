@@ -31,6 +31,8 @@ class ActionKind(StrEnum):
     """A fact decayed below the floor and archived (kept, no longer searched)."""
     REFRESH = "refresh"
     """A decayed fact's strength raised again because it was used since."""
+    REFLECT = "reflect"
+    """A subject's synthesis written, rewritten because its facts changed, or archived."""
 
 
 class ConsolidationAction(BaseModel):
@@ -89,6 +91,10 @@ class ConsolidationReport(BaseModel):
     actions: list[ConsolidationAction] = Field(default_factory=list)
     actions_omitted: int = 0
     """Actions beyond ``max_report_actions`` (they are all in the audit log of a real run)."""
+    syntheses_written: int = 0
+    """Subjects whose synthesis was written or rewritten (``reflect=True``)."""
+    syntheses_archived: int = 0
+    """Syntheses archived because their subject fell below ``reflection_min_facts``."""
 
     @property
     def changed(self) -> bool:
