@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from sagewai.core._records import Fact
+from sagewai import Fact
 
 FIRST = [
     "Ben",
@@ -498,7 +498,7 @@ async def embedded_vectors(
     index, shards = await asyncio.to_thread(_read_cache, cache)
     missing = [t for t in dict.fromkeys(texts) if t not in index]
     if missing:
-        from sagewai.embeddings._minilm import MiniLMEmbedder
+        from sagewai.embeddings import MiniLMEmbedder
 
         embedder = MiniLMEmbedder(batch_size=64)
         folder = cache.with_suffix("") if cache.suffix == ".npz" else cache
