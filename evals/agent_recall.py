@@ -69,11 +69,12 @@ class Said:
 
 @dataclass(frozen=True, slots=True)
 class Asked:
-    """A question with its evidence message ids."""
+    """A question with its evidence message ids (and its reference answer, for a judge)."""
 
     text: str
     category: str
     evidence: tuple[str, ...]
+    answer: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +105,8 @@ def locomo_dialogues(path: Path, wanted: Iterable[str]) -> list[Dialogue]:
             for t in conv.turns
         )
         questions = tuple(
-            Asked(q.text, locomo_recall.CATEGORIES[q.category], q.evidence) for q in conv.questions
+            Asked(q.text, locomo_recall.CATEGORIES[q.category], q.evidence, q.answer)
+            for q in conv.questions
         )
         out.append(Dialogue("locomo", conv.sample_id, messages, questions))
     return out
@@ -118,7 +120,7 @@ def beam_dialogues(path: Path, wanted: Iterable[str]) -> list[Dialogue]:
             Said(m.id, f"beam-{conv.name}-b{m.batch}", m.index, m.role, m.content)
             for m in conv.messages
         )
-        questions = tuple(Asked(q.text, q.category, q.evidence) for q in conv.questions)
+        questions = tuple(Asked(q.text, q.category, q.evidence, q.answer) for q in conv.questions)
         out.append(Dialogue("beam", conv.name, messages, questions))
     return out
 

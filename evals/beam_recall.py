@@ -61,6 +61,8 @@ from sagewai.embeddings import Embedder
 DEFAULT_OUT = RESULTS / "beam_recall.json"
 REPLY_KEY = "reply"
 """The metadata key the bridge sets on an assistant's reply (replies rank below statements)."""
+ANSWER_FIELDS = ("answer", "ideal_answer", "ideal_response", "ideal_summary")
+"""Where a BEAM question keeps its reference answer (the field differs by category)."""
 TUNING_SPLIT = frozenset(str(n) for n in range(1, 11))
 """Conversations the ranking may be tuned on; the others are the held-out split."""
 _RAW_NAMESPACE = uuid.UUID("6a1d3c52-8f0e-4b7a-9c2d-5e4f3a2b1c0d")
@@ -85,11 +87,12 @@ class Message:
 
 @dataclass(frozen=True, slots=True)
 class Question:
-    """A question with its evidence message ids."""
+    """A question with its evidence message ids (and its reference answer, for a judge)."""
 
     text: str
     category: str
     evidence: tuple[str, ...]
+    answer: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,7 +176,10 @@ def load_conversation(folder: Path) -> Conversation:
             if not evidence:
                 skipped += 1
                 continue
-            questions.append(Question(str(item["question"]), category, tuple(evidence)))
+            answer = next(
+                (str(item[key]) for key in ANSWER_FIELDS if item.get(key) is not None), ""
+            )
+            questions.append(Question(str(item["question"]), category, tuple(evidence), answer))
     return Conversation(folder.name, tuple(messages), tuple(questions), skipped)
 
 

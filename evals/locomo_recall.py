@@ -91,11 +91,13 @@ class Turn:
 
 @dataclass(frozen=True, slots=True)
 class Question:
-    """A question of categories 1-4 with its resolved evidence turns."""
+    """A question of categories 1-4 with its resolved evidence turns (and its reference answer,
+    for a judge)."""
 
     text: str
     category: int
     evidence: tuple[str, ...]
+    answer: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,7 +170,8 @@ def load_conversations(path: Path) -> list[Conversation]:
             if not evidence:
                 dropped += 1
                 continue
-            questions.append(Question(str(qa["question"]), category, tuple(evidence)))
+            answer = str(qa.get("answer", ""))
+            questions.append(Question(str(qa["question"]), category, tuple(evidence), answer))
         conversations.append(
             Conversation(str(sample["sample_id"]), tuple(turns), tuple(questions), dropped)
         )
