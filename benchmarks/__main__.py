@@ -14,6 +14,7 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
+from benchmarks._common import RESULTS
 from benchmarks._runner import BASELINE, SCENARIOS, missing, run
 
 
@@ -31,6 +32,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--write-baseline", action="store_true", help="store this run's figures as the baseline"
     )
     runner.add_argument("--timeout", type=float, default=1200.0, help="seconds per scenario")
+    runner.add_argument(
+        "--results", type=Path, default=RESULTS, help="folder of each scenario's JSON"
+    )
     args = parser.parse_args(argv)
     if args.command == "list":
         for scenario in SCENARIOS:
@@ -44,6 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         baseline=args.baseline,
         write_baseline=args.write_baseline,
         timeout=args.timeout,
+        results=args.results,
     )
 
 

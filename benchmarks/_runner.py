@@ -15,7 +15,6 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks._common import DATA_ENV, locomo_file, machine
+from benchmarks._common import DATA_ENV, RESULTS, locomo_file, machine
 
 PACKAGE = Path(__file__).resolve().parent
 BASELINE = PACKAGE / "baseline.json"
@@ -184,12 +183,13 @@ def run_one(scenario: Scenario, out: Path, *, full: bool, timeout: float | None)
     except subprocess.TimeoutExpired:
         return Outcome(scenario.name, "failed", timeout, f"timed out after {timeout:.0f} s")
     seconds = round(time.perf_counter() - started, 1)
-    if done.returncode != 0:
-        return Outcome(scenario.name, "failed", seconds, f"exit status {done.returncode}")
     if not out.is_file():
-        return Outcome(scenario.name, "failed", seconds, "exited 0 but wrote no JSON")
+        return Outcome(scenario.name, "failed", seconds, f"exit status {done.returncode}, no JSON")
+    # A scenario with a target of its own (jsonparse: 100 ms) exits 1 when it misses it; its
+    # figures still count, and the note says so.
+    note = "" if done.returncode == 0 else f"exit status {done.returncode}: its own target missed"
     report = json.loads(out.read_text(encoding="utf-8"))
-    return Outcome(scenario.name, "ok", seconds, figures=figures(report))
+    return Outcome(scenario.name, "ok", seconds, note, figures(report))
 
 
 def select(names: Sequence[str]) -> list[Scenario]:
@@ -234,7 +234,7 @@ def report(outcomes: Sequence[Outcome], profile: str) -> dict[str, Any]:
     return {
         "profile": profile,
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": machine(),
+        "machine": {**machine(), "load_average_1min": round(os.getloadavg()[0], 2)},
         "scenarios": {o.name: o.figures for o in outcomes if o.status == "ok"},
         "outcomes": [
             {"name": o.name, "status": o.status, "seconds": o.seconds, "note": o.note}
@@ -251,19 +251,21 @@ def run(
     baseline: Path = BASELINE,
     write_baseline: bool = False,
     timeout: float | None = 1200.0,
+    results: Path = RESULTS,
 ) -> int:
     """Run the scenarios, print the figures beside the baseline; returns the exit status."""
     chosen = select(names)
     profile = "full" if full else "quick"
     before = load_baseline(baseline)
     outcomes: list[Outcome] = []
-    with tempfile.TemporaryDirectory(prefix="sagewai-benchmarks-") as folder:
-        for scenario in chosen:
-            print(f"\n=== {scenario.name} ({profile}): {scenario.what}", flush=True)
-            outcome = run_one(scenario, Path(folder) / f"{scenario.name}.json", full=full,
-                              timeout=timeout)  # fmt: skip
-            outcomes.append(outcome)
-            print(f"=== {scenario.name}: {outcome.status} {outcome.note}".rstrip(), flush=True)
+    results.mkdir(parents=True, exist_ok=True)
+    for scenario in chosen:
+        print(f"\n=== {scenario.name} ({profile}): {scenario.what}", flush=True)
+        out = results / f"{scenario.module}.json"
+        out.unlink(missing_ok=True)  # a failed run must not leave the last run's figures
+        outcome = run_one(scenario, out, full=full, timeout=timeout)
+        outcomes.append(outcome)
+        print(f"=== {scenario.name}: {outcome.status} {outcome.note}".rstrip(), flush=True)
     print(f"\nfigures ({profile} profile) beside {baseline.name}:")
     for outcome in outcomes:
         print(f"\n{outcome.name}: {outcome.status}"
