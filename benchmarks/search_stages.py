@@ -72,7 +72,7 @@ class ThreadProfiles:
         return self
 
     def __exit__(self, *_: object) -> None:
-        threading.setprofile(None)  # type: ignore[arg-type]
+        threading.setprofile(None)
         self.profiles[0].disable()
 
     def clear(self) -> None:
@@ -85,7 +85,7 @@ class ThreadProfiles:
         totals: dict[str, list[float]] = defaultdict(lambda: [0.0, 0])
         for profile in list(self.profiles):
             profile.create_stats()
-            if not profile.stats:  # type: ignore[attr-defined]
+            if not profile.stats:
                 continue
             stats: dict[Any, Any] = pstats.Stats(profile).stats  # type: ignore[attr-defined]
             for (filename, _, function), (_, calls, _, cumulative, _) in stats.items():

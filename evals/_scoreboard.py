@@ -52,7 +52,8 @@ ANSWER_PROMPT = (PROMPTS / "answer.md").read_text(encoding="utf-8").strip()
 JUDGE_PROMPT = (PROMPTS / "judge.md").read_text(encoding="utf-8").strip()
 """The judge's prompt, with ``{question}``, ``{reference}``, ``{answer}`` (``judge.md``)."""
 
-QUICK = {"locomo": ["conv-26"], "beam": ["1"], "longmemeval": 20}
+QUICK_CONVERSATIONS = {"locomo": ("conv-26",), "beam": ("1",)}
+QUICK_LONGMEMEVAL = 20
 """What ``--quick`` keeps: one LoCoMo sample, one BEAM conversation, 20 LongMemEval questions."""
 
 
@@ -207,7 +208,7 @@ async def dataset_row(
     """Run one data set's recall module and the agent pass; returns its row and full report."""
     out = folder / f"{name}.json"
     cache = ["--embedding-cache", str(embedding_cache / f"{name}.npz")] if embedding_cache else []
-    chosen = list(conversations) or (list(QUICK[name]) if quick and name != "longmemeval" else [])
+    chosen = list(conversations) or list(QUICK_CONVERSATIONS.get(name, ()) if quick else ())
     if name == "locomo":
         args = ["--data", str(path), "--out", str(out), *cache]
         args += ["--conversations", ",".join(chosen)] if chosen else []
@@ -221,7 +222,7 @@ async def dataset_row(
         report = await beam_recall.main(args)
         dialogues = agent_recall.beam_dialogues(path, chosen)
     else:
-        count = limit or (int(QUICK["longmemeval"]) if quick else None)
+        count = limit or (QUICK_LONGMEMEVAL if quick else None)
         args = ["--data", str(path), "--out", str(out), *cache]
         args += ["--limit", str(count)] if count else []
         report = await longmemeval.main(args)
