@@ -43,9 +43,9 @@ from benchmarks.scale_bench import TableEmbedder, make_engine
 STAGES: tuple[tuple[str, str, str], ...] = (
     ("keyword search with its records (SQLite)", "_metadata.py", "_keyword_facts_sync"),
     ("reading the dense hits' records (SQLite)", "_metadata.py", "_facts_sync"),
-    ("rebuilding Fact records (in reading records)", "_metadata.py", "fact_from_row"),
+    ("rebuilding Fact records (in reading records)", "_sql.py", "fact_from_row"),
     ("dense: Qdrant query_batch (caller thread)", "~", "query_batch"),
-    ("fusion (event loop)", "_search.py", "fuse"),
+    ("fusion (event loop)", "_ranking.py", "fuse"),
     ("dense hits per record (event loop)", "_search.py", "_record_hits"),
     ("grouping by source (event loop)", "_ranking.py", "group_by_source"),
 )

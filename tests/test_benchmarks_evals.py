@@ -354,3 +354,17 @@ def test_sagewai_eval_reads_the_data_folder_from_the_environment(
         == 0
     )
     assert json.loads(out.read_text(encoding="utf-8"))["data"].endswith("extraction_labelled.jsonl")
+
+
+def test_search_stages_names_functions_that_exist() -> None:
+    from benchmarks.search_stages import STAGES
+
+    for label, ending, name in STAGES:
+        if ending == "~":
+            continue
+        defined = [
+            path
+            for path in (ROOT / "sagewai").rglob(f"*{ending}")
+            if re.search(rf"^\s*def {name}\(", path.read_text(encoding="utf-8"), re.M)
+        ]
+        assert defined, f"{label}: no def {name} in a sagewai file ending {ending}"
