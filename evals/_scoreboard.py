@@ -257,6 +257,7 @@ def quality_rows(names: Sequence[str], folder: Path) -> dict[str, dict[str, Any]
         runs["consolidation_eval"] = []
         runs["consolidation_near_distinct"] = []
         runs["consolidation_planted"] = []
+        runs["consolidation_realistic"] = []
     if "extraction" in names:
         runs["extraction_eval"] = ["--split", "dev", "--throughput-seconds", "0", "--json"]
     for module, extra in runs.items():
@@ -284,6 +285,9 @@ def headline(module: str, report: Mapping[str, Any]) -> dict[str, Any]:
         }
     if module == "consolidation_planted":
         return {key: report[key] for key in ("precision", "recall", "wrong_merges")}
+    if module == "consolidation_realistic":
+        keys = ("merge_precision", "merge_recall", "contradiction_recall", "wrong_merges")
+        return {key: report[key] for key in keys}
     merge = report.get("merge", {})
     figures = {f"merge_{k}": merge[k] for k in ("precision", "recall") if k in merge}
     supersede = report.get("supersede")

@@ -368,3 +368,18 @@ def test_search_stages_names_functions_that_exist() -> None:
             if re.search(rf"^\s*def {name}\(", path.read_text(encoding="utf-8"), re.M)
         ]
         assert defined, f"{label}: no def {name} in a sagewai file ending {ending}"
+
+
+def test_quality_headlines_pick_the_figures_shown() -> None:
+    realistic = {"merge_precision": 1.0, "merge_recall": 0.97, "contradiction_recall": 1.0,
+                 "wrong_merges": 0, "facts": 2000}  # fmt: skip
+    assert _scoreboard.headline("consolidation_realistic", realistic) == {
+        "merge_precision": 1.0, "merge_recall": 0.97, "contradiction_recall": 1.0,
+        "wrong_merges": 0,
+    }  # fmt: skip
+    pairs = {"merge": {"precision": 0.9, "recall": 0.8, "expected": 10},
+             "supersede": {"precision": 1.0, "recall": 0.5}}  # fmt: skip
+    assert _scoreboard.headline("consolidation_eval", pairs) == {
+        "merge_precision": 0.9, "merge_recall": 0.8,
+        "supersede_precision": 1.0, "supersede_recall": 0.5,
+    }  # fmt: skip
