@@ -143,6 +143,8 @@ class Outcome:
     seconds: float | None = None
     note: str = ""
     figures: dict[str, float] = field(default_factory=dict)
+    load: float = 0.0
+    """The 1-min load average when it started."""
 
 
 def missing(scenario: Scenario) -> str:
@@ -213,6 +215,13 @@ def load_baseline(path: Path) -> dict[str, dict[str, float]]:
     return {name: dict(figs) for name, figs in data.get("scenarios", {}).items()}
 
 
+def baseline_loads(path: Path) -> dict[str, float]:
+    """The 1-min load average at the start of each scenario of the baseline."""
+    if not path.is_file():
+        return {}
+    return dict(json.loads(path.read_text(encoding="utf-8")).get("loads", {}))
+
+
 def comparison(outcome: Outcome, before: Mapping[str, float]) -> Iterator[str]:
     """Lines of one scenario's figures beside its baseline."""
     for key, now in outcome.figures.items():
@@ -236,6 +245,7 @@ def report(outcomes: Sequence[Outcome], profile: str) -> dict[str, Any]:
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": {**machine(), "load_average_1min": round(os.getloadavg()[0], 2)},
         "scenarios": {o.name: o.figures for o in outcomes if o.status == "ok"},
+        "loads": {o.name: o.load for o in outcomes if o.status == "ok"},
         "outcomes": [
             {"name": o.name, "status": o.status, "seconds": o.seconds, "note": o.note}
             for o in outcomes
@@ -263,14 +273,23 @@ def run(
         print(f"\n=== {scenario.name} ({profile}): {scenario.what}", flush=True)
         out = results / f"{scenario.module}.json"
         out.unlink(missing_ok=True)  # a failed run must not leave the last run's figures
+        load = os.getloadavg()[0]
         outcome = run_one(scenario, out, full=full, timeout=timeout)
+        outcome.load = round(load, 2)
         outcomes.append(outcome)
         print(f"=== {scenario.name}: {outcome.status} {outcome.note}".rstrip(), flush=True)
     print(f"\nfigures ({profile} profile) beside {baseline.name}:")
+    now = os.getloadavg()[0]
+    print(f"1-min load average now {now:.2f} on {os.cpu_count()} CPUs (the baseline's per scenario"
+          " below): compare on a machine as quiet as the baseline's")  # fmt: skip
+    loads = baseline_loads(baseline)
     for outcome in outcomes:
-        print(f"\n{outcome.name}: {outcome.status}"
-              + (f" in {outcome.seconds:.1f} s" if outcome.seconds is not None else "")
-              + (f" ({outcome.note})" if outcome.note else ""))  # fmt: skip
+        then = loads.get(outcome.name)
+        head = f"\n{outcome.name}: {outcome.status}"
+        head += f" in {outcome.seconds:.1f} s" if outcome.seconds is not None else ""
+        head += f" ({outcome.note})" if outcome.note else ""
+        head += f"; load {outcome.load:.1f}, baseline's {then:.1f}" if then is not None else ""
+        print(head)
         for line in comparison(outcome, before.get(outcome.name, {})):
             print(line)
     payload = report(outcomes, profile)
@@ -282,7 +301,9 @@ def run(
         if full:
             raise SystemExit("the baseline is the quick profile; drop --full")
         merged = {**before, **payload["scenarios"]}
-        written = {**payload, "scenarios": dict(sorted(merged.items()))}
+        merged_loads = {**baseline_loads(baseline), **payload["loads"]}
+        written = {**payload, "scenarios": dict(sorted(merged.items())),
+                   "loads": dict(sorted(merged_loads.items()))}  # fmt: skip
         written.pop("outcomes")
         baseline.write_text(json.dumps(written, indent=2) + "\n", encoding="utf-8")
         print(f"wrote {baseline}")
