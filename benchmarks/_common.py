@@ -12,6 +12,19 @@ from pathlib import Path
 from typing import Any
 
 RESULTS = Path(__file__).resolve().parent / "results"
+"""Where a scenario writes its JSON when no ``--out`` is given (git ignores it)."""
+
+DATA_ENV = "SAGEWAI_EVAL_DATA"
+"""The environment variable naming the data folder (``locomo/``, ``beam/``), as for ``evals``."""
+
+
+def locomo_file() -> Path | None:
+    """LoCoMo's dev split under ``$SAGEWAI_EVAL_DATA`` (``locomo/locomo_dev.json``), if set."""
+    import os
+
+    folder = os.environ.get(DATA_ENV)
+    return Path(folder) / "locomo" / "locomo_dev.json" if folder else None
+
 
 _SUBJECTS = ["Alice", "Bob", "Carol", "Dana", "Eve", "Frank", "Grace", "Hana", "Ivan", "Jo"]
 _VERBS = [

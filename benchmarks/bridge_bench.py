@@ -1,8 +1,8 @@
 """MemoryBridge throughput and latency on the embedded default (``ContextEngine.local``).
 
 Usage:
-    python benchmarks/bridge_bench.py [--messages 2000] [--sessions 20]
-        [--locomo ../shared/data/locomo/locomo_dev.json] [--embedder minilm|fake]
+    python -m benchmarks.bridge_bench [--messages 2000] [--sessions 20]
+        [--locomo $DATA/locomo/locomo_dev.json] [--embedder minilm|fake]
         [--fsync interval|always|never] [--out benchmarks/results/bridge_bench.json]
 
 What is measured (rule extractor, reconciliation on, one fresh folder per part):
@@ -44,21 +44,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from _common import RESULTS, percentiles, synthetic_sentences, write_json
-
+from benchmarks._common import RESULTS, locomo_file, percentiles, synthetic_sentences, write_json
+from sagewai import ContextEngine
 from sagewai.context import MemoryBridge
-from sagewai.context._engine import ContextEngine
-from sagewai.core._conversation import Conversation
-from sagewai.core._embedder import Embedder
-from sagewai.extraction._rules import RuleBasedFactExtractor
+from sagewai.core import Conversation
+from sagewai.embeddings import Embedder
+from sagewai.extraction import RuleBasedFactExtractor
 from sagewai.stores import SqliteEpisodeStore
-
-DEFAULT_LOCOMO = (
-    Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo_dev.json"
-)
 
 
 def make_embedder(name: str) -> Embedder:
@@ -67,7 +59,7 @@ def make_embedder(name: str) -> Embedder:
         from sagewai.testing import FakeEmbedder
 
         return FakeEmbedder(384)
-    from sagewai.embeddings._minilm import MiniLMEmbedder
+    from sagewai.embeddings import MiniLMEmbedder
 
     return MiniLMEmbedder()
 
@@ -262,7 +254,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
         results["end_to_end_steady"] = steady["end_to_end"]
         results["blocking"] = await bench_blocking(root / "blocking", embedder, messages)
         results["remember"] = await bench_remember(root / "remember", embedder, messages)
-        if args.locomo.exists():
+        if args.locomo is not None and args.locomo.exists():
             results["locomo"] = await bench_locomo(root / "locomo", embedder, args.locomo)
         else:
             results["locomo"] = {"skipped": f"{args.locomo} not found"}
@@ -275,7 +267,9 @@ def parse() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--messages", type=int, default=1000)
     parser.add_argument("--sessions", type=int, default=20)
-    parser.add_argument("--locomo", type=Path, default=DEFAULT_LOCOMO)
+    parser.add_argument(
+        "--locomo", type=Path, default=locomo_file(), help="LoCoMo JSON ($SAGEWAI_EVAL_DATA)"
+    )
     parser.add_argument("--embedder", choices=["minilm", "fake"], default="minilm")
     parser.add_argument("--fsync", choices=["interval", "always", "never"], default="interval")
     parser.add_argument("--out", type=Path, default=RESULTS / "bridge_bench.json")

@@ -32,14 +32,14 @@ the same from two processes on copies of one store kept with ``--built DIR``.
 
 Run from the repository root::
 
-    python benchmarks/consolidation_bench.py --sizes 10000,100000
-    python benchmarks/consolidation_bench.py --sizes 1000000 --out /tmp/c1m.json
-    python benchmarks/consolidation_bench.py --realistic --sizes 10000 --dry-run-check
-    python benchmarks/consolidation_bench.py --realistic --sizes 100000 --built DIR \
+    python -m benchmarks.consolidation_bench --sizes 10000,100000
+    python -m benchmarks.consolidation_bench --sizes 1000000 --out c1m.json
+    python -m benchmarks.consolidation_bench --realistic --sizes 10000 --dry-run-check
+    python -m benchmarks.consolidation_bench --realistic --sizes 100000 --built DIR \
         --dry-run-only DRY.json &
-    python benchmarks/consolidation_bench.py --realistic --sizes 100000 --built DIR \
+    python -m benchmarks.consolidation_bench --realistic --sizes 100000 --built DIR \
         --compare-dry DRY.json
-    python benchmarks/consolidation_bench.py --realistic --sizes 100000 --dry-run-check \
+    python -m benchmarks.consolidation_bench --realistic --sizes 100000 --dry-run-check \
         --postgres postgresql://root@127.0.0.1:5432/test
 
 Writes JSON (``--out``, default benchmarks/results/consolidation_bench.json) and prints a table.
@@ -68,32 +68,18 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 from benchmarks._common import RESULTS, write_json
-from sagewai.context._engine import ContextEngine
-from sagewai.core._queries import FactQuery, VectorPayload, VectorRecord, WriteBatch
-from sagewai.core._records import Fact, FactStatus
+from evals.consolidation_realistic import (  # the realistic world is shared with its eval
+    RealisticWorld,
+    copy_fact,
+    embedded_vectors,
+    rotate,
+)
+from sagewai import ContextEngine, Fact, FactStatus
+from sagewai.core import FactQuery, VectorPayload, VectorRecord, WriteBatch
 from sagewai.intelligence import MemoryConsolidator
-from sagewai.stores import SqliteMetadataStore
-from sagewai.stores.base._vector import ProjectVectorStore
-from sagewai.stores.qdrant._edge import QdrantEdgeVectorStore
+from sagewai.stores import ProjectVectorStore, QdrantEdgeVectorStore, SqliteMetadataStore
 from sagewai.testing import FakeEmbedder
-
-try:
-    from benchmarks.consolidation_realistic import (
-        RealisticWorld,
-        copy_fact,
-        embedded_vectors,
-        rotate,
-    )
-except ImportError:  # run as a script from benchmarks/
-    from consolidation_realistic import (  # type: ignore[no-redef]
-        RealisticWorld,
-        copy_fact,
-        embedded_vectors,
-        rotate,
-    )
 
 PROJECT = "bench"
 NOW = datetime(2025, 6, 1, tzinfo=UTC)
@@ -388,7 +374,7 @@ async def bench_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
             "size": written,
             "dimension": args.dim,
             "batch_size": args.batch_size,
-            "search_ef": consolidator.config.search_ef,
+            "search_ef": consolidator.settings.search_ef,
             "load_seconds": round(load_seconds, 2),
             "index_build_seconds": round(index_seconds, 2),
             "consolidation_seconds": round(report.duration_ms / 1000.0, 2),
@@ -731,7 +717,7 @@ async def bench_realistic(size: int, args: argparse.Namespace) -> dict[str, Any]
         "embedded_facts": len(corpus.base),
         "copies": corpus.copies,
         "batch_size": args.batch_size,
-        "search_ef": consolidator.config.search_ef,
+        "search_ef": consolidator.settings.search_ef,
         "embed_seconds_or_cache": round(embed_seconds, 2),
         "load_seconds": round(load_seconds, 2),
         "index_build_seconds": round(index_seconds, 2),
@@ -802,7 +788,7 @@ def main() -> None:
     )
     parser.add_argument(
         "--vector-cache",
-        default="/tmp/sagewai-consolidation-vectors",
+        default=str(Path(tempfile.gettempdir()) / "sagewai-consolidation-vectors"),
         help="realistic mode: folder caching the MiniLM vectors by text, in resumable shards",
     )
     parser.add_argument(

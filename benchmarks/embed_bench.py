@@ -6,9 +6,9 @@ different machines and versions can be compared.
 
 Usage (from the repository root, with sagewai importable)::
 
-    python benchmarks/embed_bench.py                      # synthetic sentences
-    python benchmarks/embed_bench.py --data ../shared/data/locomo/locomo_dev.json
-    python benchmarks/embed_bench.py --batch-sizes 16,32,64 --threads 2 --out /tmp/bench.json
+    python -m benchmarks.embed_bench                      # synthetic sentences
+    python -m benchmarks.embed_bench --data $DATA/locomo/locomo_dev.json
+    python -m benchmarks.embed_bench --batch-sizes 16,32,64 --threads 2 --out bench.json
 """
 
 from __future__ import annotations

@@ -7,11 +7,11 @@ timestamp; then it reports entities, relations, merges, supersessions, wall time
 second, prints them and writes JSON.
 
 Usage:
-    python benchmarks/graph_bench.py [--data PATH] [--out benchmarks/results/graph_bench.json]
+    python -m benchmarks.graph_bench [--data PATH] [--out benchmarks/results/graph_bench.json]
         [--store FOLDER] [--embedder none|fake]
 
 The data is not part of the repository (CC BY-NC 4.0): ``--data`` defaults to
-``../shared/data/locomo/locomo_dev.json`` next to the repository.
+``$DATA/locomo/locomo_dev.json`` next to the repository.
 """
 
 from __future__ import annotations
@@ -29,12 +29,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sagewai.intelligence._graph_builder import ConversationGraphBuilder, GraphUpdateResult
+from benchmarks._common import locomo_file
+from sagewai.graph import graph_file
+from sagewai.intelligence import ConversationGraphBuilder, GraphUpdateResult
 from sagewai.stores import SqliteGraphStore
-from sagewai.stores.sqlite._graph import graph_file
 
 ROOT = Path(__file__).resolve().parent
-DEFAULT_DATA = ROOT.parent.parent / "shared" / "data" / "locomo" / "locomo_dev.json"
 DEFAULT_OUT = ROOT / "results" / "graph_bench.json"
 _SESSION = re.compile(r"^session_(\d+)$")
 
@@ -73,7 +73,7 @@ async def run(
 ) -> dict[str, Any]:
     embedder = None
     if embedder_name == "fake":
-        from sagewai.embeddings._fake import FakeEmbedder
+        from sagewai.testing import FakeEmbedder
 
         embedder = FakeEmbedder()
     rows = []
@@ -129,12 +129,14 @@ async def run(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument(
+        "--data", type=Path, default=locomo_file(), help="LoCoMo JSON ($SAGEWAI_EVAL_DATA)"
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--store", type=Path, default=None, help="keep the graph in this folder")
     parser.add_argument("--embedder", choices=("none", "fake"), default="none")
     args = parser.parse_args(argv)
-    if not args.data.is_file():
+    if args.data is None or not args.data.is_file():
         print(f"LoCoMo data not found at {args.data}; pass --data", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory() as scratch:

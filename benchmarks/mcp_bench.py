@@ -8,8 +8,8 @@ the first ``recall`` (which loads the embedder), then ``remember`` (verbatim fac
 
 Usage (from the repository root, with sagewai and the ``mcp`` extra installed)::
 
-    python benchmarks/mcp_bench.py
-    python benchmarks/mcp_bench.py --starts 5 --calls 100 --out /tmp/mcp_bench.json
+    python -m benchmarks.mcp_bench
+    python -m benchmarks.mcp_bench --starts 5 --calls 100 --out mcp_bench.json
 """
 
 from __future__ import annotations
@@ -22,8 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import RESULTS, percentiles, synthetic_sentences, write_json
+from benchmarks._common import RESULTS, percentiles, synthetic_sentences, write_json
 
 DEFAULT_OUT = RESULTS / "mcp_bench.json"
 

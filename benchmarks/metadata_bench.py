@@ -4,9 +4,9 @@ Runs SQLite (a file in a temporary folder) and, when it answers, PostgreSQL (a t
 at each size, prints a table and writes the figures as JSON.
 
 Usage:
-    python benchmarks/metadata_bench.py                      # 10k and 100k facts
-    python benchmarks/metadata_bench.py --sizes 10000 --repeats 50 --no-postgres
-    SAGEWAI_TEST_POSTGRES_DSN=postgresql://... python benchmarks/metadata_bench.py
+    python -m benchmarks.metadata_bench                      # 10k and 100k facts
+    python -m benchmarks.metadata_bench --sizes 10000 --repeats 50 --no-postgres
+    SAGEWAI_TEST_POSTGRES_DSN=postgresql://... python -m benchmarks.metadata_bench
 """
 
 from __future__ import annotations
@@ -28,14 +28,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from sagewai.core._queries import FactQuery, WriteBatch
-from sagewai.core._records import Fact, FactStatus, FactType
-from sagewai.core._scope import ContextScope
+from sagewai import ContextScope, Fact, FactStatus, FactType
+from sagewai.core import FactQuery, WriteBatch
 from sagewai.errors import BackendUnavailableError
-from sagewai.stores import SqliteMetadataStore
-from sagewai.stores.base._metadata import MetadataStore
+from sagewai.stores import MetadataStore, SqliteMetadataStore
 
 PROJECT = "bench"
 DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/test"

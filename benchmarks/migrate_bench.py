@@ -1,8 +1,8 @@
 """`migrate` rate: a project moved from the embedded folder to PostgreSQL + Qdrant edge.
 
 Usage:
-    python benchmarks/migrate_bench.py                       # 100k facts
-    python benchmarks/migrate_bench.py --facts 10000 --out /tmp/migrate.json
+    python -m benchmarks.migrate_bench                       # 100k facts
+    python -m benchmarks.migrate_bench --facts 10000 --out migrate.json
 
 What it does:
 
@@ -23,19 +23,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import sys
 import tempfile
 import time
 import uuid
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from _common import RESULTS, synthetic_sentences, write_json
-
-from sagewai.context._engine import ContextEngine
+from benchmarks._common import RESULTS, synthetic_sentences, write_json
+from sagewai import ContextEngine
 from sagewai.context.archive import migrate
 from sagewai.testing import FakeEmbedder
 
@@ -66,7 +61,7 @@ async def compare_searches(source: ContextEngine, target: ContextEngine) -> dict
     The dense hits compare the vectors moved; the hybrid ranking also depends on each
     backend's keyword scoring (SQLite FTS5 BM25 vs PostgreSQL ts_rank), which differ by design.
     """
-    from sagewai.core._queries import VectorFilter
+    from sagewai.core import VectorFilter
 
     where = VectorFilter(scope_keys=(source.port.address().key,))
     target_where = VectorFilter(scope_keys=(target.port.address().key,))
@@ -89,8 +84,7 @@ async def compare_searches(source: ContextEngine, target: ContextEngine) -> dict
 async def run(n: int, dsn: str, keep: Path | None) -> dict[str, Any]:
     import asyncpg
 
-    from sagewai.stores import PostgresMetadataStore
-    from sagewai.stores.qdrant._edge import QdrantEdgeVectorStore
+    from sagewai.stores import PostgresMetadataStore, QdrantEdgeVectorStore
 
     embedder = FakeEmbedder(384)
     schema = f"sagewai_bench_{uuid.uuid4().hex[:10]}"

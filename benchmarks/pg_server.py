@@ -1,10 +1,10 @@
 """Keep the PostgreSQL of a ``scale_bench --keep-dir`` folder up, its cache loaded, until stopped.
 
 Usage:
-    python benchmarks/pg_server.py /work/cache/scale/1m --shared-buffers 8GB &
-    python benchmarks/scale_bench.py --sizes 1000000 --backends postgres+pgvector --search-only \\
-        --keep-dir /work/cache/scale/1m --dsn "$(cat /work/cache/scale/1m/server.dsn)"
-    touch /work/cache/scale/1m/server.stop  # the server stops, its data stays
+    python -m benchmarks.pg_server $KEEP --shared-buffers 8GB &
+    python -m benchmarks.scale_bench --sizes 1000000 --backends postgres+pgvector --search-only \\
+        --keep-dir $KEEP --dsn "$(cat $KEEP/server.dsn)"
+    touch $KEEP/server.stop  # the server stops, its data stays
 
 ``scale_bench`` starts a PostgreSQL server for each run, so every run's server begins with an
 empty cache and reads its tables and indexes back through the operating system's page cache (on

@@ -2,7 +2,7 @@
 
 Usage (from the repository root)::
 
-    python benchmarks/plots.py [--results benchmarks/results] [--out docs/assets/benchmarks]
+    python -m benchmarks.plots [--results benchmarks/results] [--out docs/assets/benchmarks]
 
 Size-dependent figures are drawn with logarithmic axes (corpus size against latency or time);
 LoCoMo recall is a bar chart. A missing or unreadable JSON file is skipped with a note, and only

@@ -1,15 +1,15 @@
 """The production path at scale: 10k / 100k / 1M facts on three deployments, and many processes.
 
 Usage:
-    python benchmarks/scale_bench.py --sizes 10000,100000 --out benchmarks/results/scale_bench.json
-    python benchmarks/scale_bench.py --multiprocess --sizes ""  # the multi-process run only
-    python benchmarks/scale_bench.py --dsn postgresql://... # a given PostgreSQL with pgvector
+    python -m benchmarks.scale_bench --sizes 10000,100000 --out benchmarks/results/scale_bench.json
+    python -m benchmarks.scale_bench --multiprocess --sizes ""  # the multi-process run only
+    python -m benchmarks.scale_bench --dsn postgresql://... # a given PostgreSQL with pgvector
     # fill once and keep the stores, then measure search (again) in fresh processes:
-    python benchmarks/scale_bench.py --sizes 1000000 --keep-dir /work/cache/scale/1m --fill-only
-    python benchmarks/scale_bench.py --sizes 1000000 --keep-dir /work/cache/scale/1m --search-only
+    python -m benchmarks.scale_bench --sizes 1000000 --keep-dir $KEEP --fill-only
+    python -m benchmarks.scale_bench --sizes 1000000 --keep-dir $KEEP --search-only
     # the same against one PostgreSQL server that stays up (see pg_server.py):
-    python benchmarks/scale_bench.py --sizes 1000000 --keep-dir /work/cache/scale/1m --search-only \
-        --dsn "$(cat /work/cache/scale/1m/server.dsn)" --preread
+    python -m benchmarks.scale_bench --sizes 1000000 --keep-dir $KEEP --search-only \
+        --dsn "$(cat $KEEP/server.dsn)" --preread
 
 Deployments (one ``ContextEngine`` each, filled through ``add_many``):
 
@@ -98,14 +98,9 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from _common import RESULTS, percentiles, write_json
-
-from sagewai.context._engine import ContextEngine
-from sagewai.core._embedder import Vector, Vectors
-from sagewai.embeddings._minilm import MiniLMEmbedder
+from benchmarks._common import RESULTS, percentiles, write_json
+from sagewai import ContextEngine
+from sagewai.embeddings import MiniLMEmbedder, Vector, Vectors
 
 BACKENDS = ("local", "postgres+qdrant-edge", "postgres+pgvector")
 PROJECT = "scale"
@@ -361,9 +356,7 @@ class TableEmbedder:
 def make_engine(
     backend: str, folder: Path, dsn: str, schema: str, embedder: TableEmbedder
 ) -> ContextEngine:
-    from sagewai.stores import PostgresMetadataStore
-    from sagewai.stores.postgres._pgvector import PgVectorStore
-    from sagewai.stores.qdrant._edge import QdrantEdgeVectorStore
+    from sagewai.stores import PgVectorStore, PostgresMetadataStore, QdrantEdgeVectorStore
 
     if backend == "local":
         return ContextEngine.local(folder, project_id=PROJECT, embedder=embedder)
@@ -454,15 +447,14 @@ async def execute(dsn: str, *statements: str) -> None:
 
 def raw_vectors(ctx: ContextEngine) -> Any:
     """The engine's vector store itself (the engine sees it through a per-project view)."""
-    from sagewai.stores.base._vector import ProjectVectorStore
+    from sagewai.stores import ProjectVectorStore
 
     store = ctx.port.vectors
     return store.store if isinstance(store, ProjectVectorStore) else store
 
 
 async def migrate_stores(ctx: ContextEngine) -> None:
-    from sagewai.stores import PostgresMetadataStore
-    from sagewai.stores.postgres._pgvector import PgVectorStore
+    from sagewai.stores import PgVectorStore, PostgresMetadataStore
 
     if isinstance(ctx.stores.metadata, PostgresMetadataStore):
         await ctx.stores.metadata.migrate()
@@ -474,8 +466,7 @@ async def fill_and_index(
     backend: str, size: int, folder: Path, dsn: str, schema: str, pool: Any
 ) -> dict[str, Any]:
     texts, vectors = pool
-    from sagewai.stores import PostgresMetadataStore, SqliteMetadataStore
-    from sagewai.stores.postgres._pgvector import PgVectorStore
+    from sagewai.stores import PgVectorStore, PostgresMetadataStore, SqliteMetadataStore
 
     lookup: dict[str, Vector] = {}
     embedder = TableEmbedder(lookup)
@@ -756,8 +747,7 @@ def run_search_process(
 async def writer_child(args: argparse.Namespace) -> dict[str, Any]:
     from sagewai.context import MemoryBridge
     from sagewai.intelligence import RuleBasedFactExtractor
-    from sagewai.stores import PostgresMetadataStore
-    from sagewai.stores.postgres._pgvector import PgVectorStore
+    from sagewai.stores import PgVectorStore, PostgresMetadataStore
 
     embedder = MiniLMEmbedder()
     engine = ContextEngine(
@@ -808,8 +798,7 @@ async def multiprocess_run(dsn: str, turns: int) -> dict[str, Any]:
     from urllib.parse import urlsplit
 
     target = urlsplit(dsn)._replace(path=f"/{database}").geturl()
-    from sagewai.stores import PostgresMetadataStore
-    from sagewai.stores.postgres._pgvector import PgVectorStore
+    from sagewai.stores import PgVectorStore, PostgresMetadataStore
 
     async with (
         PostgresMetadataStore(target) as metadata,

@@ -1,18 +1,21 @@
 """Where one ``ctx.search`` spends its CPU, stage by stage, on a store kept by ``scale_bench``.
 
 Usage:
-    python benchmarks/search_stages.py /work/cache/scale/1m/local-1000000 \\
-        --queries /work/cache/scale/1m/queries.npz
+    python -m benchmarks.search_stages $KEEP/local-1000000 \\
+        --queries $KEEP/queries.npz
     # warm, like scale_bench's warm pass: 600 warm-up questions, then 300 others, new
-    python benchmarks/search_stages.py /work/cache/scale/1m/local-1000000 \\
-        --queries /work/cache/scale/1m/queries.npz --warm /work/cache/scale/1m/warm.npz
+    python -m benchmarks.search_stages $KEEP/local-1000000 \\
+        --queries $KEEP/queries.npz --warm $KEEP/warm.npz
 
 Opens the embedded default (SQLite + Qdrant edge) in that folder, asks the ``scale_bench``
-questions with their precomputed vectors (query embedding excluded), and times the stages by
-wrapping them: the keyword search with its hits' records (read by the ranking statement), the
-reading of the dense hits' records not read yet (both on the SQLite worker thread), rebuilding
-the ``Fact`` records (in both), the Qdrant batch query, fusion and grouping (the event loop).
-CPU is per thread (``time.thread_time``) except the total, which is the whole process's
+questions with their precomputed vectors (query embedding excluded), and attributes the CPU to
+the stages with a profiler in every Python thread (``cProfile``, thread CPU clock; the stages
+are found by function name, so the script imports nothing private): the keyword search with its
+hits' records (read by the ranking statement), the reading of the dense hits' records not read
+yet (both on the SQLite worker thread), rebuilding the ``Fact`` records (in both), the Qdrant
+batch query, fusion and grouping (the event loop). The profiler slows every Python call, so the
+stages' figures are shares to compare, not latencies; the wall p50 / p95 of the same run are
+beside them. CPU is per thread except the total, which is the whole process's
 (``time.process_time``: it includes Qdrant's own threads, which the per-stage figures miss); on
 Linux the total is also split into Python's threads and Qdrant's search threads (read from
 ``/proc/self/task``). Figures are means per search over every measured question, after 20
@@ -24,60 +27,77 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import functools
+import cProfile
 import os
-import sys
+import pstats
+import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks.scale_bench import TableEmbedder, make_engine
 
-from scale_bench import TableEmbedder, make_engine, raw_vectors
-
-import sagewai.context._ranking as ranking
-import sagewai.context._search as search
-import sagewai.stores.sqlite._metadata as sqlite_metadata
-from sagewai.stores import SqliteMetadataStore
-
-Totals = defaultdict[str, list[float]]
-
-
-def timed(owner: Any, name: str, label: str, totals: Totals) -> None:
-    """Replace ``owner.name`` by a wrapper adding its wall and thread CPU time to ``totals``."""
-    inner: Callable[..., Any] = getattr(owner, name)
-
-    @functools.wraps(inner)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        wall, cpu = time.perf_counter(), time.thread_time()
-        try:
-            return inner(*args, **kwargs)
-        finally:
-            entry = totals[label]
-            entry[0] += time.perf_counter() - wall
-            entry[1] += time.thread_time() - cpu
-            entry[2] += 1
-
-    setattr(owner, name, wrapper)
+STAGES: tuple[tuple[str, str, str], ...] = (
+    ("keyword search with its records (SQLite)", "_metadata.py", "_keyword_facts_sync"),
+    ("reading the dense hits' records (SQLite)", "_metadata.py", "_facts_sync"),
+    ("rebuilding Fact records (in reading records)", "_sql.py", "fact_from_row"),
+    ("dense: Qdrant query_batch (caller thread)", "~", "query_batch"),
+    ("fusion (event loop)", "_ranking.py", "fuse"),
+    ("dense hits per record (event loop)", "_search.py", "_record_hits"),
+    ("grouping by source (event loop)", "_ranking.py", "group_by_source"),
+)
+"""(label, file name ending, function name) of each stage: a label's CPU is the cumulative time
+of the functions matching it."""
 
 
-class _Shard:
-    """The Qdrant edge shard with its ``query_batch`` timed."""
+class ThreadProfiles:
+    """A ``cProfile`` profiler in this thread and in every Python thread started later."""
 
-    def __init__(self, shard: Any, totals: Totals) -> None:
-        self._shard = shard
-        timed(self, "query_batch", "dense: Qdrant query_batch (caller thread)", totals)
+    def __init__(self) -> None:
+        self.profiles: list[cProfile.Profile] = []
+        self._lock = threading.Lock()
 
-    def query_batch(self, request: Any) -> Any:
-        return self._shard.query_batch(request)
+    def _start(self, *_: Any) -> None:
+        profile = cProfile.Profile(time.thread_time)
+        with self._lock:
+            self.profiles.append(profile)
+        profile.enable()
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._shard, name)
+    def __enter__(self) -> ThreadProfiles:
+        threading.setprofile(self._start)
+        self._start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        threading.setprofile(None)
+        self.profiles[0].disable()
+
+    def clear(self) -> None:
+        """Forget what was measured so far (after the warm-up)."""
+        for profile in list(self.profiles):
+            profile.clear()
+
+    def stages(self) -> dict[str, tuple[float, int]]:
+        """CPU seconds and calls per stage label, summed over the threads."""
+        totals: dict[str, list[float]] = defaultdict(lambda: [0.0, 0])
+        for profile in list(self.profiles):
+            profile.create_stats()
+            if not profile.stats:
+                continue
+            stats: dict[Any, Any] = pstats.Stats(profile).stats  # type: ignore[attr-defined]
+            for (filename, _, function), (_, calls, _, cumulative, _) in stats.items():
+                for label, ending, name in STAGES:
+                    if ending == "~":  # a built-in (the Qdrant shard's method)
+                        hit = filename == "~" and f"'{name}'" in function
+                    else:
+                        hit = function == name and str(filename).endswith(ending)
+                    if hit:
+                        totals[label][0] += cumulative
+                        totals[label][1] += calls
+        return {label: (seconds, int(calls)) for label, (seconds, calls) in totals.items()}
 
 
 def thread_cpu() -> dict[str, float]:
@@ -99,23 +119,6 @@ def thread_cpu() -> dict[str, float]:
 
 
 async def measure(folder: Path, queries: Path, warm: Path | None) -> None:
-    totals: Totals = defaultdict(lambda: [0.0, 0.0, 0.0])
-    timed(
-        SqliteMetadataStore,
-        "_keyword_facts_sync",
-        "keyword search with its records (SQLite)",
-        totals,
-    )
-    timed(
-        SqliteMetadataStore,
-        "_facts_sync",
-        "reading the dense hits' records (SQLite)",
-        totals,
-    )
-    timed(sqlite_metadata, "fact_from_row", "rebuilding Fact records (in reading records)", totals)
-    timed(search, "fuse", "fusion (event loop)", totals)
-    timed(search, "_record_hits", "dense hits per record (event loop)", totals)
-    timed(ranking, "group_by_source", "grouping by source (event loop)", totals)
     with np.load(queries, allow_pickle=False) as stored:
         asked = [str(q) for q in stored["texts"]]
         lookup = dict(zip(asked, np.asarray(stored["vectors"], dtype=np.float32), strict=True))
@@ -128,26 +131,25 @@ async def measure(folder: Path, queries: Path, warm: Path | None) -> None:
                 vectors_of = np.asarray(stored[vectors], dtype=np.float32)
                 lookup.update(zip(texts, vectors_of, strict=True))
     latencies: list[float] = []
-    async with make_engine("local", folder, "", "", TableEmbedder(lookup)) as ctx:
-        await ctx.search(asked[0], top_k=10)
-        store = raw_vectors(ctx)
-        store._shard = _Shard(store._shard, totals)
-        for question in warm_up:
-            await ctx.search(question, top_k=10)
-        totals.clear()
-        threads = thread_cpu()
-        wall, cpu = time.perf_counter(), time.process_time()
-        for question in asked:
-            start = time.perf_counter()
-            await ctx.search(question, top_k=10)
-            latencies.append(time.perf_counter() - start)
-        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-        threads = {name: used - threads.get(name, 0.0) for name, used in thread_cpu().items()}
+    with ThreadProfiles() as profiles:
+        async with make_engine("local", folder, "", "", TableEmbedder(lookup)) as ctx:
+            for question in warm_up:
+                await ctx.search(question, top_k=10)
+            profiles.clear()
+            threads = thread_cpu()
+            wall, cpu = time.perf_counter(), time.process_time()
+            for question in asked:
+                start = time.perf_counter()
+                await ctx.search(question, top_k=10)
+                latencies.append(time.perf_counter() - start)
+            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+            threads = {name: used - threads.get(name, 0.0) for name, used in thread_cpu().items()}
+            stages = profiles.stages()
     n = len(asked)
     p50, p95 = (1000 * float(np.percentile(latencies, q)) for q in (50, 95))
     print(f"{folder} ({n} searches, load average {', '.join(f'{x:.2f}' for x in os.getloadavg())})")
     print(
-        f"  {'whole search':<52} wall {1000 * wall / n:6.2f} ms  process CPU"
+        f"  {'whole search (profiled)':<52} wall {1000 * wall / n:6.2f} ms  process CPU"
         f" {1000 * cpu / n:6.2f} ms  (wall p50 {p50:.2f}, p95 {p95:.2f})"
     )
     if threads:
@@ -157,11 +159,9 @@ async def measure(folder: Path, queries: Path, warm: Path | None) -> None:
             f"  {'  CPU of Python threads / Qdrant search threads':<52}"
             f" {1000 * others / n:6.2f} / {1000 * qdrant / n:.2f} ms"
         )
-    for label, (stage_wall, stage_cpu, calls) in totals.items():
-        print(
-            f"  {label:<52} wall {1000 * stage_wall / n:6.2f} ms  thread CPU"
-            f" {1000 * stage_cpu / n:6.2f} ms  ({calls / n:.1f} calls)"
-        )
+    for label, _, _ in STAGES:
+        seconds, calls = stages.get(label, (0.0, 0))
+        print(f"  {label:<52} thread CPU {1000 * seconds / n:6.2f} ms  ({calls / n:.1f} calls)")
 
 
 def main() -> None:

@@ -1,9 +1,9 @@
 """The memory server's cost: search through HTTP against the engine's own, and requests/s.
 
 Usage:
-    python benchmarks/server_bench.py                       # 100k facts, the embedded default
-    python benchmarks/server_bench.py --facts 10000 --queries 200 --out /tmp/server.json
-    python benchmarks/server_bench.py --embedder minilm     # the real model (a slow fill)
+    python -m benchmarks.server_bench                       # 100k facts, the embedded default
+    python -m benchmarks.server_bench --facts 10000 --queries 200 --out server.json
+    python -m benchmarks.server_bench --embedder minilm     # the real model (a slow fill)
 
 In one run, on one embedded store (SQLite + Qdrant's embedded engine) filled with ``--facts``
 facts:

@@ -1,9 +1,9 @@
 """ContextEngine on every backend: add throughput and search latency at 1k, 10k and 100k facts.
 
 Usage:
-    python benchmarks/store_bench.py                                  # every backend, 1k/10k/100k
-    python benchmarks/store_bench.py --backends local --sizes 100000  # the embedded default only
-    SAGEWAI_TEST_POSTGRES_DSN=postgresql://... python benchmarks/store_bench.py
+    python -m benchmarks.store_bench                                  # every backend, 1k/10k/100k
+    python -m benchmarks.store_bench --backends local --sizes 100000  # the embedded default only
+    SAGEWAI_TEST_POSTGRES_DSN=postgresql://... python -m benchmarks.store_bench
 
 Backends (metadata store + vector store under one ``ContextEngine``):
 
@@ -32,7 +32,6 @@ import argparse
 import asyncio
 import os
 import shutil
-import sys
 import tempfile
 import time
 import uuid
@@ -43,19 +42,17 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from _common import RESULTS, percentiles, synthetic_sentences, write_json
-
-from sagewai.context._engine import ContextEngine
-from sagewai.core._embedder import Vector, Vectors
-from sagewai.embeddings._minilm import MiniLMEmbedder
+from benchmarks._common import RESULTS, percentiles, synthetic_sentences, write_json
+from sagewai import ContextEngine
+from sagewai.embeddings import MiniLMEmbedder, Vector, Vectors
 from sagewai.errors import BackendUnavailableError
-from sagewai.stores import QdrantVectorStore, SqliteMetadataStore
-from sagewai.stores.memory._metadata import InMemoryMetadataStore
-from sagewai.stores.memory._vector import InMemoryVectorStore
-from sagewai.stores.qdrant._edge import QdrantEdgeVectorStore
+from sagewai.stores import (
+    InMemoryMetadataStore,
+    InMemoryVectorStore,
+    QdrantEdgeVectorStore,
+    QdrantVectorStore,
+    SqliteMetadataStore,
+)
 from sagewai.testing import FakeEmbedder
 
 BACKENDS = ("memory", "local", "sqlite+qdrant-local", "postgres+qdrant-edge")

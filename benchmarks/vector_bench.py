@@ -8,8 +8,8 @@ timing each and comparing its hits with exact brute force to report recall@k.
 
 Run from the repository root::
 
-    python benchmarks/vector_bench.py                       # 10k and 100k, every backend
-    python benchmarks/vector_bench.py --sizes 100000 --backends qdrant-edge
+    python -m benchmarks.vector_bench                       # 10k and 100k, every backend
+    python -m benchmarks.vector_bench --sizes 100000 --backends qdrant-edge
 
 The Qdrant edge store is loaded with automatic optimisation off and then optimised once, so the
 table shows the load rate and the index build separately. ``qdrant-client`` local mode is brute
@@ -23,7 +23,6 @@ import asyncio
 import json
 import os
 import platform
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -33,15 +32,15 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from sagewai.core._embedder import normalize_rows
-from sagewai.core._queries import VectorFilter, VectorPayload, VectorRecord
-from sagewai.stores import QdrantVectorStore
-from sagewai.stores.base._vector import VectorStore
-from sagewai.stores.memory._vector import InMemoryVectorStore
-from sagewai.stores.qdrant._edge import QdrantEdgeVectorStore
-from sagewai.stores.sqlite._vectors import SqliteVectorStore
+from sagewai.core import VectorFilter, VectorPayload, VectorRecord
+from sagewai.embeddings import normalize_rows
+from sagewai.stores import (
+    InMemoryVectorStore,
+    QdrantEdgeVectorStore,
+    QdrantVectorStore,
+    SqliteVectorStore,
+    VectorStore,
+)
 
 BACKENDS = ("memory", "qdrant-edge", "sqlite", "qdrant-local")
 PROJECT = "project:bench:bench"

@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from pathlib import Path
-from types import ModuleType
 
 from sagewai.context._engine import ContextEngine
 from sagewai.stores.memory._metadata import InMemoryMetadataStore
@@ -44,19 +40,3 @@ async def add_dated(ctx: ContextEngine, texts: Sequence[str], now: datetime) -> 
         }
         for i, text in enumerate(texts)
     )
-
-
-BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
-
-
-def load_benchmark(name: str) -> ModuleType:
-    """Import ``benchmarks/<name>.py`` as module ``name`` (its folder on the path, for its
-    own imports of the other benchmark modules)."""
-    sys.path.insert(0, str(BENCHMARKS))
-    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module

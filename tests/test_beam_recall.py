@@ -7,10 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from evals import beam_recall as beam
 from sagewai.testing import FakeEmbedder
-from tests.helpers import load_benchmark
-
-beam = load_benchmark("beam_recall")
 
 
 def write_conversation(root: Path, name: str = "1") -> Path:

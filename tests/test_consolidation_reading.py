@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from evals.consolidation_realistic import RealisticWorld
 from sagewai.intelligence import MemoryConsolidator
 from sagewai.intelligence.consolidation import _candidates as candidates
 from sagewai.intelligence.consolidation import _reading as reading
@@ -31,7 +32,6 @@ from sagewai.intelligence.consolidation._structure import (
     reading_of,
     structure_json,
 )
-from tests.helpers import load_benchmark
 from tests.test_consolidation_candidates import (
     NOW,
     actions,
@@ -63,8 +63,7 @@ TRICKY = [
 
 
 def _realistic(count: int) -> list[str]:
-    realistic = load_benchmark("consolidation_realistic")
-    facts, _ = realistic.RealisticWorld(11).facts(count, "p", datetime(2026, 1, 1, tzinfo=UTC))
+    facts, _ = RealisticWorld(11).facts(count, "p", datetime(2026, 1, 1, tzinfo=UTC))
     return [f.content for f in facts]
 
 

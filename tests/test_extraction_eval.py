@@ -17,9 +17,7 @@ from sagewai.extraction._evaluation import (
     score,
 )
 
-LABELLED = (
-    Path(__file__).resolve().parent.parent / "benchmarks" / "data" / "extraction_labelled.jsonl"
-)
+LABELLED = Path(__file__).resolve().parent.parent / "evals" / "data" / "extraction_labelled.jsonl"
 
 
 def utterance(uid: str, save: bool, fact_type: str | None, **extra: object) -> LabelledUtterance:

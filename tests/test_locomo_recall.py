@@ -6,31 +6,14 @@ LoCoMo data itself is never copied into the repository).
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
+from evals import locomo_recall as bench
 from sagewai.context._ranking import SearchConfig
 from sagewai.testing import FakeEmbedder
-
-_PATH = Path(__file__).resolve().parent.parent / "benchmarks" / "locomo_recall.py"
-
-
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("locomo_recall", _PATH)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["locomo_recall"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _load()
 
 SAMPLE = [
     {

@@ -1,15 +1,16 @@
 """``sagewai eval``: measure sagewai's parts on labelled data.
 
-``sagewai eval extraction`` scores a fact extractor on the labelled set
-(``benchmarks/data/extraction_labelled.jsonl``): save-decision precision, recall and F1, type
+``sagewai eval extraction`` scores a fact extractor on a labelled set (``--data PATH``, or the
+``SAGEWAI_EVAL_DATA`` environment variable; the set is ``evals/data/extraction_labelled.jsonl``
+of the source repository): save-decision precision, recall and F1, type
 accuracy, per-type figures, triples, negation, exact values, event times and a reliability table
 (confidence bins vs precision), for the ``dev`` and ``heldout`` splits. With ``--locomo`` it
 also measures how much of LoCoMo's reference observations the extracted facts cover. It prints
 a report and writes the figures as JSON.
 
 Example:
-    sagewai eval extraction --locomo ../shared/data/locomo/locomo_dev.json
-    sagewai eval extraction --extractor hybrid --model gpt-4o-mini --split heldout --json
+    sagewai eval extraction --data evals/data/extraction_labelled.jsonl --locomo locomo10.json
+    sagewai eval extraction --data labelled.jsonl --extractor hybrid --model gpt-4o-mini --json
 """
 
 from __future__ import annotations
@@ -22,17 +23,31 @@ import os
 import platform
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from sagewai.errors import ConfigurationError
 
-__all__ = ["DEFAULT_DATA", "DEFAULT_OUT", "register", "run_extraction_eval"]
+__all__ = [
+    "DATA_ENV",
+    "DEFAULT_OUT",
+    "WHERE_TO_GET",
+    "data_path",
+    "register",
+    "run_extraction_eval",
+]
 
-DEFAULT_DATA = "benchmarks/data/extraction_labelled.jsonl"
-DEFAULT_OUT = "benchmarks/results/extraction_eval.json"
+DATA_ENV = "SAGEWAI_EVAL_DATA"
+"""The environment variable naming the data when ``--data`` is not given."""
+DEFAULT_OUT = "extraction_eval.json"
+WHERE_TO_GET = (
+    "the labelled set is evals/data/extraction_labelled.jsonl in the sagewai source repository;"
+    " LoCoMo: https://github.com/snap-research/locomo (data/locomo10.json);"
+    " BEAM: https://github.com/mohammadtavakoli78/BEAM (chats/100K)"
+)
+"""Where the evaluation data come from (said in one line when the data are missing)."""
 _SPLITS = ("dev", "heldout", "all")
 
 
@@ -43,7 +58,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     extraction = targets.add_parser(
         "extraction", help="score a fact extractor on the labelled set (and LoCoMo coverage)"
     )
-    extraction.add_argument("--data", default=DEFAULT_DATA, help="labelled JSONL file")
+    extraction.add_argument(
+        "--data", default=None, help=f"labelled JSONL file, or a folder holding it (${DATA_ENV})"
+    )
     extraction.add_argument("--split", choices=_SPLITS, default=None, help="one split only")
     extraction.add_argument(
         "--extractor", choices=("rules", "llm", "hybrid"), default="rules", help="what to score"
@@ -134,6 +151,32 @@ def _throughput(extractor: Any, corpora: dict[str, list[Any]], seconds: float) -
     return figures
 
 
+def data_path(given: str | None, env: Mapping[str, str] | None = None) -> Path:
+    """The labelled set: ``--data``, else ``$SAGEWAI_EVAL_DATA``; a folder means the
+    ``extraction_labelled.jsonl`` inside it.
+
+    Raises:
+        ConfigurationError: neither names an existing file (the message says where to get it).
+
+    Example:
+        >>> data_path(None, env={})  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        sagewai.errors.ConfigurationError: no labelled set: pass --data PATH or set ...
+    """
+    chosen = given or (os.environ if env is None else env).get(DATA_ENV)
+    if not chosen:
+        raise ConfigurationError(
+            f"no labelled set: pass --data PATH or set {DATA_ENV} ({WHERE_TO_GET})"
+        )
+    path = Path(chosen)
+    if path.is_dir():
+        path = path / "extraction_labelled.jsonl"
+    if not path.is_file():
+        raise ConfigurationError(f"labelled set not found: {path} ({WHERE_TO_GET})")
+    return path
+
+
 def run_extraction_eval(args: argparse.Namespace) -> dict[str, Any]:
     """Run the whole evaluation described by ``args`` and return the figures."""
     from sagewai.extraction._base import ExtractionContext
@@ -146,15 +189,11 @@ def run_extraction_eval(args: argparse.Namespace) -> dict[str, Any]:
         score,
     )
 
-    data = Path(args.data)
-    if not data.is_file():
-        raise ConfigurationError(
-            f"labelled set not found: {data} (run from the repository root or pass --data)"
-        )
+    data = data_path(args.data)
     turns = []
     if args.locomo:
         if not Path(args.locomo).is_file():
-            raise ConfigurationError(f"LoCoMo file not found: {args.locomo}")
+            raise ConfigurationError(f"LoCoMo file not found: {args.locomo} ({WHERE_TO_GET})")
         turns = locomo_turns(args.locomo)
     items = load_labelled(data)
     extractor = _extractor(args)

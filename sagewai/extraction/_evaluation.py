@@ -1,9 +1,9 @@
 """Measuring an extractor: the labelled set, LoCoMo coverage, and throughput.
 
-Used by ``benchmarks/extraction_eval.py`` and ``sagewai eval extraction``. Scoring is pure
+Used by ``evals/extraction_eval.py`` and ``sagewai eval extraction``. Scoring is pure
 (:func:`score`); reading files and running extractors happen at the edges.
 
-The labelled set (``benchmarks/data/extraction_labelled.jsonl``) holds one utterance per line
+The labelled set (``evals/data/extraction_labelled.jsonl``) holds one utterance per line
 with its speaker, role and time, and labels: ``should_save``, ``fact_type``, the expected
 ``subject``/``predicate``/``object`` and ``negated`` where a triple can be read off, the expected
 ``exact_values`` and ``event_time``, a contradiction ``pair_id``, and ``split`` (``dev`` for

@@ -1,8 +1,8 @@
 """BEAM knowledge updates: is the updated statement found, and ranked above the original?
 
 Usage:
-    python benchmarks/beam_updates.py --data ../shared/data/beam/100K [--conversations 1,2]
-        [--out benchmarks/results/beam_updates.json]
+    python -m evals.beam_updates --data $DATA/beam/100K [--conversations 1,2]
+        [--out evals/results/beam_updates.json]
 
 BEAM's ``knowledge_update`` questions (two per conversation) name their evidence as
 ``{"original_info": [ids], "updated_info": [ids]}``: the message that stated a value and the later
@@ -19,16 +19,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from beam_recall import HashCachingEmbedder, ingest_facts, load_conversations, result_sources
-
+from evals._common import HashCachingEmbedder
+from evals.beam_recall import ingest_facts, load_conversations, result_sources
 from sagewai import ContextEngine, SearchConfig
 from sagewai.embeddings import MiniLMEmbedder
 

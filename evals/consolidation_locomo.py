@@ -3,7 +3,7 @@
 Each LoCoMo conversation is written into a fresh project through ``MemoryBridge`` (mode
 ``facts``: the facts the rule extractor draws from every session; ``both``: those and every turn
 verbatim), every question of categories 1-4 is asked (recall@k as in
-``benchmarks/locomo_recall.py``, whose loaders and scoring this script imports), then
+``evals/locomo_recall.py``, whose loaders and scoring this script imports), then
 ``MemoryConsolidator(ctx).consolidate()`` runs with its defaults (threshold 0.92) as of the day
 after the conversation's last session (a nightly run; decay is measured from there), and every
 question is asked again on the same project. The script reports R@k before and after, what the
@@ -12,14 +12,13 @@ JSON (``--out``).
 
 Run from the repository root::
 
-    python benchmarks/consolidation_locomo.py --data ../shared/data/locomo/locomo_dev.json
+    python -m evals.consolidation_locomo --data $DATA/locomo/locomo_dev.json
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
 import tempfile
 import time
 from collections import Counter
@@ -27,10 +26,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from locomo_recall import (
+from evals._common import RESULTS, write_json
+from evals.locomo_recall import (
     CachingEmbedder,
     Conversation,
     Tally,
@@ -41,11 +38,8 @@ from locomo_recall import (
     source_ids,
     wordpiece_counter,
 )
-
-from benchmarks._common import RESULTS, write_json
-from sagewai.context._engine import ContextEngine
-from sagewai.context._ranking import SearchConfig
-from sagewai.embeddings._minilm import MiniLMEmbedder
+from sagewai import ContextEngine, SearchConfig
+from sagewai.embeddings import MiniLMEmbedder
 from sagewai.intelligence import MemoryConsolidator
 
 
@@ -125,7 +119,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", default="../shared/data/locomo/locomo_dev.json")
+    parser.add_argument("--data", required=True, help="LoCoMo JSON (locomo10 format)")
     parser.add_argument("--mode", choices=("facts", "both", "raw"), default="facts")
     parser.add_argument("--store", choices=("memory", "local"), default="local")
     parser.add_argument("--extractor", choices=("rules", "hybrid"), default="rules")

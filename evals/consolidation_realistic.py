@@ -1,4 +1,5 @@
-"""Generated chat-like facts for the realistic mode of ``consolidation_bench.py``.
+"""Generated chat-like facts (for ``benchmarks.consolidation_bench --realistic``) and their
+consolidation quality (``python -m evals.consolidation_realistic``).
 
 A corpus of plain facts (no triple, as ``ctx.add(text)`` writes them) about a few thousand
 people: preferences and tools ("Ben Okafor likes ramen on weekends."), homes and employers,
@@ -23,14 +24,14 @@ import random
 import re
 import sys
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from sagewai.core._records import Fact
+from sagewai import Fact
 
 FIRST = [
     "Ben",
@@ -498,7 +499,7 @@ async def embedded_vectors(
     index, shards = await asyncio.to_thread(_read_cache, cache)
     missing = [t for t in dict.fromkeys(texts) if t not in index]
     if missing:
-        from sagewai.embeddings._minilm import MiniLMEmbedder
+        from sagewai.embeddings import MiniLMEmbedder
 
         embedder = MiniLMEmbedder(batch_size=64)
         folder = cache.with_suffix("") if cache.suffix == ".npz" else cache
@@ -582,3 +583,88 @@ def rotate(
     out[:, one] = cosine * vectors[:, one] - sine * vectors[:, two]
     out[:, two] = sine * vectors[:, one] + cosine * vectors[:, two]
     return out
+
+
+# ---------------------------------------------------------------------------------- quality
+
+
+async def measure(size: int, seed: int, threshold: float) -> dict[str, Any]:
+    """Consolidate a realistic world of ``size`` facts (MiniLM) and score it against its truth.
+
+    A merge is right when both facts state the same thing (the generator's key); recall is the
+    share of planted restatements merged with the fact they restate (through chains); the
+    contradictions' older facts must end superseded.
+    """
+    import tempfile
+
+    from sagewai import ContextEngine, FactStatus
+    from sagewai.intelligence import MemoryConsolidator
+
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    world = RealisticWorld(seed)
+    facts, keys = world.facts(size, "realistic", now)
+    fields = ("subject", "predicate", "object")
+    items = [
+        {"content": f.content, "fact_id": f.id, "created_at": f.created_at,
+         **{name: getattr(f, name) for name in fields if getattr(f, name)}}
+        for f in facts
+    ]  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="sagewai-realistic-") as folder:
+        async with ContextEngine.local(Path(folder) / "memory", project_id="realistic") as ctx:
+            await ctx.add_many(items)
+            consolidator = MemoryConsolidator(ctx, similarity_threshold=threshold)
+            report = await consolidator.consolidate(now=now)
+            final = {f.id: await ctx.get(f.id) for f in facts}
+    merged = {i: f.merged_into for i, f in final.items() if f.status is FactStatus.MERGED}
+
+    def root(fact_id: str) -> str:
+        seen: set[str] = set()
+        while fact_id in merged and merged[fact_id] is not None and fact_id not in seen:
+            seen.add(fact_id)
+            fact_id = str(merged[fact_id])
+        return fact_id
+
+    right = sum(1 for a, b in merged.items() if b is not None and keys.get(a) == keys.get(b))
+    planted = world.truth.restatements
+    found = sum(1 for copy, base in planted.items() if root(copy) == root(base))
+    losers = world.truth.contradictions
+    superseded = sum(1 for old in losers if final[old].status is FactStatus.SUPERSEDED)
+    return {
+        "benchmark": "consolidation_realistic",
+        "facts": len(facts),
+        "seed": seed,
+        "similarity_threshold": threshold,
+        "planted_restatements": len(planted),
+        "near_distinct_distractors": world.truth.distractors,
+        "contradictions": len(losers),
+        "merges": len(merged),
+        "wrong_merges": len(merged) - right,
+        "merge_precision": round(right / len(merged), 4) if merged else 1.0,
+        "merge_recall": round(found / len(planted), 4) if planted else 1.0,
+        "contradiction_recall": round(superseded / len(losers), 4) if losers else 1.0,
+        "duplicates_removed": report.duplicates_removed,
+        "contradictions_resolved": report.contradictions_resolved,
+    }
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    """``python -m evals.consolidation_realistic``: the quality of one realistic world."""
+    import argparse
+    import json
+
+    from evals._common import RESULTS, write_json
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--size", type=int, default=2000, help="facts in the world")
+    parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--threshold", type=float, default=0.92)
+    parser.add_argument("--out", type=Path, default=RESULTS / "consolidation_realistic.json")
+    args = parser.parse_args(argv)
+    result = asyncio.run(measure(args.size, args.seed, args.threshold))
+    print(json.dumps({k: v for k, v in result.items() if k != "benchmark"}, indent=2))
+    write_json(args.out, result)
+    return result
+
+
+if __name__ == "__main__":
+    main()

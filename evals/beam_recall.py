@@ -1,15 +1,15 @@
 """BEAM retrieval recall: how often sagewai's search finds the messages that answer a question.
 
 Usage:
-    python benchmarks/beam_recall.py --data ../shared/data/beam/100K
+    python -m evals.beam_recall --data $DATA/beam/100K
         [--modes raw,facts,both] [--extractor rules|hybrid] [--conversations 1,2,3]
         [--top-k 5,10,20] [--config '{"dense_weight": 0.5}'] [--variants '{"name": {...}}']
         [--embedding-cache PATH] [--no-baselines] [--raw-reply-marks]
-        [--out benchmarks/results/beam_recall.json]
+        [--out evals/results/beam_recall.json]
 
 Method (``docs/benchmarks-beam.md`` has the figures):
 
-* BEAM (long user-assistant chats, ``../shared/data/beam/README.md``): each conversation folder
+* BEAM (long user-assistant chats, ``$DATA/beam/README.md``): each conversation folder
   ``<n>/`` holds ``chat.json`` and ``probing_questions.json``. Each conversation is ingested into a
   fresh project. ``raw``: every message is one record of kind ``message``, its text verbatim, with
   ``Provenance(session_id=<conversation>-b<batch>, message_id=<id>, turn_index, role, speaker,
@@ -35,7 +35,6 @@ from __future__ import annotations
 import argparse
 import ast
 import asyncio
-import hashlib
 import json
 import statistics
 import sys
@@ -48,13 +47,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from _common import RESULTS, write_json
-from locomo_recall import (
+from evals._common import RESULTS, HashCachingEmbedder, write_json
+from evals.locomo_recall import (
     make_extractor,
     recall_at,
     result_text,
@@ -62,13 +56,14 @@ from locomo_recall import (
     synthesis_figures,
     wordpiece_counter,
 )
-
-from sagewai.context._engine import ContextEngine
-from sagewai.context._ranking import REPLY_MARK, SearchConfig
-from sagewai.core._embedder import Embedder, Vector, Vectors
-from sagewai.core._records import FactKind, Provenance, SearchResult
+from sagewai import ContextEngine, FactKind, Provenance, SearchConfig, SearchResult
+from sagewai.embeddings import Embedder
 
 DEFAULT_OUT = RESULTS / "beam_recall.json"
+REPLY_KEY = "reply"
+"""The metadata key the bridge sets on an assistant's reply (replies rank below statements)."""
+ANSWER_FIELDS = ("answer", "ideal_answer", "ideal_response", "ideal_summary")
+"""Where a BEAM question keeps its reference answer (the field differs by category)."""
 TUNING_SPLIT = frozenset(str(n) for n in range(1, 11))
 """Conversations the ranking may be tuned on; the others are the held-out split."""
 _RAW_NAMESPACE = uuid.UUID("6a1d3c52-8f0e-4b7a-9c2d-5e4f3a2b1c0d")
@@ -93,11 +88,12 @@ class Message:
 
 @dataclass(frozen=True, slots=True)
 class Question:
-    """A question with its evidence message ids."""
+    """A question with its evidence message ids (and its reference answer, for a judge)."""
 
     text: str
     category: str
     evidence: tuple[str, ...]
+    answer: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,7 +177,10 @@ def load_conversation(folder: Path) -> Conversation:
             if not evidence:
                 skipped += 1
                 continue
-            questions.append(Question(str(item["question"]), category, tuple(evidence)))
+            answer = next(
+                (str(item[key]) for key in ANSWER_FIELDS if item.get(key) is not None), ""
+            )
+            questions.append(Question(str(item["question"]), category, tuple(evidence), answer))
     return Conversation(folder.name, tuple(messages), tuple(questions), skipped)
 
 
@@ -281,68 +280,6 @@ def result_sources(result: SearchResult) -> list[str]:
 # ---------------------------------------------------------------------------------- embeddings
 
 
-class HashCachingEmbedder:
-    """An embedder that remembers vectors by the text's sha256 (within a run, or in a file).
-
-    BEAM's messages are long (up to 350,000 characters): a cache keyed by the texts themselves
-    would store them all again; a digest keeps the file small.
-    """
-
-    version = "windows-v1"
-    """Bumped when the embedder reads texts differently (vectors of long texts change)."""
-
-    def __init__(self, inner: Embedder, path: Path | None = None) -> None:
-        self.inner = inner
-        self.path = path
-        self.cache: dict[str, Vector] = {}
-        self.embedded = 0
-        if path is not None and path.exists():
-            with np.load(path, allow_pickle=False) as stored:
-                if str(stored["model"]) == self._model_tag:
-                    keys = [str(k) for k in stored["keys"]]
-                    self.cache = dict(zip(keys, stored["vectors"], strict=True))
-
-    @property
-    def _model_tag(self) -> str:
-        return f"{self.inner.name}/{self.version}"
-
-    @property
-    def dimension(self) -> int:
-        return self.inner.dimension
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @staticmethod
-    def key(text: str) -> str:
-        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-    async def embed_documents(self, texts: Sequence[str]) -> Vectors:
-        keys = [self.key(t) for t in texts]
-        missing = {k: t for k, t in zip(keys, texts, strict=True) if k not in self.cache}
-        if missing:
-            vectors = await self.inner.embed_documents(list(missing.values()))
-            self.embedded += len(missing)
-            self.cache.update(zip(missing, vectors, strict=True))
-        if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        return np.stack([self.cache[k] for k in keys]).astype(np.float32)
-
-    async def embed_query(self, text: str) -> Vector:
-        vector: Vector = (await self.embed_documents([text]))[0]
-        return vector
-
-    def save(self) -> None:
-        """Write the cache to ``path`` (when one was given)."""
-        if self.path is None:
-            return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        keys = list(self.cache)
-        vectors = np.stack([self.cache[k] for k in keys]) if keys else np.zeros((0, 1))
-        np.savez(self.path, model=self._model_tag, keys=np.array(keys), vectors=vectors)
-
-
 # ---------------------------------------------------------------------------------- systems
 
 
@@ -382,7 +319,7 @@ def raw_items(conversation: Conversation, *, reply_marks: bool = False) -> list[
     """One record of kind ``message`` per message, verbatim, with a reproducible id.
 
     ``reply_marks`` (an ablation): the assistant's messages carry the mark the bridge gives its
-    records of replies (``REPLY_MARK``), so raw mode ranks them as the bridge does.
+    records of replies (``REPLY_KEY``), so raw mode ranks them as the bridge does.
     """
     return [
         {
@@ -390,7 +327,7 @@ def raw_items(conversation: Conversation, *, reply_marks: bool = False) -> list[
             "content": message.content,
             "kind": FactKind.MESSAGE,
             "source": message_provenance(conversation, message),
-            "metadata": {REPLY_MARK: True} if reply_marks and message.role == "assistant" else {},
+            "metadata": {REPLY_KEY: True} if reply_marks and message.role == "assistant" else {},
         }
         for message in conversation.messages
     ]
@@ -413,7 +350,7 @@ async def ingest_facts(
 ) -> int:
     """Store what ``MemoryBridge`` makes of every batch; returns how many records it stored."""
     from sagewai.context import MemoryBridge
-    from sagewai.core._conversation import Conversation as ChatConversation
+    from sagewai.core import Conversation as ChatConversation
 
     bridge = MemoryBridge(
         context_engine=engine,
@@ -509,11 +446,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--embedding-cache", type=Path, default=None, help=".npz vector cache")
     parser.add_argument("--no-baselines", action="store_true")
     parser.add_argument(
-        "--one-vector-per-record",
-        action="store_true",
-        help="ablation: index each message with one vector, without its pieces",
-    )
-    parser.add_argument(
         "--raw-reply-marks",
         action="store_true",
         help="ablation: raw mode's assistant messages carry the bridge's reply mark",
@@ -559,12 +491,6 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     for mode in modes:
         if mode not in ("raw", "facts", "both"):
             raise SystemExit(f"unknown mode {mode!r}")
-    if args.one_vector_per_record:
-        import sagewai.context._engine as engine_module
-
-        # The engine's pieces are a pure function of the content; none means one vector.
-        engine_module.piece_texts = lambda content: []  # type: ignore[assignment]
-        engine_module.piece_ids = lambda record, content: []  # type: ignore[assignment]
     config = SearchConfig(**json.loads(args.config))
     variants = {
         name: config.model_copy(update=overrides)
@@ -572,7 +498,7 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     }
     wanted = [c.strip() for c in args.conversations.split(",") if c.strip()]
     conversations = load_conversations(args.data, wanted)
-    from sagewai.embeddings._minilm import MiniLMEmbedder
+    from sagewai.embeddings import MiniLMEmbedder
 
     embedder = HashCachingEmbedder(MiniLMEmbedder(), args.embedding_cache)
     count_wordpieces = wordpiece_counter()
@@ -686,7 +612,6 @@ def _summary(
         "messages": sum(len(c.messages) for c in conversations),
         "extractor": args.extractor,
         "store": args.store,
-        "pieces": not args.one_vector_per_record,
         "systems": systems,
         **facts,
     }

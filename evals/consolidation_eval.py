@@ -1,6 +1,6 @@
 """Consolidation quality on a labelled set of fact pairs: precision and recall per rule.
 
-The set (benchmarks/data/consolidation_labelled.jsonl, written for this project) holds pairs of
+The set (evals/data/consolidation_labelled.jsonl, written for this project) holds pairs of
 facts, each labelled with what consolidation should do to them:
 
 * ``duplicate`` -> ``merge``: restatements of one fact (paraphrases, same triples);
@@ -15,11 +15,11 @@ Each pair is consolidated alone, in its own project, with the default embedder (
 ``sagewai.embeddings._minilm.MiniLMEmbedder``) and decay switched off, so only the dedup and
 contradiction rules act. The script prints precision/recall for merges and for supersessions,
 accuracy per category, the mistakes, and a sweep of the similarity threshold; it writes JSON
-(``--out``, default benchmarks/results/consolidation_eval.json).
+(``--out``, default evals/results/consolidation_eval.json).
 
 Run from the repository root::
 
-    python benchmarks/consolidation_eval.py
+    python -m evals.consolidation_eval
 """
 
 from __future__ import annotations
@@ -35,15 +35,11 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks._common import RESULTS, write_json
-from sagewai.context._engine import ContextEngine
-from sagewai.core._embedder import Vector, Vectors
-from sagewai.core._records import FactStatus
+from evals._common import RESULTS, write_json
+from sagewai import ContextEngine, FactStatus
+from sagewai.embeddings import Vector, Vectors
 from sagewai.intelligence import MemoryConsolidator
-from sagewai.stores.memory._metadata import InMemoryMetadataStore
-from sagewai.stores.memory._vector import InMemoryVectorStore
+from sagewai.stores import InMemoryMetadataStore, InMemoryVectorStore
 
 DATA = Path(__file__).resolve().parent / "data" / "consolidation_labelled.jsonl"
 NOW = datetime(2025, 6, 1, tzinfo=UTC)
@@ -79,7 +75,7 @@ class CachedEmbedder:
 
 def default_embedder() -> tuple[Any, str]:
     try:
-        from sagewai.embeddings._minilm import MiniLMEmbedder
+        from sagewai.embeddings import MiniLMEmbedder
     except ImportError:  # pragma: no cover - the default install has it
         from sagewai.testing import FakeEmbedder
 

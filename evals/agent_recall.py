@@ -1,18 +1,18 @@
 """Agent-level recall: what an agent fed by the bridge finds, and what its memory block shows.
 
 Usage:
-    python benchmarks/agent_recall.py --locomo ../shared/data/locomo/locomo_dev.json
-        --beam ../shared/data/beam/100K [--beam-conversations 1,2,...,10]
+    python -m evals.agent_recall --locomo $DATA/locomo/locomo_dev.json
+        --beam $DATA/beam/100K [--beam-conversations 1,2,...,10]
         [--locomo-conversations conv-26] [--top-k 5,10,20] [--embedding-cache DIR]
-        [--out benchmarks/results/agent_recall.json]
+        [--out evals/results/agent_recall.json]
 
 Method (``docs/benchmarks-agent.md`` has the figures):
 
 * Each conversation (LoCoMo: one per sample; BEAM: one per folder) is played through a
-  ``MemoryBridge`` exactly as ``UniversalAgent`` feeds it: the agent's own default bridge
-  (``sagewai.agent._learning.default_bridge``, offline: the rule extractor) and the agent's own
-  ``TurnLearner``, which submits every message with its role, text and id, one session per LoCoMo
-  session or BEAM batch, for one user. The bridge is flushed after each session (as ending a
+  ``MemoryBridge`` exactly as ``UniversalAgent`` feeds it: the bridge the agent builds by
+  default (offline: the rule extractor), given every message with its role, text and id through
+  ``remember`` as the agent's learner does, one session per LoCoMo session or BEAM batch, for
+  one user. The bridge is flushed after each session (as ending a
   session does).
 * Engine recall@k, side by side in one run, per question (share of the evidence message ids among
   the source message ids of the top-k results, a result's related records included):
@@ -21,10 +21,10 @@ Method (``docs/benchmarks-agent.md`` has the figures):
   memory), ``both`` (the bridge's engine plus the raw message records, when the bridge does not
   store messages itself; otherwise the same as ``bridge``), and BM25 / MiniLM dense / RRF over the
   raw messages.
-* The memory block: per question, the agent's own ``MemoryRecaller`` (``recall_top_k`` and graph
-  settings of ``AgentSettings()``) reads the engine for the question, in a fresh session of the
-  same user, and ``render_memory_block`` fits it to ``AgentSettings().memory_token_budget`` with
-  the agent's default token estimate. Scored: the evidence recall of the message ids of the
+* The memory block: per question, a ``UniversalAgent`` with ``AgentSettings()`` (learning off)
+  answers the question through a scripted model, in a session of the same user; its reply's
+  ``memory`` is the block its prompt held (``recall_top_k``, ``memory_token_budget``, the
+  agent's default token estimate). Scored: the evidence recall of the message ids of the
   records the block shows, and its size (estimated tokens, and MiniLM WordPiece tokens).
 """
 
@@ -40,18 +40,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-import beam_recall
-import locomo_recall
-from _common import RESULTS, write_json
-from beam_recall import HashCachingEmbedder, result_sources
-from locomo_recall import baseline_rankings, recall_at
-
-from sagewai.context._engine import ContextEngine
-from sagewai.core._embedder import Embedder
-from sagewai.core._records import FactKind, Provenance
+from evals import beam_recall, locomo_recall
+from evals._common import RESULTS, HashCachingEmbedder, write_json
+from evals.beam_recall import result_sources
+from evals.locomo_recall import baseline_rankings, recall_at
+from sagewai import ContextEngine, FactKind, Provenance, UniversalAgent
+from sagewai.agent import AgentSettings, estimate_tokens
+from sagewai.context import MemoryBridge
+from sagewai.embeddings import Embedder
+from sagewai.extraction import RuleBasedFactExtractor
+from sagewai.testing import ScriptedLLM
 
 DEFAULT_OUT = RESULTS / "agent_recall.json"
 USER = "user-1"
@@ -71,11 +69,12 @@ class Said:
 
 @dataclass(frozen=True, slots=True)
 class Asked:
-    """A question with its evidence message ids."""
+    """A question with its evidence message ids (and its reference answer, for a judge)."""
 
     text: str
     category: str
     evidence: tuple[str, ...]
+    answer: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +105,8 @@ def locomo_dialogues(path: Path, wanted: Iterable[str]) -> list[Dialogue]:
             for t in conv.turns
         )
         questions = tuple(
-            Asked(q.text, locomo_recall.CATEGORIES[q.category], q.evidence) for q in conv.questions
+            Asked(q.text, locomo_recall.CATEGORIES[q.category], q.evidence, q.answer)
+            for q in conv.questions
         )
         out.append(Dialogue("locomo", conv.sample_id, messages, questions))
     return out
@@ -120,7 +120,7 @@ def beam_dialogues(path: Path, wanted: Iterable[str]) -> list[Dialogue]:
             Said(m.id, f"beam-{conv.name}-b{m.batch}", m.index, m.role, m.content)
             for m in conv.messages
         )
-        questions = tuple(Asked(q.text, q.category, q.evidence) for q in conv.questions)
+        questions = tuple(Asked(q.text, q.category, q.evidence, q.answer) for q in conv.questions)
         out.append(Dialogue("beam", conv.name, messages, questions))
     return out
 
@@ -210,22 +210,22 @@ def message_record(dialogue: Dialogue, message: Said) -> dict[str, Any]:
     }
 
 
-async def play(engine: ContextEngine, dialogue: Dialogue) -> Any:
-    """Feed every session through the agent's default bridge and learner; returns the bridge."""
-    from sagewai.agent._learning import LearnedMessage, TurnLearner, default_bridge
-
-    bridge = default_bridge(engine, "gpt-4o-mini", None, use_model=False)
-    learner = TurnLearner(bridge, None)
+async def play(engine: ContextEngine, dialogue: Dialogue) -> MemoryBridge:
+    """Feed every session through the bridge an agent builds by default (rules, no model) as the
+    agent's learner does: each message with its role, text and id; returns the bridge."""
+    bridge = MemoryBridge(
+        context_engine=engine, model="gpt-4o-mini", fact_extractor=RuleBasedFactExtractor()
+    )
     for session in dialogue.sessions():
         for message in session:
-            await learner.learn(
-                [LearnedMessage(message.role, message.content, message.message_id, None)],
+            await bridge.remember(
+                {"role": message.role, "content": message.content, "id": message.message_id},
                 session_id=message.session_id,
                 user_id=USER,
             )
-        await learner.flush(session[0].session_id)
-    await learner.flush()
-    return learner
+        await bridge.flush(session[0].session_id)
+    await bridge.flush()
+    return bridge
 
 
 async def engine_sources(
@@ -240,27 +240,20 @@ async def engine_sources(
 async def block_scores(
     engine: ContextEngine, question: Asked, count_wordpieces: Callable[[str], int]
 ) -> tuple[list[list[str]], int, int]:
-    """The agent's memory block for the question: shown records' sources, token sizes."""
-    from sagewai.agent._memory_block import estimate_tokens, render_memory_block
-    from sagewai.agent._recall import MemoryRecaller
-    from sagewai.agent._settings import AgentSettings
+    """The agent's memory block for the question: shown records' sources, token sizes.
 
-    settings = AgentSettings()
-    recaller = MemoryRecaller(
-        engine,
-        graph=None,
-        top_k=settings.recall_top_k,
-        graph_hops=settings.graph_hops,
-        episode_limit=settings.episode_limit,
-        graph_depth=settings.graph_depth,
-        max_relations=settings.max_relations,
+    A ``UniversalAgent`` with default settings (learning off, so asking leaves the memory as it
+    was) answers through a scripted model; its reply says which records the block showed.
+    """
+    agent = UniversalAgent(
+        name="eval",
+        context=engine,
+        settings=AgentSettings(learn=False, memory_tools=False),
+        llm=ScriptedLLM(["noted"]),
     )
-    recollection = await recaller.recall(question.text, user_id=USER, session_id=QUESTION_SESSION)
-    block = render_memory_block(
-        recollection.items(lambda fact_id: fact_id[:6]),
-        budget=settings.memory_token_budget,
-        count_tokens=estimate_tokens,
-    )
+    reply = await agent.respond(question.text, session_id=QUESTION_SESSION, user_id=USER)
+    await agent.aclose()
+    block = reply.memory
     shown = await engine.stores.metadata.get(engine.project_id, list(block.fact_ids))
     by_id = {fact.id: fact for fact in shown}
     sources = [
@@ -300,7 +293,7 @@ async def run_dialogue(
     stored: dict[str, Any] = {}
     async with ContextEngine.in_memory(project_id=project, embedder=embedder) as engine:
         started = time.perf_counter()
-        learner = await play(engine, dialogue)
+        bridge = await play(engine, dialogue)
         stored["bridge_seconds"] = round(time.perf_counter() - started, 1)
         messages_stored = await engine.stores.metadata.count(
             _query(engine, kinds=(FactKind.MESSAGE,))
@@ -330,12 +323,12 @@ async def run_dialogue(
             tallies["block_both"].add(dialogue, question, sources)
             tallies["block_both"].size(dialogue, "estimate", estimate)
             tallies["block_both"].size(dialogue, "wordpieces", pieces)
-        await learner.aclose()
+        await bridge.aclose()
     return stored
 
 
 def _query(engine: ContextEngine, kinds: tuple[FactKind, ...]) -> Any:
-    from sagewai.core._queries import FactQuery
+    from sagewai.core import FactQuery
 
     return FactQuery(project_id=engine.project_id, kinds=kinds)
 
@@ -382,7 +375,7 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         dialogues += locomo_dialogues(args.locomo, _names(args.locomo_conversations))
     if args.beam is not None:
         dialogues += beam_dialogues(args.beam, _names(args.beam_conversations))
-    from sagewai.embeddings._minilm import MiniLMEmbedder
+    from sagewai.embeddings import MiniLMEmbedder
 
     embedder = HashCachingEmbedder(MiniLMEmbedder(), args.embedding_cache)
     count_wordpieces = locomo_recall.wordpiece_counter()

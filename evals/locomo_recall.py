@@ -1,10 +1,10 @@
 """LoCoMo retrieval recall: how often sagewai's search finds the turns that answer a question.
 
 Usage:
-    python benchmarks/locomo_recall.py --data ../shared/data/locomo/locomo_dev.json
+    python -m evals.locomo_recall --data $DATA/locomo/locomo_dev.json
         [--modes raw,facts,both] [--extractor rules|hybrid] [--store memory|local|postgres]
         [--top-k 5,10,20] [--conversations conv-26] [--config '{"neighbour_weight": 0.2}']
-        [--embedding-cache PATH] [--no-baselines] [--out benchmarks/results/locomo_recall.json]
+        [--embedding-cache PATH] [--no-baselines] [--out evals/results/locomo_recall.json]
 
 Method (``docs/benchmarks-locomo.md`` has the figures):
 
@@ -44,21 +44,16 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from _common import RESULTS, write_json
-
-from sagewai.context._engine import ContextEngine
-from sagewai.context._ranking import SearchConfig
-from sagewai.core._embedder import Embedder, Vector, Vectors
-from sagewai.core._records import Provenance, SearchResult
-from sagewai.core._text import keyword_terms
+from evals._common import RESULTS, HashCachingEmbedder, write_json
+from sagewai import ContextEngine, Provenance, SearchConfig, SearchResult
+from sagewai.core import keyword_terms
+from sagewai.embeddings import Embedder, Vector, Vectors
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 DEFAULT_OUT = RESULTS / "locomo_recall.json"
@@ -96,11 +91,13 @@ class Turn:
 
 @dataclass(frozen=True, slots=True)
 class Question:
-    """A question of categories 1-4 with its resolved evidence turns."""
+    """A question of categories 1-4 with its resolved evidence turns (and its reference answer,
+    for a judge)."""
 
     text: str
     category: int
     evidence: tuple[str, ...]
+    answer: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,7 +170,8 @@ def load_conversations(path: Path) -> list[Conversation]:
             if not evidence:
                 dropped += 1
                 continue
-            questions.append(Question(str(qa["question"]), category, tuple(evidence)))
+            answer = str(qa.get("answer", ""))
+            questions.append(Question(str(qa["question"]), category, tuple(evidence), answer))
         conversations.append(
             Conversation(str(sample["sample_id"]), tuple(turns), tuple(questions), dropped)
         )
@@ -537,7 +535,7 @@ async def ingest_facts(
     """
     try:
         from sagewai.context import MemoryBridge
-        from sagewai.core._conversation import Conversation as ChatConversation
+        from sagewai.core import Conversation as ChatConversation
     except ImportError as exc:  # pragma: no cover - depends on the checkout
         raise RuntimeError(f"facts mode needs sagewai.context.bridge: {exc}") from exc
     bridge = MemoryBridge(
@@ -561,7 +559,7 @@ async def build_graph(engine: ContextEngine, conversation: Conversation) -> int:
 
     Graph expansion (``--graph-hops``) reads this graph; returns the relations added.
     """
-    from sagewai.intelligence._graph_builder import ConversationGraphBuilder
+    from sagewai.intelligence import ConversationGraphBuilder
 
     builder = ConversationGraphBuilder(graph_store=engine.graph_store)
     added = 0
@@ -589,8 +587,7 @@ def make_engine(
     the two runs differ only in the metadata store (and its keyword search).
     """
     if store == "postgres":
-        from sagewai.stores import PostgresMetadataStore
-        from sagewai.stores.qdrant._edge import QdrantEdgeVectorStore
+        from sagewai.stores import PostgresMetadataStore, QdrantEdgeVectorStore
 
         schema = "locomo_" + re.sub(r"[^a-z0-9_]", "_", project_id.lower())
         return ContextEngine(
@@ -779,8 +776,8 @@ def wordpiece_counter() -> Callable[[str], int]:
         from tokenizers import Tokenizer
     except ImportError:  # pragma: no cover - tokenizers is a core dependency
         return lambda text: len(text.split())
-    path = Path(__file__).resolve().parent.parent / "sagewai/embeddings/data/tokenizer.json"
-    tokenizer = Tokenizer.from_file(str(path))
+    path = resources.files("sagewai.embeddings") / "data" / "tokenizer.json"
+    tokenizer = Tokenizer.from_str(path.read_text(encoding="utf-8"))
     tokenizer.no_truncation()
     tokenizer.no_padding()
     counted: dict[str, int] = {}
@@ -869,9 +866,7 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     if args.conversations:
         wanted = {c.strip() for c in args.conversations.split(",")}
         conversations = [c for c in conversations if c.sample_id in wanted]
-    from beam_recall import HashCachingEmbedder  # the benchmarks share one cache format
-
-    from sagewai.embeddings._minilm import MiniLMEmbedder
+    from sagewai.embeddings import MiniLMEmbedder
 
     embedder = HashCachingEmbedder(MiniLMEmbedder(), args.embedding_cache)
     count_wordpieces = wordpiece_counter()

@@ -10,7 +10,7 @@ what the real run did (counts and the set of actions); it writes JSON (``--out``
 
 Run from the repository root::
 
-    python benchmarks/consolidation_planted.py
+    python -m evals.consolidation_planted
 """
 
 from __future__ import annotations
@@ -18,18 +18,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
-import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks._common import RESULTS, write_json
-from sagewai.context._engine import ContextEngine
-from sagewai.core._records import ChangeAction, FactStatus
+from evals._common import RESULTS, write_json
+from sagewai import ChangeAction, ContextEngine, FactStatus
 from sagewai.intelligence import MemoryConsolidator
 
 PEOPLE = (  # noqa: SIM905
