@@ -754,6 +754,11 @@ def prefer_current(
 
 
 _VALUE = re.compile(r"\d")
+_CHANGE_CUE = re.compile(
+    r"\b(?:now|new|updated?|changed?|moved|rescheduled|postponed|extended|increased"
+    r"|decreased|raised|lowered|reduced|improved|reached|adjusted|revised|upgraded|switched)\b"
+)
+"""Words of a statement that changes a value (matched against lower-cased text)."""
 
 
 def _said_at(fact: Fact) -> tuple[datetime, datetime, int]:
@@ -772,7 +777,8 @@ def later_values_first(
 
     Among the first ``window`` candidates, a record that states a value (holds a digit) and
     speaks of the query's subject (holds at least a third of the query's content ``terms``, two
-    at least) ranks just above every such record said before it: "the commits merged have now
+    at least; two are enough for a statement of a change: "new", "now", "moved", "extended" ...)
+    ranks just above every such record said before it: "the commits merged have now
     reached 165" above "150 commits merged", whatever their scores. A record that states no
     value, or speaks of something else, keeps its place; so does the order below ``window``.
 
@@ -802,7 +808,9 @@ def later_values_first(
         if _VALUE.search(text) is None:
             return False
         low = text.lower()
-        return sum(1 for stem in stems if stem.search(low)) >= need
+        hits = sum(1 for stem in stems if stem.search(low))
+        # A statement that says it changes something needs less of the query's words.
+        return hits >= need or (hits >= 2 and _CHANGE_CUE.search(low) is not None)
 
     valued = {c.fact.id: _said_at(c.fact) for c in head if states_value(c)}
     if len(valued) < 2:
