@@ -8,10 +8,11 @@ BEAM's ``knowledge_update`` questions (two per conversation) name their evidence
 ``{"original_info": [ids], "updated_info": [ids]}``: the message that stated a value and the later
 one that changed it ("the dashboard API's response time ... has improved to 250ms"). Each
 conversation is ingested as ``beam_recall.py --modes facts`` does (what ``MemoryBridge`` stores by
-default); each question is asked with ``ContextEngine.search`` (top 10), twice in the same run:
-with the ranking that prefers what holds now (``SearchConfig(prefer_current=True)``, the default)
-and without it. A question passes when an updated message is in the top 10 and ranks above every
-original message found there. Issue 37's goal: 90% of the questions.
+default); each question is asked with ``ContextEngine.search`` (top 10), three times in the same
+run: with the default ranking (what holds now first, and the later statement of a value first),
+without the later-value rule (``later_values=False``), and without either. A question passes
+when an updated message is in the top 10 and ranks above every original message found there.
+Issue 37's goal: 90% of the questions.
 """
 
 from __future__ import annotations
@@ -67,7 +68,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     wanted = [c for c in args.conversations.split(",") if c]
     conversations = load_conversations(args.data, wanted)
     embedder = HashCachingEmbedder(MiniLMEmbedder(), args.embedding_cache)
-    settings = {"prefer_current": SearchConfig(), "before": SearchConfig(prefer_current=False)}
+    settings = {
+        "prefer_current": SearchConfig(),
+        "no_later_values": SearchConfig(later_values=False),
+        "before": SearchConfig(prefer_current=False, later_values=False),
+    }
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         for conversation in conversations:
