@@ -4,12 +4,23 @@ from __future__ import annotations
 
 import json
 import platform
-import random
 import statistics
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from evals._common import synthetic_sentences
+
+__all__ = [
+    "DATA_ENV",
+    "RESULTS",
+    "locomo_file",
+    "machine",
+    "percentiles",
+    "synthetic_sentences",
+    "write_json",
+]
 
 RESULTS = Path(__file__).resolve().parent / "results"
 """Where a scenario writes its JSON when no ``--out`` is given (git ignores it)."""
@@ -24,62 +35,6 @@ def locomo_file() -> Path | None:
 
     folder = os.environ.get(DATA_ENV)
     return Path(folder) / "locomo" / "locomo_dev.json" if folder else None
-
-
-_SUBJECTS = ["Alice", "Bob", "Carol", "Dana", "Eve", "Frank", "Grace", "Hana", "Ivan", "Jo"]
-_VERBS = [
-    "likes",
-    "visited",
-    "decided to use",
-    "is learning",
-    "bought",
-    "recommended",
-    "moved to",
-    "works with",
-    "cooked",
-    "wrote about",
-]
-_OBJECTS = [
-    "green tea",
-    "Lisbon",
-    "PostgreSQL",
-    "the violin",
-    "a red bicycle",
-    "sourdough",
-    "Kyoto",
-    "the billing team",
-    "a mystery novel",
-    "rust",
-    "hiking boots",
-    "jazz",
-    "the quarterly report",
-    "a rescue dog",
-    "Berlin",
-    "kubernetes",
-    "pottery",
-]
-_TAILS = [
-    "last week",
-    "in May",
-    "with friends",
-    "for the third time",
-    "after work",
-    "on Sunday",
-    "because it was cheaper",
-    "again",
-    "at the conference",
-    "",
-]
-
-
-def synthetic_sentences(n: int, seed: int = 7) -> list[str]:
-    """``n`` varied, realistic short facts (deterministic for a seed)."""
-    rng = random.Random(seed)
-    return [
-        f"{rng.choice(_SUBJECTS)} {rng.choice(_VERBS)} {rng.choice(_OBJECTS)} "
-        f"{rng.choice(_TAILS)} (note {i})".replace("  ", " ")
-        for i in range(n)
-    ]
 
 
 def percentiles(samples_ms: Sequence[float]) -> dict[str, float]:

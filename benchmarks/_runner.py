@@ -77,6 +77,10 @@ SCENARIOS: tuple[Scenario, ...] = (
              ("--sizes", "10000,100000"), what="search at scale, embedded deployment"),
     Scenario("graph", "graph_bench", (), (), needs=("locomo",),
              what="graph building on LoCoMo turns"),
+    Scenario("forget", "forget_bench", (), ("--turns", "419"), needs=("locomo",),
+             what="forget(subject=...) on a LoCoMo-filled folder: receipt, wall time"),
+    Scenario("multiprocess", "multiprocess_bench", ("--seconds", "15"), ("--seconds", "120"),
+             what="one folder, many processes: writers, searchers, consolidate, MCP"),
     Scenario("search_stages", "search_stages", (), (), needs=("kept",),
              what="CPU per search stage on a kept scale_bench folder (by hand)"),
 )  # fmt: skip

@@ -7,11 +7,11 @@ and reports the receipt (counts per store), whether the dry run's receipt equals
 many records still name the subject (none expected), and the wall time of each call.
 
 Usage:
-    python benchmarks/forget_bench.py [--data PATH] [--sample conv-26] [--turns 150]
+    python -m benchmarks.forget_bench [--data PATH] [--sample conv-26] [--turns 150]
         [--subject Melanie] [--out benchmarks/results/forget_bench.json]
 
 The data is not part of the repository (CC BY-NC 4.0): ``--data`` defaults to
-``../shared/data/locomo/locomo_dev.json`` next to the repository.
+``$SAGEWAI_EVAL_DATA/locomo/locomo_dev.json``.
 """
 
 from __future__ import annotations
@@ -26,17 +26,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks._common import DATA_ENV, RESULTS, locomo_file, write_json
 from sagewai import ContextEngine
 from sagewai.context import MemoryBridge
 from sagewai.core import Conversation, FactQuery
 from sagewai.intelligence import ConversationGraphBuilder, RuleBasedFactExtractor
 from sagewai.testing import FakeEmbedder
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/_common.py
-from _common import RESULTS, machine, write_json
-
-ROOT = Path(__file__).resolve().parent
-DEFAULT_DATA = ROOT.parent.parent / "shared" / "data" / "locomo" / "locomo_dev.json"
 
 
 def sessions(path: Path, sample: str, turns: int) -> list[tuple[str, list[dict[str, Any]]]]:
@@ -63,33 +58,34 @@ def sessions(path: Path, sample: str, turns: int) -> list[tuple[str, list[dict[s
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    folder = Path(tempfile.mkdtemp(prefix="forget-bench-"))
-    engine = ContextEngine.local(folder, project_id="bench", embedder=FakeEmbedder(64))
-    word = re.compile(rf"(?<!\w){re.escape(args.subject)}(?!\w)", re.IGNORECASE)
-    async with engine:
-        bridge = MemoryBridge(context_engine=engine, fact_extractor=RuleBasedFactExtractor())
-        builder = ConversationGraphBuilder(graph_store=engine.graph_store)
-        chats = sessions(args.data, args.sample, args.turns)
-        for session_id, messages in chats[:-1]:
-            await bridge.bridge_conversation(Conversation.of(messages, session_id=session_id))
+    with tempfile.TemporaryDirectory(prefix="forget-bench-") as scratch:
+        folder = Path(scratch)
+        engine = ContextEngine.local(folder, project_id="bench", embedder=FakeEmbedder(64))
+        word = re.compile(rf"(?<!\w){re.escape(args.subject)}(?!\w)", re.IGNORECASE)
+        async with engine:
+            bridge = MemoryBridge(context_engine=engine, fact_extractor=RuleBasedFactExtractor())
+            builder = ConversationGraphBuilder(graph_store=engine.graph_store)
+            chats = sessions(args.data, args.sample, args.turns)
+            for session_id, messages in chats[:-1]:
+                await bridge.bridge_conversation(Conversation.of(messages, session_id=session_id))
+                await builder.process_conversation(messages, session_id=session_id)
+            session_id, messages = chats[-1]
+            for message in messages:
+                await bridge.process_message(message, session_id=session_id)
             await builder.process_conversation(messages, session_id=session_id)
-        session_id, messages = chats[-1]
-        for message in messages:
-            await bridge.process_message(message, session_id=session_id)
-        await builder.process_conversation(messages, session_id=session_id)
-        await bridge.aclose()
-        records = await engine.count()
-        started = time.perf_counter()
-        preview = await engine.forget(subject=args.subject, dry_run=True)
-        dry_seconds = time.perf_counter() - started
-        started = time.perf_counter()
-        done = await engine.forget(subject=args.subject)
-        seconds = time.perf_counter() - started
-        left = [
-            fact.id
-            async for fact in engine.port.iter_facts(FactQuery(project_id=engine.project_id))
-            if word.search(fact.model_dump_json())
-        ]
+            await bridge.aclose()
+            records = await engine.count()
+            started = time.perf_counter()
+            preview = await engine.forget(subject=args.subject, dry_run=True)
+            dry_seconds = time.perf_counter() - started
+            started = time.perf_counter()
+            done = await engine.forget(subject=args.subject)
+            seconds = time.perf_counter() - started
+            left = [
+                fact.id
+                async for fact in engine.port.iter_facts(FactQuery(project_id=engine.project_id))
+                if word.search(fact.model_dump_json())
+            ]
     return {
         "sample": args.sample,
         "turns": args.turns,
@@ -100,23 +96,27 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "records_still_naming_it": len(left),
         "dry_run_seconds": round(dry_seconds, 3),
         "forget_seconds": round(seconds, 3),
-        "machine": machine(),
     }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument(
+        "--data", type=Path, default=None, help=f"default: ${DATA_ENV}/locomo/locomo_dev.json"
+    )
     parser.add_argument("--sample", default="conv-26")
     parser.add_argument("--turns", type=int, default=150)
     parser.add_argument("--subject", default="Melanie")
     parser.add_argument("--out", type=Path, default=RESULTS / "forget_bench.json")
     args = parser.parse_args(argv)
-    if not args.data.exists():
-        print(f"LoCoMo data not found at {args.data} (pass --data)", file=sys.stderr)
+    args.data = args.data or locomo_file()
+    if args.data is None or not args.data.exists():
+        print(
+            f"LoCoMo data not found at {args.data} (pass --data or set {DATA_ENV})", file=sys.stderr
+        )
         return 2
     result = asyncio.run(run(args))
-    print(json.dumps({k: v for k, v in result.items() if k != "machine"}, indent=2))
+    print(json.dumps(result, indent=2))
     write_json(args.out, result)
     return 0
 

@@ -5,7 +5,7 @@ The scenario the docs promise on ``ContextEngine.local(path)``: two agent proces
 consolidate`` runs every second, and a ``sagewai mcp`` server answers a real MCP client over
 stdio (remember, then recall), all on one folder for ``--seconds`` (default 120).
 
-Printed and written as JSON (``results/multiprocess.json``):
+Printed and written as JSON (``--out``, default ``benchmarks/results/multiprocess_bench.json``):
 
 * writes: accepted and refused per writer, writes/s per writer and in total;
 * search: p50/p95 of every search the searchers ran during the run;
@@ -19,9 +19,10 @@ Printed and written as JSON (``results/multiprocess.json``):
 * check: after everything stopped, each accepted message is stored exactly once (lost,
   duplicated) with its vector, and each fact remembered through MCP likewise.
 
-Run: ``python benchmarks/multiprocess_bench.py [--seconds 120] [--writers 2] [--searchers 2]``.
+Run: ``python -m benchmarks.multiprocess_bench [--seconds 120] [--writers 2] [--searchers 2]``.
 ``tests/test_multiprocess.py`` runs the same roles for a few seconds in CI. Each role is this
-script run with ``--role``; they coordinate through files in the work folder only.
+module run with ``--role`` (:data:`ROLE_COMMAND`); they coordinate through files in the work
+folder only.
 """
 
 from __future__ import annotations
@@ -38,10 +39,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks._common import RESULTS, write_json
+
 PROJECT = "shared"
 MCP_USER = "mcp-user"
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+ROLE_COMMAND = ("-m", "benchmarks.multiprocess_bench")
+"""The arguments after ``sys.executable`` that start this module in a role of its own."""
 
 _SUBJECTS = ["Alice", "Bob", "Carol", "Dana", "Eve", "Frank", "Grace", "Hana", "Ivan", "Jo"]
 _PLACES = ["Lisbon", "Kyoto", "Berlin", "Oslo", "Porto", "Quito", "Hanoi", "Lima", "Accra"]
@@ -379,12 +384,11 @@ async def conduct(
     names = [f"w{n + 1}" for n in range(writers)]
     logs = [work / f"{name}.jsonl" for name in names]
     outs = [work / f"searcher{n + 1}.json" for n in range(searchers)]
-    script = str(HERE / "multiprocess_bench.py")
     common = ["--folder", str(folder), "--start", str(start), "--until", str(until)]
     writing = [
         await asyncio.create_subprocess_exec(
             sys.executable,
-            script,
+            *ROLE_COMMAND,
             "--role",
             "writer",
             "--name",
@@ -401,7 +405,7 @@ async def conduct(
     searching = [
         await asyncio.create_subprocess_exec(
             sys.executable,
-            script,
+            *ROLE_COMMAND,
             "--role",
             "searcher",
             "--out",
@@ -497,7 +501,7 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--searchers", type=int, default=2)
     parser.add_argument("--startup", type=float, default=15.0, help="seconds for processes to load")
     parser.add_argument("--folder", type=Path, default=None, help="default: a temporary folder")
-    parser.add_argument("--out", type=Path, default=HERE / "results" / "multiprocess.json")
+    parser.add_argument("--out", type=Path, default=RESULTS / "multiprocess_bench.json")
     parser.add_argument("--role", choices=("writer", "searcher"), default=None)
     parser.add_argument("--name", default="w")
     parser.add_argument("--user", default=None, help="the writer's user (default: user-NAME)")
@@ -531,9 +535,6 @@ def main() -> None:
         report = asyncio.run(
             conduct(folder, args.seconds, args.writers, args.searchers, args.startup)
         )
-    sys.path.insert(0, str(HERE))
-    from _common import write_json
-
     print(json.dumps(report, indent=2))
     write_json(args.out, {"benchmark": "multiprocess", **report})
 

@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import platform
+import random
 import statistics
 import sys
 from collections.abc import Sequence
@@ -22,6 +23,62 @@ from sagewai.embeddings import Embedder, Vector, Vectors
 
 RESULTS = Path(__file__).resolve().parent / "results"
 """Where an evaluation writes its JSON when no ``--out`` is given (git ignores it)."""
+
+
+_SUBJECTS = ["Alice", "Bob", "Carol", "Dana", "Eve", "Frank", "Grace", "Hana", "Ivan", "Jo"]
+_VERBS = [
+    "likes",
+    "visited",
+    "decided to use",
+    "is learning",
+    "bought",
+    "recommended",
+    "moved to",
+    "works with",
+    "cooked",
+    "wrote about",
+]
+_OBJECTS = [
+    "green tea",
+    "Lisbon",
+    "PostgreSQL",
+    "the violin",
+    "a red bicycle",
+    "sourdough",
+    "Kyoto",
+    "the billing team",
+    "a mystery novel",
+    "rust",
+    "hiking boots",
+    "jazz",
+    "the quarterly report",
+    "a rescue dog",
+    "Berlin",
+    "kubernetes",
+    "pottery",
+]
+_TAILS = [
+    "last week",
+    "in May",
+    "with friends",
+    "for the third time",
+    "after work",
+    "on Sunday",
+    "because it was cheaper",
+    "again",
+    "at the conference",
+    "",
+]
+
+
+def synthetic_sentences(n: int, seed: int = 7) -> list[str]:
+    """``n`` varied, realistic short facts (deterministic for a seed)."""
+    rng = random.Random(seed)
+    return [
+        f"{rng.choice(_SUBJECTS)} {rng.choice(_VERBS)} {rng.choice(_OBJECTS)} "
+        f"{rng.choice(_TAILS)} (note {i})".replace("  ", " ")
+        for i in range(n)
+    ]
 
 
 def percentiles(samples_ms: Sequence[float]) -> dict[str, float]:

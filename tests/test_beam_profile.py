@@ -7,9 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.helpers import load_benchmark
-
-bench = load_benchmark("beam_profile")
+from evals import beam_profile as bench
 
 
 def write_conversation(root: Path) -> Path:

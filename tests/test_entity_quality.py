@@ -3,33 +3,21 @@ nouns as names; titles are titles, not persons; precision at least 0.9 on the la
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
+from evals import entity_eval
 from sagewai.intelligence import ConversationGraphBuilder, RuleBasedEntityExtractor
+from sagewai.intelligence._graph_builder import usable_entity_name
 from sagewai.stores import InMemoryGraphStore
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(os.environ.get("SAGEWAI_EVAL_DATA", ROOT.parent / "shared" / "data"))
 if not (DATA / "locomo").is_dir():
     DATA = Path("/work/shared/data")
-
-
-def _bench() -> ModuleType:
-    path = ROOT / "benchmarks" / "entity_eval.py"
-    spec = importlib.util.spec_from_file_location("entity_eval", path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["entity_eval"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.mark.parametrize(
@@ -92,7 +80,7 @@ async def test_graph_relations_name_no_articles_verbs_or_common_nouns_as_things(
 
 
 def test_labelled_set_is_large_enough_and_well_formed() -> None:
-    labels = json.loads((ROOT / "benchmarks" / "data" / "entity_labels.json").read_text())
+    labels = json.loads(entity_eval.LABELS.read_text(encoding="utf-8"))
     items = labels["items"]
     assert sum(len(i["entities"]) for i in items if not i.get("fresh")) >= 300
     assert {i["source"] for i in items} == {"locomo", "beam"}
@@ -103,7 +91,7 @@ def test_labelled_set_is_large_enough_and_well_formed() -> None:
 
 @pytest.mark.skipif(not (DATA / "locomo").is_dir(), reason="the evaluation data is not here")
 async def test_rule_entity_precision_on_the_labelled_set() -> None:
-    result = await _bench().evaluate(RuleBasedEntityExtractor(), DATA)
+    result = await entity_eval.evaluate(RuleBasedEntityExtractor(), DATA)
     assert result["mentions"] >= 300
     assert result["all"]["precision"] >= 0.9
     assert result["held_out"]["precision"] >= 0.9
@@ -132,3 +120,12 @@ async def test_a_locomo_conversations_graph_holds_no_junk_names() -> None:
     assert persons.isdisjoint({"Becoming Nicole", "Charlotte's Web", "Pride", "Pride Month"})
     assert ("Becoming Nicole", "title") in entities
     assert {"Caroline", "Melanie", "Amy Ellis Nutt", "Ed Sheeran"} <= persons
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["Caroline", "she", "The", "an", "--", "", "   ", "x" * 120, "x" * 121, "Their", "3.39",
+     "Amy Ellis Nutt", "every", "Someone", "'s"],
+)  # fmt: skip
+def test_the_evaluation_drops_the_names_the_graph_builder_drops(name: str) -> None:
+    assert entity_eval.usable_entity_name(name) == usable_entity_name(name)

@@ -209,7 +209,16 @@ def test_acceptance_4_a_second_process_reads_back_names_and_values(tmp_path: Pat
     env = {**os.environ, "PYTHONPATH": str(ROOT), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     env.pop("OPENAI_API_KEY", None)
     done = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "seed_wiring.py"), "--folder", str(tmp_path)],
+        [
+            sys.executable,
+            "-m",
+            "evals.seed_wiring",
+            "--folder",
+            str(tmp_path / "memory"),
+            "--out",
+            str(tmp_path / "seed_wiring.json"),
+        ],
+        cwd=ROOT,
         env=env,
         capture_output=True,
         text=True,
@@ -218,6 +227,10 @@ def test_acceptance_4_a_second_process_reads_back_names_and_values(tmp_path: Pat
     )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
+    assert (
+        json.loads((tmp_path / "seed_wiring.json").read_text(encoding="utf-8"))["relations"]
+        == (result["relations"])
+    )
     assert result["first_result_names"] == {
         "database migration": True,
         "who leads the platform team": True,

@@ -6,8 +6,8 @@ server answers the MCP SDK's real client over stdio, all on one folder: nothing 
 lost or stored twice, every consolidation exits 0. Then the documented Claude Desktop + Cursor
 configuration: two ``sagewai mcp`` servers on one store beside the user's own agent process.
 
-The scenario is the one ``benchmarks/multiprocess_bench.py`` measures for two minutes; here it
-runs for a few seconds and its figures are not asserted (speed lives in the benchmark).
+The scenario is the one ``python -m benchmarks.multiprocess_bench`` measures for two minutes;
+here it runs for a few seconds and its figures are not asserted (speed lives in the benchmark).
 """
 
 from __future__ import annotations
@@ -24,9 +24,7 @@ pytest.importorskip("mcp")
 
 from mcp import Client
 
-from tests.helpers import load_benchmark
-
-bench = load_benchmark("multiprocess_bench")
+from benchmarks import multiprocess_bench as bench
 
 
 async def test_writers_searcher_consolidation_and_mcp_share_one_folder(tmp_path: Path) -> None:
@@ -69,7 +67,7 @@ async def test_claude_desktop_and_cursor_servers_beside_the_users_agent(tmp_path
     start = time.time() + 3
     agent = await asyncio.create_subprocess_exec(
         sys.executable,
-        str(bench.HERE / "multiprocess_bench.py"),
+        *bench.ROLE_COMMAND,
         "--role", "writer", "--name", "agent", "--user", "me", "--log", str(log),
         "--folder", str(folder), "--start", str(start), "--until", str(start + 6),
         env=bench._child_env(),

@@ -1,14 +1,12 @@
 """Acceptance 1 of issue 42 as a test: every statement of the profile benchmark is in front of
 the model on each of ten later unrelated turns, within the section's budget, and a changed
-instruction shows only its current form (the full run is ``benchmarks/profile_bench.py``)."""
+instruction shows only its current form (the full run is ``python -m evals.profile_bench``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from tests.helpers import load_benchmark
-
-bench = load_benchmark("profile_bench")
+from evals import profile_bench as bench
 
 
 async def test_every_statement_is_in_every_later_prompt_within_budget() -> None:

@@ -3,45 +3,28 @@
 "The team standup moved to Wednesday.", "We upgraded the billing API to Python 3.11.", "We
 migrated the orders service to Postgres this week." and "My new manager is Omar Haddad." each
 end the value said before; "Our team standup is on Monday." is a weekly rule, not a date. Then
-update chains (``benchmarks/update_chains.py``: a value said, changed twice, days apart, other
+update chains (``evals/update_chains.py``: a value said, changed twice, days apart, other
 talk between) through the seed's wiring on the embedded default and on PostgreSQL: the memory
 block, search's first result and ``as_of`` each tell the value that held.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import json
-import sys
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
+from evals import update_chains as chains
 from sagewai import ContextEngine, Fact, FactStatus
 from sagewai.context import MemoryBridge
 from sagewai.embeddings import MiniLMEmbedder
 from sagewai.intelligence import LLMFactExtractor, RuleBasedFactExtractor
 from sagewai.stores import InMemoryVectorStore, PostgresMetadataStore
 from sagewai.testing import ScriptedLLM
-
-_PATH = Path(__file__).resolve().parent.parent / "benchmarks" / "update_chains.py"
-
-
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("update_chains", _PATH)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["update_chains"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-chains = _load()
 
 Factory = Callable[[], ContextEngine]
 DAY0 = datetime(2026, 3, 2, 9, tzinfo=UTC)

@@ -1,8 +1,8 @@
 """Standing instructions in every turn: is what the user asked once in front of the model later?
 
 Usage:
-    python benchmarks/profile_bench.py [--later 10] [--profile-tokens 400]
-        [--out benchmarks/results/profile_bench.json]
+    python -m evals.profile_bench [--later 10] [--profile-tokens 400]
+        [--out evals/results/profile_bench.json]
 
 Method (issue 42, acceptance 1; ``docs/profile.md`` has the figures):
 
@@ -30,20 +30,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from _common import RESULTS, synthetic_sentences, write_json
-
+from evals._common import RESULTS, synthetic_sentences, write_json
 from sagewai import ContextEngine, UniversalAgent
-from sagewai.agent._memory_block import estimate_tokens
+from sagewai.agent import estimate_tokens
 from sagewai.testing import FakeEmbedder, ScriptedLLM
 
 DEFAULT_OUT = RESULTS / "profile_bench.json"

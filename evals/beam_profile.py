@@ -1,10 +1,13 @@
 """BEAM instruction and preference following: is the evidence in the prompt the agent builds?
 
 Usage:
-    python benchmarks/beam_profile.py --data ../shared/data/beam/100K
+    python -m evals.beam_profile [--data DIR/beam/100K]
         [--conversations 1,2] [--embedder fake|minilm] [--embedding-cache PATH]
         [--profile-tokens 400] [--memory-tokens 1200]
-        [--out benchmarks/results/beam_profile.json]
+        [--out evals/results/beam_profile.json]
+
+``--data`` defaults to ``$SAGEWAI_EVAL_DATA/beam/100K`` (``evals/datasets.py`` says where BEAM
+comes from).
 
 Method (issue 42, acceptance 2; ``docs/profile.md`` has the figures):
 
@@ -31,29 +34,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from _common import RESULTS, write_json
-from beam_recall import (
-    Conversation,
-    HashCachingEmbedder,
-    Question,
-    batch_messages,
-    load_conversations,
-)
-
+from evals._common import RESULTS, HashCachingEmbedder, write_json
+from evals.beam_recall import Conversation, Question, batch_messages, load_conversations
+from evals.datasets import DATA_ENV, DATASETS, where_to_get
 from sagewai import ContextEngine, UniversalAgent
 from sagewai.context import MemoryBridge
-from sagewai.core._conversation import Conversation as ChatConversation
-from sagewai.core._embedder import Embedder
+from sagewai.core import Conversation as ChatConversation
+from sagewai.embeddings import Embedder
 from sagewai.intelligence import RuleBasedFactExtractor
 from sagewai.testing import FakeEmbedder, ScriptedLLM
 
@@ -160,14 +154,34 @@ async def ask(
 def make_embedder(name: str, cache: Path | None) -> Embedder:
     if name == "fake":
         return FakeEmbedder(dimension=256)
-    from sagewai.embeddings._minilm import MiniLMEmbedder
+    from sagewai.embeddings import MiniLMEmbedder
 
     return HashCachingEmbedder(MiniLMEmbedder(), cache)
 
 
+def default_data() -> Path:
+    """BEAM's 100K folder under ``$SAGEWAI_EVAL_DATA``.
+
+    Raises:
+        SystemExit: neither ``--data`` nor the environment names a folder holding it.
+    """
+    folder = os.environ.get(DATA_ENV)
+    found = DATASETS["beam"].find(Path(folder)) if folder else None
+    if found is None:
+        raise SystemExit(
+            f"BEAM not found: pass --data or set {DATA_ENV}. {where_to_get(('beam',))}"
+        )
+    return found
+
+
 async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=Path("../shared/data/beam/100K"))
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=None,
+        help=f"BEAM's 100K folder (default: ${DATA_ENV}/beam/100K)",
+    )
     parser.add_argument("--conversations", default="")
     parser.add_argument("--embedder", choices=("fake", "minilm"), default="minilm")
     parser.add_argument("--embedding-cache", type=Path, default=None)
@@ -175,8 +189,9 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--memory-tokens", type=int, default=1200)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
+    data = args.data or default_data()
     wanted = [c for c in args.conversations.split(",") if c]
-    conversations = load_conversations(args.data, wanted)
+    conversations = load_conversations(data, wanted)
     embedder = make_embedder(args.embedder, args.embedding_cache)
     splits: dict[str, dict[str, Tally]] = {}
     started = time.perf_counter()

@@ -1,7 +1,7 @@
 """Update chains: a value said, then changed twice, days apart; does memory tell the truth now?
 
 Usage:
-    python benchmarks/update_chains.py [--chains 66] [--seed 7] [--templates dev|heldout|all]
+    python -m evals.update_chains [--chains 66] [--seed 7] [--templates dev|heldout|all]
         [--backend local|memory|postgres] [--dsn postgresql://...] [--out FILE]
 
 Each chain is one kind of change (a home, an employer, a service's database, a meeting day, an
@@ -23,7 +23,7 @@ Each chain goes through the seed's wiring (``MemoryBridge.process_message`` on a
 * ``as_of``: for each change, ``ctx.search(question, as_of=...)`` at a time between the
   statement before it and the change carries the value that held then.
 
-Prints a table per kind and writes JSON (``benchmarks/results/update_chains.json`` by default).
+Prints a table per kind and writes JSON (``evals/results/update_chains.json`` by default).
 The generator (:func:`generate`) and the checks (:func:`run_chains`) are also used by
 ``tests/test_update_chains.py``.
 """
@@ -45,7 +45,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from evals._common import RESULTS
+from sagewai import Fact, FactKind
+
+_CONTEXT_MARK = "context_chars"
+"""Metadata key of the bridge's context record: how many leading characters of its content are
+the end of the turn before the message (the message follows, verbatim)."""
 
 # --------------------------------------------------------------------------- the templates
 
@@ -607,9 +612,21 @@ def block_verdict(block: str, chain: Chain) -> dict[str, Any]:
 
 def result_text(result: Any) -> str:
     """What a search result's own records say (a context record's own message only)."""
-    from sagewai.context._ranking import message_text
-
     return "\n".join(message_text(f) for f in (result.fact, *result.related))
+
+
+def message_text(fact: Fact) -> str:
+    """What a record says itself: a context record's own message, without the end of the turn
+    before it (``docs/bridge.md``, context records); any other record's content.
+
+    >>> message_text(Fact(project_id="p", content="Q?\\nYes.", kind=FactKind.MESSAGE,
+    ...                   metadata={"context_chars": 3}))
+    'Yes.'
+    """
+    mark = fact.metadata.get(_CONTEXT_MARK)
+    if fact.kind is FactKind.MESSAGE and isinstance(mark, int) and 0 <= mark <= len(fact.content):
+        return fact.content[mark:]
+    return fact.content
 
 
 async def check_chain(ctx: Any, chain: Chain) -> dict[str, Any]:

@@ -4,15 +4,18 @@ Three parts are reported: all items; the held-out part (labelled before the rule
 tuned on); the fresh part (sampled and labelled after the change, from messages never looked at
 before: the honest figure). See ``split`` in the labels file.
 
-The labels (``benchmarks/data/entity_labels.json``) name messages of LoCoMo dev and BEAM 100K dev
+The labels (``evals/data/entity_labels.json``) name messages of LoCoMo dev and BEAM 100K dev
 and the character spans of the entities in them; the texts are read from the data folder. A
 found entity counts when its span and its label both match a labelled one ("typed"); the
 "spans" figures ignore the label. Mentions the graph builder would drop (pronouns, articles...)
-are dropped here too, so the figures are those of the entities that reach the graph.
+are dropped here too (:func:`usable_entity_name`, the builder's own test of a name), so the
+figures are those of the entities that reach the graph.
 
 Run:
-    python benchmarks/entity_eval.py --data ../shared/data [--extractor rules|gliner]
-        [--out benchmarks/results/entity_eval.json]
+    python -m evals.entity_eval [--data DIR] [--extractor rules|gliner]
+        [--out evals/results/entity_eval.json]
+
+``DIR`` (default ``$SAGEWAI_EVAL_DATA``) holds ``locomo/locomo_dev.json`` and ``beam/100K/``.
 """
 
 from __future__ import annotations
@@ -20,24 +23,55 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
+import re
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from sagewai.intelligence import GLiNEREntityExtractor, RuleBasedEntityExtractor
-from sagewai.intelligence._entities import EntityExtractor
-from sagewai.intelligence._graph_builder import usable_entity_name
+from evals._common import RESULTS, write_json
+from evals.datasets import DATA_ENV, where_to_get
+from sagewai.graph import name_key
+from sagewai.intelligence import EntityExtractor, GLiNEREntityExtractor, RuleBasedEntityExtractor
 
 LABELS = Path(__file__).resolve().parent / "data" / "entity_labels.json"
 HELD_OUT = {("locomo", "conv-41"), ("beam", "6"), ("beam", "7")}
+
+_MAX_MENTION_CHARS = 120
+_JUNK_NAMES = frozenset(
+    re.split(
+        r"\s+",
+        "i me my mine you your he him his she her it its we us our they them their this that "
+        "these those there here who what which someone something anyone anything everyone "
+        "everything nothing none one a an the some any another every each",
+    )
+)
+
+
+def usable_entity_name(name: str) -> bool:
+    """Whether ``ConversationGraphBuilder`` keeps a mention of this name (not a pronoun, an
+    article or a quantifier, at most 120 characters, some letter or digit): the builder's own
+    rule, repeated here (it is not public API); ``tests/test_entity_quality.py`` checks that
+    the two agree.
+
+    >>> usable_entity_name("Caroline"), usable_entity_name("she"), usable_entity_name("--")
+    (True, False, False)
+    """
+    key = name_key(name)
+    return (
+        bool(key)
+        and key not in _JUNK_NAMES
+        and len(name) <= _MAX_MENTION_CHARS
+        and any(ch.isalnum() for ch in key)
+    )
 
 
 def load_texts(data: Path, items: Iterable[dict[str, Any]]) -> dict[tuple[str, str, str], str]:
     """The text of every labelled message, read from the LoCoMo and BEAM files."""
     wanted = {(i["source"], i["conversation"], i["message"]) for i in items}
     texts: dict[tuple[str, str, str], str] = {}
-    locomo = json.loads((data / "locomo" / "locomo_dev.json").read_text())
+    locomo = json.loads((data / "locomo" / "locomo_dev.json").read_text(encoding="utf-8"))
     for sample in locomo:
         for key, turns in sample["conversation"].items():
             if key.startswith("session_") and isinstance(turns, list):
@@ -46,7 +80,8 @@ def load_texts(data: Path, items: Iterable[dict[str, Any]]) -> dict[tuple[str, s
                     if ref in wanted:
                         texts[ref] = turn["text"]
     for source, conversation, _ in {w for w in wanted if w[0] == "beam"}:
-        chat = json.loads((data / "beam" / "100K" / conversation / "chat.json").read_text())
+        chat_file = data / "beam" / "100K" / conversation / "chat.json"
+        chat = json.loads(chat_file.read_text(encoding="utf-8"))
         for batch in chat:
             for turn in batch["turns"]:
                 for message in turn:
@@ -106,7 +141,7 @@ def _parts(item: dict[str, Any]) -> list[str]:
 
 async def evaluate(extractor: EntityExtractor, data: Path) -> dict[str, Any]:
     """Run ``extractor`` on every labelled message; figures for all, the held-out part, errors."""
-    items = json.loads(LABELS.read_text())["items"]
+    items = json.loads(LABELS.read_text(encoding="utf-8"))["items"]
     texts = load_texts(data, items)
     parts: dict[str, tuple[list[tuple[int, int, str]], list[tuple[int, int, str]]]] = {
         "all": ([], []),
@@ -143,16 +178,24 @@ async def evaluate(extractor: EntityExtractor, data: Path) -> dict[str, Any]:
     }
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=Path("../shared/data"))
+    parser.add_argument(
+        "--data", type=Path, default=None, help=f"the data folder (default: ${DATA_ENV})"
+    )
     parser.add_argument("--extractor", choices=["rules", "gliner"], default="rules")
-    parser.add_argument("--out", type=Path, default=None)
-    args = parser.parse_args()
+    parser.add_argument("--out", type=Path, default=RESULTS / "entity_eval.json")
+    args = parser.parse_args(argv)
+    data = args.data or (Path(os.environ[DATA_ENV]) if os.environ.get(DATA_ENV) else None)
+    if data is None or not (data / "locomo").is_dir():
+        raise SystemExit(
+            f"the data folder (locomo/, beam/100K/) not found: pass --data or set {DATA_ENV}. "
+            + where_to_get(("locomo", "beam"))
+        )
     extractor: EntityExtractor = (
         RuleBasedEntityExtractor() if args.extractor == "rules" else GLiNEREntityExtractor()
     )
-    result = {"extractor": args.extractor, **asyncio.run(evaluate(extractor, args.data))}
+    result = {"extractor": args.extractor, **asyncio.run(evaluate(extractor, data))}
     for part in ("all", "held_out", "fresh"):
         figures = result[part]
         print(
@@ -167,8 +210,7 @@ def main() -> None:
             )
     print("wrong:", result["wrong"])
     print("missed:", result["missed"])
-    if args.out is not None:
-        args.out.write_text(json.dumps(result, indent=2) + "\n")
+    write_json(args.out, result)
 
 
 if __name__ == "__main__":

@@ -7,9 +7,10 @@ answers in its own text. No model is reachable (no key, no network): the agent a
 and still learns, as the seed promises.
 
 Run:
-    python benchmarks/seed_wiring.py [--folder DIR] [--out benchmarks/results/seed_wiring.json]
+    python -m evals.seed_wiring [--folder DIR] [--out evals/results/seed_wiring.json]
 
-Each step runs in its own process (``seed``, then ``read``); the JSON holds both.
+Each step runs in its own process (``python -m evals.seed_wiring --step seed``, then ``read``);
+the JSON (printed, and written to ``--out``) holds both.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from evals._common import RESULTS, machine
 
 ROOT = Path(__file__).resolve().parent.parent
 TURNS = (
@@ -98,10 +101,12 @@ async def read(folder: Path) -> dict[str, object]:
 
 
 def _child(step: str, folder: Path) -> dict[str, object]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    env = {**os.environ, "PYTHONPATH": path, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     env.pop("OPENAI_API_KEY", None)
     done = subprocess.run(
-        [sys.executable, __file__, "--step", step, "--folder", str(folder)],
+        [sys.executable, "-m", "evals.seed_wiring", "--step", step, "--folder", str(folder)],
+        cwd=ROOT,
         env=env,
         capture_output=True,
         text=True,
@@ -129,22 +134,24 @@ def run(folder: Path) -> dict[str, object]:
     }
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--folder", type=Path, default=None)
     parser.add_argument("--step", choices=["seed", "read"], default=None)
-    parser.add_argument("--out", type=Path, default=None)
-    args = parser.parse_args()
+    parser.add_argument("--out", type=Path, default=RESULTS / "seed_wiring.json")
+    args = parser.parse_args(argv)
     if args.step is not None:
         step = seed if args.step == "seed" else read
         print(json.dumps(asyncio.run(step(args.folder))), flush=True)
         return
     with tempfile.TemporaryDirectory() as scratch:
         result = run(args.folder or Path(scratch) / "seed")
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.out is not None:
-        args.out.write_text(text + "\n")
+    print(json.dumps(result, indent=2), flush=True)  # stdout is the JSON alone
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(
+        json.dumps({"machine": machine(), **result}, indent=2) + "\n", encoding="utf-8"
+    )
+    print(f"wrote {args.out}", file=sys.stderr)
 
 
 if __name__ == "__main__":
