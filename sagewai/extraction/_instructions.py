@@ -262,10 +262,24 @@ def _owner(subject: str) -> str:
     return "The user's" if subject == "user" else f"{subject}'s"
 
 
+_I_PREFER = re.compile(r"^I(?:'d| would)?\s+(?:really\s+|much\s+)?prefer\s+(?P<what>.+)$")
+
+
+def _content(subject: str, said: str) -> str:
+    """How an instruction reads as a fact: a preference in the third person ("The user prefers
+    short answers."), any other instruction as the user's own words after its owner."""
+    found = _I_PREFER.match(said)
+    if found is not None:
+        who = "The user" if subject == "user" else subject
+        return f"{who} prefers {found.group('what')}."
+    return f"{_owner(subject)} standing instruction: {said}."
+
+
 def read_instructions(text: str, *, speaker: str | None = None) -> list[ExtractedFact]:
     """The standing instructions a user's message states, one fact per instruction sentence.
 
-    Each fact reads ``"<owner> standing instruction: <the sentence>"``, keeps the user's words,
+    Each fact reads ``"<owner> standing instruction: <the sentence>"`` (a preference: "The user
+    prefers short answers."), keeps the user's words in its object,
     and carries the triple ``(subject, instruction_<aspect>, the sentence)`` and the profile
     mark ``{"profile": "instruction"}``.
 
@@ -274,6 +288,8 @@ def read_instructions(text: str, *, speaker: str | None = None) -> list[Extracte
         ["The user's standing instruction: From now on, use metric units."]
         >>> read_instructions("Always answer in French.")[0].predicate
         'instruction_answer_language'
+        >>> read_instructions("I prefer short answers.")[0].content
+        'The user prefers short answers.'
     """
     subject = default_subject(speaker, "user")
     out: list[ExtractedFact] = []
@@ -289,7 +305,7 @@ def read_instructions(text: str, *, speaker: str | None = None) -> list[Extracte
         }
         out.append(
             ExtractedFact(
-                content=f"{_owner(subject)} standing instruction: {said}.",
+                content=_content(subject, said),
                 fact_type=FactType.PREFERENCE,
                 confidence=INSTRUCTION_CONFIDENCE,
                 subject=subject,
