@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from sagewai.core._conversation import ChatMessage, Conversation
-from sagewai.core._records import Fact, new_id
+from sagewai.core._records import Fact, FactKind, new_id
 from sagewai.errors import InvalidInputError
 
 __all__ = ["MESSAGE_FIELDS", "chat_of", "is_message_list", "written_in"]
@@ -62,5 +62,11 @@ def written_in(records: Iterable[Fact], session_id: str) -> list[Fact]:
     first."""
     return sorted(
         (fact for fact in records if any(s.session_id == session_id for s in fact.sources)),
-        key=lambda fact: (fact.created_at, fact.id),
+        key=_said_order,
     )
+
+
+def _said_order(fact: Fact) -> tuple[object, ...]:
+    """Conversation order: when stored, the turn, a message before the facts read from it."""
+    turn = min((s.turn_index for s in fact.sources if s.turn_index is not None), default=-1)
+    return (fact.created_at, turn, fact.kind is not FactKind.MESSAGE, fact.id)
