@@ -414,7 +414,7 @@ export interface components {
          * @description What one consolidation action did.
          * @enum {string}
          */
-        ActionKind: "merge" | "supersede" | "flag" | "decay" | "archive" | "refresh";
+        ActionKind: "merge" | "supersede" | "flag" | "decay" | "archive" | "refresh" | "reflect";
         /**
          * AddFactsRequest
          * @description Facts to store.
@@ -585,6 +585,16 @@ export interface components {
             resumed_run_id: string | null;
             /** Run Id */
             run_id: string;
+            /**
+             * Syntheses Archived
+             * @default 0
+             */
+            syntheses_archived: number;
+            /**
+             * Syntheses Written
+             * @default 0
+             */
+            syntheses_written: number;
             /**
              * Total Processed
              * @default 0
@@ -825,9 +835,13 @@ export interface components {
          *     one per accepted message); the facts drawn from a message carry the same
          *     ``sources[0].message_id`` and ``session_id``, so search can fuse a message with its facts.
          *     ``DOCUMENT`` records are chunks of a plain text document ingested with ``add_document``.
+         *     ``SYNTHESIS`` records are written by consolidation's reflection step: what is current about
+         *     one subject, drawn from its facts (their ids in ``metadata["reflection"]["rests_on"]``).
+         *     Nobody said one, so it carries no ``sources``; consolidation never merges, decays or
+         *     resolves it against a fact, and rewrites it when its facts change.
          * @enum {string}
          */
-        FactKind: "fact" | "message" | "document";
+        FactKind: "fact" | "message" | "document" | "synthesis";
         /**
          * FactList
          * @description One page of facts, oldest first; pass ``next_cursor`` as ``cursor`` for the next.
