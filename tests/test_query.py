@@ -179,6 +179,8 @@ def test_mentions_time_agrees_on_every_time_word(word: str, frame: str) -> None:
         ("How many cupcakes did I order for the event?", False),
         ("What was my budget before the increase?", False),
         ("Where did I live before Munich?", False),
+        ("How many problems have I completed in total across all sessions?", False),
+        ("How many weeks do I have between the two deadlines?", False),
         ("I have 3 cats.", False),
     ],
 )

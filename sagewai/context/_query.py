@@ -329,13 +329,18 @@ _PRESENT_VERB = re.compile(
     re.IGNORECASE,
 )
 _PAST_VERB = re.compile(r"\b(?:did|was|were|had|used)\b", re.IGNORECASE)
-_TWO_VALUES = re.compile(r"\b(?:between|differen(?:ce|t)|compared?|versus|vs)\b", re.IGNORECASE)
+_TWO_VALUES = re.compile(
+    r"\b(?:between|differen(?:ce|t)|compared?|versus|vs|in\s+total|across|altogether|combined"
+    r"|overall|sum)\b",
+    re.IGNORECASE,
+)
 
 
 def asks_for_a_value_now(text: str) -> bool:
     """True when ``text`` asks for a value as it stands now: a question word, a verb in the
     present, none in the past, nothing that names the past (:func:`asks_about_the_past`), and no
-    comparison of two values ("how many weeks between ...").
+    comparison or sum of values ("how many weeks between ...", "how many in total across all
+    sessions").
 
     Such a question is answered by the last statement of the value: "How many commits have been
     merged?" by "the commits merged have now reached 165", not by the earlier "150 commits".
