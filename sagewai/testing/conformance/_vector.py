@@ -494,7 +494,11 @@ class VectorStoreConformance:
 
         await asyncio.gather(*(write(start) for start in range(0, 100, 20)))
         results = await asyncio.gather(*(store.search(unit(1.0), 5, where()) for _ in range(10)))
-        assert all([hit.id for hit in hits] == ["f0", "f1", "f2", "f3", "f4"] for hits in results)
+        nearest = ["f0", "f1", "f2", "f3", "f4"]
+        if self.exact_when_small:
+            assert all([hit.id for hit in hits] == nearest for hits in results)
+        else:  # a graph built by concurrent inserts and walked even when small is approximate
+            assert all(len({hit.id for hit in hits} & set(nearest)) >= 4 for hits in results)
         assert await store.count(where()) == 100
 
     # -- lifecycle ---------------------------------------------------------------------------------
