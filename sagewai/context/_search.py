@@ -21,7 +21,9 @@ A search is eight steps (``docs/architecture.md`` draws them), the first buildin
    statement (a question, small talk) gives way to the records that answer
    (:func:`~sagewai.context._ranking.answers_first`);
 7. ``_results``: a message and the facts drawn from it folded into one result, repeats of the
-   same statement folded into it too, each with its standing; ``top_k`` kept;
+   same statement folded into it too, each with its standing; ``top_k`` kept; when the query
+   only names a subject, that subject's synthesis (consolidation's reflection) first
+   (:func:`~sagewai.context._subject_search.synthesis_first`);
 8. ``_mark_read``: the results' read marks (recent use slows decay).
 
 The searcher stores nothing: every read goes through the engine's port
