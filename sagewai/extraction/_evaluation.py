@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from sagewai.core._predicates import canonical_polarity, normalize_predicate
+from sagewai.core._progress import progress_bar
 from sagewai.core._records import FactType
 from sagewai.errors import InvalidInputError
 from sagewai.extraction._base import ExtractedFact, ExtractionContext, FactExtractor
@@ -115,10 +116,16 @@ def context_for(item: LabelledUtterance) -> ExtractionContext:
 
 
 async def predict(
-    extractor: FactExtractor, items: Sequence[LabelledUtterance]
+    extractor: FactExtractor, items: Sequence[LabelledUtterance], *, progress: bool | None = None
 ) -> list[list[ExtractedFact]]:
-    """Run ``extractor`` on every utterance, in order."""
-    return [await extractor.extract(item.text, context_for(item)) for item in items]
+    """Run ``extractor`` on every utterance, in order (a bar on a terminal, see
+    :func:`~sagewai.core._progress.wants_progress`: a model takes seconds an utterance)."""
+    out: list[list[ExtractedFact]] = []
+    with progress_bar(len(items), "extracting", show=progress) as bar:
+        for item in items:
+            out.append(await extractor.extract(item.text, context_for(item)))
+            bar.advance()
+    return out
 
 
 def _tokens(text: str | None) -> set[str]:
