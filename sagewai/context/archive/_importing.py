@@ -186,17 +186,7 @@ async def import_archive(
             report.skipped["facts"] += len(kept)
             await _index_missing(engine, kept, same_embedder, report)
             chunk = [(fact, vector) for fact, vector in chunk if fact.id not in held]
-        with_vectors = [(f, v) for f, v in chunk if v is not None and same_embedder]
-        to_embed = [f for f, v in chunk if v is None or not same_embedder]
-        if with_vectors:
-            facts = [fact for fact, _ in with_vectors]
-            matrix = np.stack([vector for _, vector in with_vectors]).astype(np.float32)
-            await engine.port.commit(
-                WriteBatch(engine.project_id, upserts=facts), new=facts, vectors=matrix
-            )
-        if to_embed:
-            await engine.port.commit(WriteBatch(engine.project_id, upserts=to_embed), new=to_embed)
-            report.re_embedded += len(to_embed)
+        report.re_embedded += await _write_with_vectors(engine, chunk, same_embedder)
         report.imported["facts"] += len(chunk)
         if progress is not None:
             progress(TransferProgress("import facts", read, total))
@@ -239,8 +229,17 @@ async def _index_missing(
         return
     present = await engine.port.get_vectors([fact.id for fact, _ in held])
     missing = [(fact, vector) for fact, vector in held if fact.id not in present]
-    with_vectors = [(f, v) for f, v in missing if v is not None and same_embedder]
-    to_embed = [f for f, v in missing if v is None or not same_embedder]
+    report.re_embedded += await _write_with_vectors(engine, missing, same_embedder)
+    report.indexed += len(missing)
+
+
+async def _write_with_vectors(
+    engine: ContextEngine, chunk: Sequence[tuple[Fact, Any]], same_embedder: bool
+) -> int:
+    """Write facts with the archive's vectors where the embedders match, embedding the others
+    again; return how many were embedded again."""
+    with_vectors = [(f, v) for f, v in chunk if v is not None and same_embedder]
+    to_embed = [f for f, v in chunk if v is None or not same_embedder]
     if with_vectors:
         facts = [fact for fact, _ in with_vectors]
         matrix = np.stack([vector for _, vector in with_vectors]).astype(np.float32)
@@ -249,8 +248,7 @@ async def _index_missing(
         )
     if to_embed:
         await engine.port.commit(WriteBatch(engine.project_id, upserts=to_embed), new=to_embed)
-        report.re_embedded += len(to_embed)
-    report.indexed += len(missing)
+    return len(to_embed)
 
 
 async def _import_changes(
