@@ -17,6 +17,7 @@ the next batch is decided, then its index payloads).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -39,7 +40,7 @@ from sagewai.intelligence.consolidation._contradictions import (
     claim_of,
     resolve_group,
 )
-from sagewai.intelligence.consolidation._decay import DecayDecision, decide_decay
+from sagewai.intelligence.consolidation._decay import decide_decay
 from sagewai.intelligence.consolidation._dedup import DedupProfile, canonical_key, merge_rule
 from sagewai.intelligence.consolidation._planning import (
     PlannedStep,
@@ -729,27 +730,14 @@ class Run:
         if decision is None:
             return
         protected: str | None = None
-        if decision.archive and is_profile_entry(fact):
-            # A standing instruction holds until the user changes it, used or not (issue 42).
+        # A standing instruction holds until the user changes it, used or not (issue 42); a
+        # fact holding the only copy of an exact value is kept too. Either only weakens.
+        if decision.archive and (
+            is_profile_entry(fact) or (protected := await self.only_copy(fact)) is not None
+        ):
             if abs(fact.strength - decision.strength) < config.decay_min_change:
                 return
-            decision = DecayDecision(
-                strength=decision.strength,
-                base=decision.base,
-                idle_days=decision.idle_days,
-                archive=False,
-            )
-        if decision.archive:
-            protected = await self.only_copy(fact)
-            if protected is not None:
-                if abs(fact.strength - decision.strength) < config.decay_min_change:
-                    return
-                decision = DecayDecision(
-                    strength=decision.strength,
-                    base=decision.base,
-                    idle_days=decision.idle_days,
-                    archive=False,
-                )
+            decision = dataclasses.replace(decision, archive=False)
         self.record(
             plan_decay(
                 fact,
