@@ -26,9 +26,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from evals._common import RESULTS, write_json
+from evals._common import RESULTS, HashCachingEmbedder, write_json
 from evals.locomo_recall import (
-    CachingEmbedder,
     Conversation,
     Tally,
     ingest_facts,
@@ -62,7 +61,7 @@ async def ask(
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     conversations = load_conversations(Path(args.data))
     ks = tuple(sorted({int(k) for k in args.top_k.split(",")}))
-    embedder = CachingEmbedder(MiniLMEmbedder(), args.embedding_cache)
+    embedder = HashCachingEmbedder(MiniLMEmbedder(), args.embedding_cache)
     count = wordpiece_counter()
     before, after = Tally(ks), Tally(ks)
     did: Counter[str] = Counter()

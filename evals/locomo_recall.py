@@ -53,7 +53,7 @@ import numpy as np
 from evals._common import RESULTS, HashCachingEmbedder, write_json
 from sagewai import ContextEngine, Provenance, SearchConfig, SearchResult
 from sagewai.core import keyword_terms
-from sagewai.embeddings import Embedder, Vector, Vectors
+from sagewai.embeddings import Embedder
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 DEFAULT_OUT = RESULTS / "locomo_recall.json"
@@ -398,56 +398,6 @@ async def run_baselines(
 
 
 # ---------------------------------------------------------------------------------- sagewai
-
-
-class CachingEmbedder:
-    """An embedder that remembers every text's vector (within a run, or in a ``.npz`` file).
-
-    The benchmark embeds the same turns for the baselines and for every mode and store; each text
-    is embedded once.
-    """
-
-    def __init__(self, inner: Embedder, path: Path | None = None) -> None:
-        self.inner = inner
-        self.path = path
-        self.cache: dict[str, Vector] = {}
-        self.embedded = 0
-        if path is not None and path.exists():
-            with np.load(path, allow_pickle=False) as stored:
-                if str(stored["model"]) == inner.name:
-                    keys = [str(k) for k in stored["texts"]]
-                    self.cache = dict(zip(keys, stored["vectors"], strict=True))
-
-    @property
-    def dimension(self) -> int:
-        return self.inner.dimension
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    async def embed_documents(self, texts: Sequence[str]) -> Vectors:
-        missing = list(dict.fromkeys(t for t in texts if t not in self.cache))
-        if missing:
-            vectors = await self.inner.embed_documents(missing)
-            self.embedded += len(missing)
-            self.cache.update(zip(missing, vectors, strict=True))
-        if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        return np.stack([self.cache[t] for t in texts]).astype(np.float32)
-
-    async def embed_query(self, text: str) -> Vector:
-        vector: Vector = (await self.embed_documents([text]))[0]
-        return vector
-
-    def save(self) -> None:
-        """Write the cache to ``path`` (when one was given)."""
-        if self.path is None:
-            return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        texts = list(self.cache)
-        vectors = np.stack([self.cache[t] for t in texts]) if texts else np.zeros((0, 1))
-        np.savez(self.path, model=self.inner.name, texts=np.array(texts), vectors=vectors)
 
 
 def turn_provenance(conversation: Conversation, turn: Turn, extractor: str | None) -> Provenance:
