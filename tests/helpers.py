@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from pathlib import Path
 
 from sagewai.context._engine import ContextEngine
+from sagewai.embeddings import Embedder, MiniLMEmbedder
+from sagewai.stores import PostgresMetadataStore
 from sagewai.stores.memory._metadata import InMemoryMetadataStore
 from sagewai.stores.memory._vector import InMemoryVectorStore
 from sagewai.testing import FakeEmbedder
@@ -39,4 +42,30 @@ async def add_dated(ctx: ContextEngine, texts: Sequence[str], now: datetime) -> 
             "fact_id": f"f{i:04d}",
         }
         for i, text in enumerate(texts)
+    )
+
+
+def engine_on(
+    kind: str,
+    folder: Path,
+    *,
+    project_id: str = "p",
+    embedder: Embedder | None = None,
+    postgres: tuple[str, str] | None = None,
+) -> ContextEngine:
+    """The same project on one backend: ``"memory"``, ``"local"`` (the embedded folder at
+    ``folder``) or ``"postgres"`` (metadata in ``postgres``'s ``(dsn, schema)``, vectors in
+    memory). The default embedder is each backend's own (MiniLM on PostgreSQL)."""
+    if kind == "memory":
+        return ContextEngine.in_memory(project_id=project_id, embedder=embedder)
+    if kind == "local":
+        return ContextEngine.local(folder, project_id=project_id, embedder=embedder)
+    assert postgres is not None, "a PostgreSQL engine needs (dsn, schema)"
+    dsn, schema = postgres
+    embedder = embedder if embedder is not None else MiniLMEmbedder()
+    return ContextEngine(
+        metadata_store=PostgresMetadataStore(dsn, schema=schema),
+        vector_store=InMemoryVectorStore(embedder.dimension),
+        embedder=embedder,
+        project_id=project_id,
     )

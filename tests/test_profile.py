@@ -19,8 +19,8 @@ from sagewai.core._records import Fact, Provenance
 from sagewai.errors import FactNotFoundError, InvalidInputError
 from sagewai.intelligence import LLMFactExtractor, RuleBasedFactExtractor
 from sagewai.llm import LLMResponse, ToolCall
-from sagewai.stores import InMemoryVectorStore, PostgresMetadataStore
 from sagewai.testing import FakeEmbedder, ScriptedLLM
+from tests.helpers import engine_on
 
 Factory = Callable[[], ContextEngine]
 
@@ -28,18 +28,14 @@ Factory = Callable[[], ContextEngine]
 @pytest.fixture(params=["memory", "local", "postgres"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Factory:
     """In memory, the embedded folder, and PostgreSQL."""
-    if request.param == "local":
-        return lambda: ContextEngine.local(tmp_path / "m", project_id="p", embedder=FakeEmbedder())
-    if request.param == "memory":
-        return lambda: ContextEngine.in_memory(project_id="p", embedder=FakeEmbedder())
-    dsn = request.getfixturevalue("postgres_dsn")
-    schema = request.getfixturevalue("postgres_schema")
-    embedder = FakeEmbedder()
-    return lambda: ContextEngine(
-        metadata_store=PostgresMetadataStore(dsn, schema=schema),
-        vector_store=InMemoryVectorStore(embedder.dimension),
-        embedder=embedder,
-        project_id="p",
+    postgres = None
+    if request.param == "postgres":
+        postgres = (
+            request.getfixturevalue("postgres_dsn"),
+            request.getfixturevalue("postgres_schema"),
+        )
+    return lambda: engine_on(
+        request.param, tmp_path / "m", embedder=FakeEmbedder(), postgres=postgres
     )
 
 

@@ -12,30 +12,24 @@ import pytest
 from sagewai import ContextEngine, Fact, FactStatus, SearchResult, UniversalAgent
 from sagewai.context import MemoryBridge
 from sagewai.context._ranking import message_text
-from sagewai.embeddings import MiniLMEmbedder
 from sagewai.intelligence import MemoryConsolidator, RuleBasedFactExtractor
-from sagewai.stores import InMemoryVectorStore, PostgresMetadataStore
 from sagewai.testing import ScriptedLLM, memory_block
+from tests.helpers import engine_on
 
 Factory = Callable[[], ContextEngine]
 
 
 @pytest.fixture(params=["local", "memory", "postgres"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Factory:
-    """How to make the project's engine: on the embedded default, in memory, on PostgreSQL."""
-    if request.param == "local":
-        return lambda: ContextEngine.local(tmp_path / "memory", project_id="p")
-    if request.param == "memory":
-        return lambda: ContextEngine.in_memory(project_id="p")
-    dsn = request.getfixturevalue("postgres_dsn")
-    schema = request.getfixturevalue("postgres_schema")
-    embedder = MiniLMEmbedder()  # the default: which claim a question asks is read from meaning
-    return lambda: ContextEngine(
-        metadata_store=PostgresMetadataStore(dsn, schema=schema),
-        vector_store=InMemoryVectorStore(embedder.dimension),
-        embedder=embedder,
-        project_id="p",
-    )
+    """How to make the project's engine: on the embedded default, in memory, on PostgreSQL
+    (there with MiniLM: which claim a question asks is read from meaning)."""
+    postgres = None
+    if request.param == "postgres":
+        postgres = (
+            request.getfixturevalue("postgres_dsn"),
+            request.getfixturevalue("postgres_schema"),
+        )
+    return lambda: engine_on(request.param, tmp_path / "memory", postgres=postgres)
 
 
 @pytest.fixture

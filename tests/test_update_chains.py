@@ -21,10 +21,9 @@ import pytest
 from evals import update_chains as chains
 from sagewai import ContextEngine, Fact, FactStatus
 from sagewai.context import MemoryBridge
-from sagewai.embeddings import MiniLMEmbedder
 from sagewai.intelligence import LLMFactExtractor, RuleBasedFactExtractor
-from sagewai.stores import InMemoryVectorStore, PostgresMetadataStore
 from sagewai.testing import ScriptedLLM
+from tests.helpers import engine_on
 
 Factory = Callable[[], ContextEngine]
 DAY0 = datetime(2026, 3, 2, 9, tzinfo=UTC)
@@ -33,17 +32,13 @@ DAY0 = datetime(2026, 3, 2, 9, tzinfo=UTC)
 @pytest.fixture(params=["local", "postgres"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Factory:
     """How to make the project's engine: the embedded default, or PostgreSQL."""
-    if request.param == "local":
-        return lambda: ContextEngine.local(tmp_path / "memory", project_id="p")
-    dsn = request.getfixturevalue("postgres_dsn")
-    schema = request.getfixturevalue("postgres_schema")
-    embedder = MiniLMEmbedder()
-    return lambda: ContextEngine(
-        metadata_store=PostgresMetadataStore(dsn, schema=schema),
-        vector_store=InMemoryVectorStore(embedder.dimension),
-        embedder=embedder,
-        project_id="p",
-    )
+    postgres = None
+    if request.param == "postgres":
+        postgres = (
+            request.getfixturevalue("postgres_dsn"),
+            request.getfixturevalue("postgres_schema"),
+        )
+    return lambda: engine_on(request.param, tmp_path / "memory", postgres=postgres)
 
 
 @pytest.fixture
