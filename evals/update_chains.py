@@ -1,7 +1,8 @@
 """Update chains: a value said, then changed twice, days apart; does memory tell the truth now?
 
 Usage:
-    python -m evals.update_chains [--chains 66] [--seed 7] [--templates dev|heldout|all]
+    python -m evals.update_chains [--chains 66] [--seed 7] [--templates dev|heldout|fresh|all]
+        [--wordings FILE]
         [--backend local|memory|postgres] [--dsn postgresql://...] [--out FILE]
 
 Each chain is one kind of change (a home, an employer, a service's database, a meeting day, an
@@ -9,9 +10,10 @@ editor, a runtime version, a manager, a phone number, an e-mail address, a team,
 one subject (the user, "we" and a thing of ours, or a named person) with three values: a first
 statement, then two changes, each days after the last (explicit message timestamps), each in its
 own session, with other talk between. The sentences come from templates, several per kind and
-subject, in two sets: ``dev`` (what the rules were written against) and ``heldout`` (other
-wordings, kept apart to check on chains the rules were not tuned on). ``--seed`` picks other
-kinds, subjects, values, wordings, gaps and filler.
+subject, in three sets: ``dev`` (what the rules were written against), ``heldout`` (other
+wordings, kept apart, then looked at when the rules missed them) and ``fresh`` (wordings written
+after that, never used to tune a rule: the figure to trust). ``--seed`` picks other kinds,
+subjects, values, wordings, gaps and filler.
 
 Each chain goes through the seed's wiring (``MemoryBridge.process_message`` on a
 ``ContextEngine``, each chain as its own user), then three checks:
@@ -47,6 +49,10 @@ from typing import Any
 
 from evals._common import RESULTS
 from sagewai import Fact, FactKind
+
+DATA = Path(__file__).parent / "data"
+"""The ``blind`` wordings (``update_chains_blind.json``): written by someone who never read the
+rules, from the kinds and subjects alone."""
 
 _CONTEXT_MARK = "context_chars"
 """Metadata key of the bridge's context record: how many leading characters of its content are
@@ -100,6 +106,7 @@ KINDS: tuple[Kind, ...] = (
                         "I live in {v} with my partner.",
                     ),
                     "heldout": ("Home for me is {v} at the moment, I live there.",),
+                    "fresh": ("I'm living in {v} right now.", "My flat is in {v}."),
                 },
                 {
                     "dev": (
@@ -113,6 +120,11 @@ KINDS: tuple[Kind, ...] = (
                         "I'm living in {v} now.",
                         "Just moved to {v}!",
                     ),
+                    "fresh": (
+                        "We packed everything up and moved to {v}.",
+                        "I'm now based in {v}.",
+                        "I finally made the move from {old} to {v}.",
+                    ),
                 },
                 "Where do I live?",
             ),
@@ -121,6 +133,7 @@ KINDS: tuple[Kind, ...] = (
                 {
                     "dev": ("{who} lives in {v}.", "{who} is based in {v}."),
                     "heldout": ("{who} has lived in {v} since university.",),
+                    "fresh": ("{who} is living in {v}.", "{who}'s home is in {v}."),
                 },
                 {
                     "dev": (
@@ -130,6 +143,7 @@ KINDS: tuple[Kind, ...] = (
                         "{who} now lives in {v}.",
                     ),
                     "heldout": ("{who} has moved to {v}.", "{who} is living in {v} now."),
+                    "fresh": ("{who} just moved to {v}.", "{who} is based in {v} now."),
                 },
                 "Where does {who} live?",
             ),
@@ -144,6 +158,7 @@ KINDS: tuple[Kind, ...] = (
                 {
                     "dev": ("I work at {v}.", "I work for {v} as an engineer."),
                     "heldout": ("I've been working at {v} for two years.",),
+                    "fresh": ("I'm an engineer at {v}.", "I'm employed at {v}."),
                 },
                 {
                     "dev": (
@@ -153,12 +168,17 @@ KINDS: tuple[Kind, ...] = (
                         "My new employer is {v}.",
                     ),
                     "heldout": ("I'm working at {v} now.", "I got a job at {v}."),
+                    "fresh": ("I left {old} and joined {v}.", "I'm now employed by {v}."),
                 },
                 "Where do I work?",
             ),
             Form(
                 "named",
-                {"dev": ("{who} works at {v}.",), "heldout": ("{who} works for {v}.",)},
+                {
+                    "dev": ("{who} works at {v}.",),
+                    "heldout": ("{who} works for {v}.",),
+                    "fresh": ("{who} is an engineer at {v}.",),
+                },
                 {
                     "dev": (
                         "{who} now works at {v}.",
@@ -166,6 +186,7 @@ KINDS: tuple[Kind, ...] = (
                         "{who} works for {v} these days.",
                     ),
                     "heldout": ("{who} is working at {v} now.", "{who} got a job at {v}."),
+                    "fresh": ("{who} left {old} for {v}.", "{who} joined {v}."),
                 },
                 "Where does {who} work?",
             ),
@@ -180,6 +201,7 @@ KINDS: tuple[Kind, ...] = (
                 {
                     "dev": ("The {thing} uses {v}.", "Our {thing} runs on {v}."),
                     "heldout": ("The {thing} stores its data in {v}.",),
+                    "fresh": ("Our {thing} is backed by {v}.",),
                 },
                 {
                     "dev": (
@@ -193,6 +215,11 @@ KINDS: tuple[Kind, ...] = (
                         "The {thing} is on {v} now.",
                         "We ported the {thing} to {v}.",
                         "The {thing} was migrated to {v} yesterday.",
+                    ),
+                    "fresh": (
+                        "We finished moving the {thing} off {old} onto {v}.",
+                        "The {thing} now uses {v}.",
+                        "We swapped {old} for {v} in the {thing}.",
                     ),
                 },
                 "Which database does the {thing} use?",
@@ -221,6 +248,7 @@ KINDS: tuple[Kind, ...] = (
                         "The {thing} is on {v}s.",
                     ),
                     "heldout": ("We hold the {thing} on {v}s.",),
+                    "fresh": ("The {thing} happens every {v}.", "We do the {thing} on {v}s."),
                 },
                 {
                     "dev": (
@@ -233,6 +261,11 @@ KINDS: tuple[Kind, ...] = (
                         "The {thing} got moved to {v}.",
                         "We now hold the {thing} on {v}s.",
                         "The {thing} has been moved to {v}.",
+                    ),
+                    "fresh": (
+                        "We're doing the {thing} on {v}s now.",
+                        "The {thing} was moved to {v}.",
+                        "Starting this week the {thing} is on {v}.",
                     ),
                 },
                 "What day is the {thing}?",
@@ -249,6 +282,7 @@ KINDS: tuple[Kind, ...] = (
                 {
                     "dev": ("I use {v} as my editor.", "My editor is {v}."),
                     "heldout": ("I write all my code in {v}.",),
+                    "fresh": ("I code in {v}.", "{v} is my editor of choice."),
                 },
                 {
                     "dev": (
@@ -258,15 +292,25 @@ KINDS: tuple[Kind, ...] = (
                         "My new editor is {v}.",
                     ),
                     "heldout": ("I'm using {v} now.", "I ditched {old} for {v}."),
+                    "fresh": (
+                        "I've switched over to {v}.",
+                        "I moved from {old} to {v}.",
+                        "I use {v} now.",
+                    ),
                 },
                 "Which editor do I use?",
             ),
             Form(
                 "named",
-                {"dev": ("{who} uses {v} as an editor.",), "heldout": ("{who}'s editor is {v}.",)},
+                {
+                    "dev": ("{who} uses {v} as an editor.",),
+                    "heldout": ("{who}'s editor is {v}.",),
+                    "fresh": ("{who} codes in {v}.",),
+                },
                 {
                     "dev": ("{who} switched to {v}.", "{who} switched from {old} to {v}."),
                     "heldout": ("{who} is using {v} now.",),
+                    "fresh": ("{who} moved over to {v}.", "{who} uses {v} now."),
                 },
                 "Which editor does {who} use?",
             ),
@@ -285,6 +329,7 @@ KINDS: tuple[Kind, ...] = (
                 {
                     "dev": ("The {thing} runs on {v}.", "Our {thing} is on {v}."),
                     "heldout": ("The {thing} is built on {v}.",),
+                    "fresh": ("The {thing} is running {v}.",),
                 },
                 {
                     "dev": (
@@ -294,6 +339,10 @@ KINDS: tuple[Kind, ...] = (
                         "We moved the {thing} to {v}.",
                     ),
                     "heldout": ("The {thing} is on {v} now.", "We bumped the {thing} to {v}."),
+                    "fresh": (
+                        "We moved the {thing} up to {v}.",
+                        "The {thing} has been upgraded to {v}.",
+                    ),
                 },
                 "What does the {thing} run on?",
             ),
@@ -320,6 +369,7 @@ KINDS: tuple[Kind, ...] = (
                 {
                     "dev": ("My manager is {v}.", "I report to {v}."),
                     "heldout": ("My boss is {v}.",),
+                    "fresh": ("I work under {v}.", "{v} is my manager."),
                 },
                 {
                     "dev": (
@@ -328,15 +378,25 @@ KINDS: tuple[Kind, ...] = (
                         "{v} is my manager now.",
                     ),
                     "heldout": ("My boss is now {v}.", "I'm reporting to {v} now."),
+                    "fresh": (
+                        "I have a new manager, {v}.",
+                        "I report to {v} now.",
+                        "{v} took over as my manager.",
+                    ),
                 },
                 "Who is my manager?",
             ),
             Form(
                 "named",
-                {"dev": ("{who}'s manager is {v}.", "{who} reports to {v}."), "heldout": ()},
+                {
+                    "dev": ("{who}'s manager is {v}.", "{who} reports to {v}."),
+                    "heldout": (),
+                    "fresh": ("{who} works under {v}.",),
+                },
                 {
                     "dev": ("{who} now reports to {v}.", "{who}'s new manager is {v}."),
                     "heldout": ("{who}'s boss is now {v}.",),
+                    "fresh": ("{who} reports to {v} now.", "{v} is {who}'s new manager."),
                 },
                 "Who is {who}'s manager?",
             ),
@@ -356,7 +416,11 @@ KINDS: tuple[Kind, ...] = (
         (
             Form(
                 "first",
-                {"dev": ("My phone number is {v}.",), "heldout": ("You can call me on {v}.",)},
+                {
+                    "dev": ("My phone number is {v}.",),
+                    "heldout": ("You can call me on {v}.",),
+                    "fresh": ("My number is {v}.", "Reach me on {v}."),
+                },
                 {
                     "dev": (
                         "My new phone number is {v}.",
@@ -364,6 +428,11 @@ KINDS: tuple[Kind, ...] = (
                         "My phone number is now {v}.",
                     ),
                     "heldout": ("I got a new number: {v}.",),
+                    "fresh": (
+                        "My number changed to {v}.",
+                        "New phone number: {v}.",
+                        "My number is {v} now.",
+                    ),
                 },
                 "What is my phone number?",
             ),
@@ -386,6 +455,7 @@ KINDS: tuple[Kind, ...] = (
                 {
                     "dev": ("My email is {v}.", "My email address is {v}."),
                     "heldout": ("Write to me at {v}.",),
+                    "fresh": ("You can email me at {v}.", "Reach me by email at {v}."),
                 },
                 {
                     "dev": (
@@ -394,6 +464,7 @@ KINDS: tuple[Kind, ...] = (
                         "My email address is now {v}.",
                     ),
                     "heldout": ("Please use {v} from now on, it's my new address.",),
+                    "fresh": ("I have a new email address: {v}.", "Email me at {v} from now on."),
                 },
                 "What is my email address?",
             ),
@@ -408,6 +479,7 @@ KINDS: tuple[Kind, ...] = (
                 {
                     "dev": ("I'm on the {v} team.", "I work in the {v} team."),
                     "heldout": ("I'm part of the {v} team.",),
+                    "fresh": ("I belong to the {v} team.", "I'm a member of the {v} team."),
                 },
                 {
                     "dev": (
@@ -417,15 +489,25 @@ KINDS: tuple[Kind, ...] = (
                         "I joined the {v} team last week.",
                     ),
                     "heldout": ("I transferred to the {v} team.",),
+                    "fresh": (
+                        "I've joined the {v} team.",
+                        "I'm now in the {v} team.",
+                        "I was moved to the {v} team.",
+                    ),
                 },
                 "Which team am I on?",
             ),
             Form(
                 "named",
-                {"dev": ("{who} is on the {v} team.",), "heldout": ()},
+                {
+                    "dev": ("{who} is on the {v} team.",),
+                    "heldout": (),
+                    "fresh": ("{who} works in the {v} team.",),
+                },
                 {
                     "dev": ("{who} moved to the {v} team.", "{who} joined the {v} team."),
                     "heldout": ("{who} transferred to the {v} team.",),
+                    "fresh": ("{who} is on the {v} team now.", "{who} switched to the {v} team."),
                 },
                 "Which team is {who} on?",
             ),
@@ -446,7 +528,11 @@ KINDS: tuple[Kind, ...] = (
         (
             Form(
                 "first",
-                {"dev": ("I drive a {v}.", "My car is a {v}."), "heldout": ()},
+                {
+                    "dev": ("I drive a {v}.", "My car is a {v}."),
+                    "heldout": (),
+                    "fresh": ("I own a {v}.", "I've got a {v}."),
+                },
                 {
                     "dev": (
                         "My new car is a {v}.",
@@ -455,15 +541,21 @@ KINDS: tuple[Kind, ...] = (
                         "I traded in my {old} for a {v}.",
                     ),
                     "heldout": ("I sold my {old} and got a {v}.", "I'm driving a {v} now."),
+                    "fresh": (
+                        "I bought a {v}.",
+                        "I replaced my {old} with a {v}.",
+                        "I got rid of my {old}, now I drive a {v}.",
+                    ),
                 },
                 "What car do I drive?",
             ),
             Form(
                 "named",
-                {"dev": ("{who} drives a {v}.",), "heldout": ()},
+                {"dev": ("{who} drives a {v}.",), "heldout": (), "fresh": ("{who} owns a {v}.",)},
                 {
                     "dev": ("{who} now drives a {v}.", "{who} switched to a {v}."),
                     "heldout": ("{who} is driving a {v} these days.",),
+                    "fresh": ("{who} bought a {v}.", "{who} replaced their {old} with a {v}."),
                 },
                 "What car does {who} drive?",
             ),
@@ -515,16 +607,24 @@ class Chain:
 
 
 def generate(
-    count: int = 66, *, seed: int = 7, split: str = "dev", start: datetime | None = None
+    count: int = 66,
+    *,
+    seed: int = 7,
+    split: str = "dev",
+    start: datetime | None = None,
+    wordings: dict[str, dict[str, dict[str, list[str]]]] | None = None,
 ) -> list[Chain]:
     """``count`` chains, spread evenly over the kinds and their subject forms.
 
     Args:
         count: Chains to make.
         seed: Picks the values, wordings, names, things, gaps and filler.
-        split: ``dev``, ``heldout`` or ``all``: which wordings to draw from (a form with no
-            wording in the split falls back to its ``dev`` wordings for that step).
+        split: ``dev``, ``heldout``, ``fresh`` or ``all``: which wordings to draw from (a form
+            with no wording in the split falls back to its ``dev`` wordings for that step).
         start: When the first chain begins (default 2026-01-05 09:00 UTC).
+        wordings: Wordings of your own, ``{kind: {subject: {"state": [...], "change": [...]}}}``
+            (the placeholders above): they replace the split's for the forms they name (the
+            ``--wordings`` file; see ``evals/data/update_chains_blind.json``).
     """
     rng = random.Random(seed)
     begin = start or datetime(2026, 1, 5, 9, tzinfo=UTC)
@@ -552,8 +652,10 @@ def generate(
         for step, value in enumerate(values):
             if step:
                 when += timedelta(days=rng.randint(3, 20), hours=rng.randint(0, 8))
-            wordings = _wordings(form.change if step else form.state, split)
-            text = rng.choice(wordings).format(
+            own = (wordings or {}).get(kind.name, {}).get(form.subject, {})
+            step_own = tuple(own.get("change" if step else "state", ()))
+            chosen = step_own or _wordings(form.change if step else form.state, split)
+            text = rng.choice(chosen).format(
                 v=value, old=values[step - 1] if step else "", who=who, thing=thing
             )
             text = text[:1].upper() + text[1:]
@@ -753,7 +855,8 @@ def engine_factory(backend: str, folder: Path, dsn: str | None) -> tuple[Any, Ca
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    chains = generate(args.chains, seed=args.seed, split=args.templates)
+    own = json.loads(args.wordings.read_text(encoding="utf-8")) if args.wordings else None
+    chains = generate(args.chains, seed=args.seed, split=args.templates, wordings=own)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         ctx, cleanup = engine_factory(args.backend, Path(tmp), args.dsn)
@@ -768,7 +871,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "benchmark": "update_chains",
         "backend": args.backend,
         "seed": args.seed,
-        "templates": args.templates,
+        "templates": str(args.wordings) if args.wordings else args.templates,
         "kinds": len({c.kind for c in chains}),
         "seconds": round(time.perf_counter() - started, 1),
         **summary,
@@ -800,9 +903,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--chains", type=int, default=66)
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--templates", choices=("dev", "heldout", "all"), default="dev")
+    parser.add_argument("--templates", choices=("dev", "heldout", "fresh", "all"), default="dev")
     parser.add_argument("--backend", choices=("local", "memory", "postgres"), default="local")
     parser.add_argument("--dsn", default=None)
+    parser.add_argument(
+        "--wordings",
+        type=Path,
+        default=None,
+        help="a JSON file of your own wordings: {kind: {subject: {state: [..], change: [..]}}}",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS / "update_chains.json")
     args = parser.parse_args(argv)
     report = asyncio.run(run(args))
@@ -818,6 +927,7 @@ if __name__ == "__main__":
 
 
 __all__ = [
+    "DATA",
     "FILLER",
     "KINDS",
     "Chain",

@@ -129,6 +129,98 @@ CHANGES = [
         ("user", "uses_editor", "Vim"),
         ("user", "uses_editor", "Neovim"),
     ),
+    # Said without a subject, with a role, by value shape, by a kind of value (issue 37's
+    # held-out and blind wordings: tests/../evals/data/update_chains_blind.json).
+    (
+        "Home for me is Lisbon at the moment.",
+        "Just moved to Oslo!",
+        ("user", "lives_in", "Lisbon"),
+        ("user", "lives_in", "Oslo"),
+    ),
+    (
+        "My home is in Zurich.",
+        "Finally settled down in Berlin after the move.",
+        ("user", "lives_in", "Zurich"),
+        ("user", "lives_in", "Berlin"),
+    ),
+    (
+        "Kenji is based out of Oslo.",
+        "Kenji left Oslo and is living in Zurich these days.",
+        ("Kenji", "lives_in", "Oslo"),
+        ("Kenji", "lives_in", "Zurich"),
+    ),
+    (
+        "I'm an engineer at Datadog.",
+        "Finally got hired at Airbus, first week went great.",
+        ("user", "works_at", "Datadog"),
+        ("user", "works_at", "Airbus"),
+    ),
+    (
+        "Priya is a designer at Stripe.",
+        "Priya left Stripe for Datadog.",
+        ("Priya", "works_at", "Stripe"),
+        ("Priya", "works_at", "Datadog"),
+    ),
+    (
+        "You can call me on +49 152 44455566.",
+        "I got a new number: +49 151 23456781.",
+        ("user", "phone", "+49 152 44455566"),
+        ("user", "phone", "+49 151 23456781"),
+    ),
+    (
+        "Write to me at ana@kowalski.dev.",
+        "Please use ana.k@posteo.de from now on instead of ana@kowalski.dev.",
+        ("user", "email", "ana@kowalski.dev"),
+        ("user", "email", "ana.k@posteo.de"),
+    ),
+    (
+        "I write all my code in VS Code.",
+        "These days I'm coding in Neovim.",
+        ("user", "uses_editor", "VS Code"),
+        ("user", "uses_editor", "Neovim"),
+    ),
+    (
+        "Tariq uses Helix.",
+        "Tariq is on Neovim now.",
+        ("Tariq", "uses_editor", "Helix"),
+        ("Tariq", "uses_editor", "Neovim"),
+    ),
+    (
+        "Amara's editor of choice is Zed.",
+        "Amara gave up on Zed and went with Emacs.",
+        ("Amara", "uses_editor", "Zed"),
+        ("Amara", "uses_editor", "Emacs"),
+    ),
+    (
+        "My manager is Hana Sato.",
+        "I have a new manager now: Omar Haddad.",
+        ("user", "managed_by", "Hana Sato"),
+        ("user", "managed_by", "Omar Haddad"),
+    ),
+    (
+        "Sofia works under Aisha Khan.",
+        "Omar Haddad took over managing Sofia from Aisha Khan.",
+        ("Sofia", "managed_by", "Aisha Khan"),
+        ("Sofia", "managed_by", "Omar Haddad"),
+    ),
+    (
+        "I drive a Volvo XC40.",
+        "I sold my Volvo XC40 and got a Toyota Corolla.",
+        ("user", "drives", "Volvo XC40"),
+        ("user", "drives", "Toyota Corolla"),
+    ),
+    (
+        "Our orders service is backed by MySQL.",
+        "We finished moving the orders service off MySQL onto Postgres.",
+        ("the orders service", "uses_database", "MySQL"),
+        ("the orders service", "uses_database", "Postgres"),
+    ),
+    (
+        "I belong to the mobile team.",
+        "I was moved to the growth team.",
+        ("user", "on_team", "mobile team"),
+        ("user", "on_team", "growth team"),
+    ),
 ]
 
 
@@ -156,6 +248,35 @@ async def test_what_is_not_a_change_stays(engine: ContextEngine) -> None:
         "Marco moved to Lisbon.",
     )
     assert not await claims(engine, FactStatus.SUPERSEDED)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Email eva@x.io about the invoice.",  # someone else's address
+        "Call +49 30 1234567 to book a table.",  # a number to call, not the speaker's
+        "Call Priya on +49 151 2345678.",
+        "I have a mini fridge.",  # "mini" is a car make only as a name
+        "My sister drives a Tesla Model 3.",  # someone else's car
+        "I used to use Emacs.",  # the past
+        "Should I switch to Neovim?",  # a question
+        "Neovim and Emacs are both fine.",  # two values: no claim
+        "I sold my Volvo XC40.",  # the old value, not a new one
+        "Please don't use ana@old.io anymore.",
+    ],
+)
+def test_what_is_not_the_speakers_current_value(text: str) -> None:
+    """The wider change rules (a subject-less sentence, a value's shape or kind) stay silent
+    where the value is someone else's, past, asked, one of two, or a common word."""
+    facts = RuleBasedFactExtractor().extract_sync(text)
+    current = {
+        (f.subject, f.predicate, f.object)
+        for f in facts
+        if f.predicate in {"email", "phone", "drives", "uses_editor"}
+        and f.subject == "user"
+        and not f.metadata.get("negated")
+    }
+    assert not current, facts
 
 
 async def test_no_longer_ends_the_statement(engine: ContextEngine) -> None:
@@ -284,6 +405,20 @@ async def test_update_chains(engine: ContextEngine) -> None:
     assert not failures, failures  # every chain: the current value, no old one unmarked above
     assert summary["search_first"] >= 0.95, [r for r in rows if not r["search"]["passed"]]
     assert summary["as_of"] >= 0.95, [r for r in rows if not r["as_of_passed"]]
+
+
+@pytest.mark.parametrize("split", ["heldout", "fresh", "blind"])
+async def test_update_chains_on_other_wordings(engine: ContextEngine, split: str) -> None:
+    """22 chains on wordings the dev rules were not written on: ``heldout`` and ``fresh``
+    (written by us later) and ``blind`` (written by someone who never read the rules)."""
+    own = None
+    if split == "blind":
+        own = json.loads((chains.DATA / "update_chains_blind.json").read_text(encoding="utf-8"))
+    made = chains.generate(22, seed=11, split="dev" if own else split, wordings=own)
+    rows = await chains.run_chains(engine, made)
+    summary = chains.summarise(rows)["overall"]
+    assert summary["block"] >= 0.9, [r for r in rows if not r["block"]["passed"]]
+    assert summary["search_first"] >= 0.9, [r for r in rows if not r["search"]["passed"]]
 
 
 def test_the_generator_varies_with_its_seed_and_templates() -> None:

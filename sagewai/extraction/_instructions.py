@@ -95,7 +95,11 @@ _ANSWER_IN = re.compile(
     re.IGNORECASE,
 )
 _CALL_ME = re.compile(
-    r"\b(?:call me|address me as|refer to me as|you can call me)\s+\S",
+    # "call me Dana", not "call me on +49 ...", "call me at 5", "call me tomorrow" (a way to be
+    # reached, or a time, is not a name)
+    r"\b(?:call me|address me as|refer to me as|you can call me)\s+"
+    r"(?!(?:on|at|in|from|back|later|tomorrow|tonight|today|anytime|any\s+time|after|before|"
+    r"when|if|whenever|first|again|now|soon|sometime|maybe|via|using|or|and|\+|\d))\S",
     re.IGNORECASE,
 )
 _ANSWER_WORDS = r"(?:answers?|repl(?:y|ies)|responses?|explanations?|summar(?:y|ies)|messages?)"

@@ -17,6 +17,8 @@ import re
 
 __all__ = [
     "HABITUAL_MEETING",
+    "KIND_VALUE",
+    "KIND_WORDS",
     "WEEKDAYS",
     "kind_of",
     "noun_predicate",
@@ -100,6 +102,28 @@ def kind_of(value: str) -> str | None:
     if first in _CAR_MAKES and len(bare.split()) <= 4:
         return "car"
     return None
+
+
+def _alternation(words: frozenset[str]) -> str:
+    longest_first = sorted(words, key=len, reverse=True)
+    return "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in longest_first)
+
+
+_PRODUCTS = _DATABASES | _EDITORS | _BROWSERS | _CI
+KIND_VALUE = (
+    r"(?P<obj>(?:" + _alternation(_PRODUCTS) + r")(?![\w@.-]\w)"
+    r"|(?:" + _alternation(_CAR_MAKES) + r")(?:\s+(?-i:[A-Z0-9][\w-]*)){0,2}\b"
+    r"|(?:python|node(?:\.?js)?|java|go|ruby|php|rust|deno|bun|elixir|kotlin|scala|swift)"
+    r"\s*v?\d+(?:\.\d+){0,2}\b"
+    r"|\bthe\s+[\w&/-]+(?:\s+[\w&/-]+){0,2}?\s+team\b)"
+)
+"""A value of a known kind anywhere in a sentence (a product, a car, a runtime, "the X team"),
+for the change rules' catch-all (:mod:`.rulebook_change`)."""
+KIND_WORDS = frozenset(w.split()[0] for w in _PRODUCTS | _CAR_MAKES) | frozenset(
+    {"python", "node", "java", "go", "ruby", "php", "rust", "deno", "bun", "elixir", "kotlin",
+     "scala", "swift", "team"}
+)  # fmt: skip
+"""The words one of which a sentence must hold for :data:`KIND_VALUE` to be looked for."""
 
 
 _KIND_PREDICATES = {

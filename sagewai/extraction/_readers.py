@@ -373,7 +373,8 @@ _NOT_POSSESSIONS = re.compile(
     r"date|call|presentation|deadline|conference|class|lesson|session|reservation|event|"
     r"vacation|holiday|shift|workshop|demo|work|job|homework|fun|great|good|favorite|"
     r"favourite|crush|dream|nightmare|thought|thoughts|opinion|sense|way|reason|right|choice|"
-    r"option|break|rest|nap|access|permission|trouble|difficulty)\b",
+    r"option|break|rest|nap|access|permission|trouble|difficulty|address|e-?mail|number|"
+    r"manager|boss|employer|phone\s+number)\b",
     re.IGNORECASE,
 )
 

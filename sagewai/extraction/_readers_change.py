@@ -55,17 +55,22 @@ _OWNED_BEFORE = re.compile(
 _CAPITAL = re.compile(r"^(?-i:[A-Z0-9])")
 
 
+_SPEAKER_WORDS = frozenset(
+    {"i", "we", "i've", "we've", "i'd", "we'd", "i'm", "we're", "i'll", "we'll"}
+)
+
+
 def _person(raw: str | None) -> tuple[str | None, bool]:
     """``(subject, is_speaker)`` of a ``who`` group; a name loses leading sentence words."""
     if raw is None:
         return None, True
     words = raw.replace("’", "'").split()
-    if len(words) == 1 and words[0].lower() in {"i", "we", "i've", "we've", "i'd", "we'd"}:
+    if len(words) == 1 and words[0].lower() in _SPEAKER_WORDS:
         return None, True
     while words and words[0] in _NOT_NAME_WORDS:
         words.pop(0)
-    if not words:
-        return None, False
+    if not words:  # "Just moved to Oslo!": sentence words, no name; the speaker's
+        return None, True
     return " ".join(words), False
 
 
@@ -198,4 +203,162 @@ def read_change(match: re.Match[str], rule: Rule) -> Reading | None:
         if predicate == "lives_in" and changed in _MOVES_HOME
         else FactType.GENERAL,
         extra=tuple(extra),
+    )
+
+
+def read_acquired(match: re.Match[str], rule: Rule) -> Reading | None:
+    """A car got, bought or owned ("I sold my Volvo and got a Kia Niro"): the car one drives.
+
+    Only a car: "I got a cold", "I have a Postgres instance" are not what one drives.
+    """
+    reading = read_change(match, rule)
+    if reading is None or reading.predicate != "drives" or kind_of(reading.object or "") != "car":
+        return None
+    value = reading.object or ""
+    if not _CAPITAL.match(value) or value.split()[0].casefold() in _AMBIGUOUS:
+        return None  # "a mini fridge"
+    return reading
+
+
+_EMAIL = re.compile(r"@")
+_PHONE_CUE = re.compile(
+    r"\b(?:number|phone|mobile|cell|call|reach|text|whatsapp|signal|ring|contact)\b", re.I
+)
+_FORMER = re.compile(
+    r"\b(?:instead\s+of|rather\s+than|from|replacing|replaces|not|no\s+longer|old|previous|"
+    r"former|than|off|of)\s*[:(]?\s*$",
+    re.IGNORECASE,
+)
+_SOMEONE_ELSES = re.compile(
+    r"\b(?:his|her|their|your|its)\b|(?-i:[A-Z][a-z]+)(?:'s|’s)\b"
+    r"|\b(?:my|our)\s+(?!(?:new|current|personal|private|work|main|own|phone|mobile|cell|"
+    r"e-?mail|address|number|contact|details|inbox)\b)[a-z]+",
+    re.IGNORECASE,
+)
+_TO_SOMEONE = re.compile(
+    r"\b(?:e-?mail|mail|write\s+to|contact|cc|bcc|ping|message|call|ring|text|dial|"
+    r"send\s+(?:\w+\s+)?to|forward\s+(?:\w+\s+)?to)\s*$",
+    re.IGNORECASE,
+)
+_CALL_NAME = re.compile(r"\b(?:call|reach|text|ring|email)\s+(?-i:[A-Z])", re.IGNORECASE)
+_DONT = re.compile(r"\b(?:don't|do\s+not|never|stop|no\s+longer|not)\b", re.IGNORECASE)
+_RENEWED = re.compile(
+    r"\b(?:new|now|from\s+now\s+on|changed|instead|updated|switched|moved|no\s+longer)\b", re.I
+)
+
+
+def read_contact(match: re.Match[str], rule: Rule) -> Reading | None:
+    """The speaker's e-mail address or phone number, however it is said ("Write to me at
+    a@b.io", "You can call me on +49 151 2345678", "Please use a@b.io from now on").
+
+    The sentence must say it is a way to reach someone (a cue word) and must not name anyone
+    else's ("my sister's number is ...", "call Priya on ..."); "new", "now", "from now on" mark it
+    as a change, which ends the speaker's other addresses or numbers.
+    """
+    value = match.group("obj").strip()
+    text = match.string
+    if _EMAIL.search(value):
+        predicate = "email"
+    else:
+        if len(_DIGIT.findall(value)) < 7 or not _PHONE_CUE.search(text):
+            return None
+        predicate = "phone"
+    before = text[: match.start()]
+    if _FORMER.search(before):
+        return None  # "... instead of a@b.io": the value before, not the one now
+    if _TO_SOMEONE.search(before):
+        return None  # "Email eva@x.io about the invoice", "call +49 ... for a table"
+    if _SOMEONE_ELSES.search(before) or _CALL_NAME.search(before):
+        return None  # "my sister's number is ...", "call Priya on ..."
+    if _DONT.search(before):  # "Please don't use a@b.io anymore": it ends, nothing new
+        return Reading(predicate, value, True, rule.confidence)
+    extra: tuple[tuple[str, str], ...] = (("change", "new"),) if _RENEWED.search(text) else ()
+    former = [
+        m.group("obj").strip()
+        for m in match.re.finditer(text, match.end())
+        if _FORMER.search(text[: m.start()])
+    ]
+    if former:
+        extra = (*extra, ("replaces", former[0]))
+    return Reading(predicate, value, False, rule.confidence, extra=extra)
+
+
+_AMBIGUOUS = frozenset(
+    """go edge arc cursor drone seat mini atom fleet aurora spanner oracle bamboo nano rider
+    travis sublime""".split()  # noqa: SIM905
+)
+_NOT_NOW = re.compile(
+    r"\?|\b(?:used\s+to|sold|ditched|dropped|left|quit|replaced|got\s+rid|no\s+longer|anymore|"
+    r"previously|before|instead|gave\s+up|stopped|tried|trying|try|considering|thinking|"
+    r"might|maybe|perhaps|want|wants|wish|would|could|should|plan|planning|going\s+to|will|"
+    r"won't|hate|hates|dislike|don't|doesn't|didn't|isn't|aren't|wasn't|not|never|recommend|"
+    r"compare|comparing|vs|versus|or|than|if|when|whether|friend|friends|sister|brother|"
+    r"mother|father|mom|dad|wife|husband|partner|colleague|he|she|they|his|her|their|your|you)\b",
+    re.IGNORECASE,
+)
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|me|my|we|we're|we've|us|our)\b", re.IGNORECASE)
+_OUR_THING = re.compile(
+    r"\b(?:the|our)\s+(?P<thing>(?:[a-z][\w-]*\s+){0,2}(?:service|api|app|backend|frontend|"
+    r"pipeline|job|site|platform|database|db|cluster|server|stack|project|repo|worker|bot))\b",
+    re.IGNORECASE,
+)
+_NAME_FIRST = re.compile(r"(?-i:([A-Z][a-z]{1,30}))(?:'s|’s)?\s")
+_NOW_WORDS = re.compile(
+    r"\b(?:now|new|these\s+days|nowadays|from\s+now\s+on|switched|moved|migrated|upgraded)\b",
+    re.IGNORECASE,
+)
+
+
+def read_kind_value(match: re.Match[str], rule: Rule) -> Reading | None:
+    """The catch-all of the change rules: a sentence of ours that names one value of a known
+    kind ("These days it's all Neovim for me", "Our orders service sits on MySQL") states it as
+    the current value of that kind's predicate, for the speaker or the thing of ours it names.
+
+    It says nothing when the sentence could mean another time or another person: a question,
+    a past or wished-for value ("used to", "sold", "thinking about", "instead of"), a negation,
+    someone else ("my sister", "he"), two values of the kind, or a lower-case common word
+    ("a mini fridge").
+    """
+    value = match.group("obj")
+    text = match.string
+    bare = value.split()[0].casefold()
+    if bare in _AMBIGUOUS or not (value[:1].isupper() or value.casefold().startswith("the ")):
+        return None
+    predicate = object_predicate(value)
+    if predicate is None or _NOT_NOW.search(text):
+        return None
+    kind = kind_of(value)
+    others = [
+        m.group("obj")
+        for m in match.re.finditer(text)
+        if m.start() != match.start() and kind_of(m.group("obj")) == kind
+    ]
+    if others:
+        return None
+    thing = _OUR_THING.search(text)
+    named = _NAME_FIRST.match(text)
+    subject: str | None = None
+    owner: str | None = None
+    if thing is not None and predicate not in {"drives", "on_team", "uses_editor"}:
+        subject, owner = " ".join(thing.group("thing").split()), "the"
+    elif (
+        named is not None
+        and named.group(1) not in _NOT_NAME_WORDS
+        and not _FIRST_PERSON.search(text)
+    ):
+        subject = named.group(1)  # "Tariq is on Neovim now"
+    elif not _FIRST_PERSON.search(text):
+        return None
+    obj = _value(value)
+    if obj is None:
+        return None
+    extra = (("change", "now"),) if _NOW_WORDS.search(text) else ()
+    return Reading(
+        predicate,
+        obj,
+        False,
+        rule.confidence,
+        subject=subject,
+        owner=owner,
+        extra=extra,
     )

@@ -20,9 +20,15 @@ from __future__ import annotations
 
 from sagewai.core._records import FactType
 from sagewai.extraction import _patterns
+from sagewai.extraction._kinds import KIND_VALUE, KIND_WORDS
 from sagewai.extraction._patterns import NAME, OBJ_CHAR, Anchor, Rule
 from sagewai.extraction._patterns import compile_rule_pattern as _re
-from sagewai.extraction._readers_change import read_change
+from sagewai.extraction._readers_change import (
+    read_acquired,
+    read_change,
+    read_contact,
+    read_kind_value,
+)
 
 __all__ = ["CHANGE_RULES"]
 
@@ -45,12 +51,16 @@ _ADVS = (
     r"(?:\s+(?:just|finally|recently|also|now|officially|actually|already|since|then|eventually|"
     r"have|has|'ve|had)){0,3}"
 )
+_BARE = r"(?:^|(?<=[:;]\s))(?:(?:just|finally|recently|officially|also|so|and|now)\s+){0,3}"
+"""A sentence without its subject ("Just moved to Oslo!", "Finally got hired at Airbus"): the
+speaker's."""
+_SUBJECT = r"(?:" + _WHO + _ADVS + r"\s+|" + _BARE + r")"
 _THING = (
     r"\b(?P<owner>the|our|my)\s+(?P<thing>[a-z][\w'-]*(?:\s+(?:[a-z0-9][\w'-]*|(?-i:[A-Z]+)))"
     r"{0,3}?)"
 )
 _VALUE = r"(?P<obj>" + OBJ_CHAR + r"{1,60}?)"
-_OLD = r"(?:\s+from\s+(?P<old>" + OBJ_CHAR + r"{1,40}?))?"
+_OLD = r"(?:\s+(?:from|off(?:\s+of)?)\s+(?P<old>" + OBJ_CHAR + r"{1,40}?))?"
 _DAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?"
 _DAYS = r"(?P<days>" + _DAY + r"(?:\s*(?:,|and|&|,\s*and)\s*" + _DAY + r"){0,4})\b"
 _MOVE_VERBS = (
@@ -58,6 +68,14 @@ _MOVE_VERBS = (
     r"pushed|transferred"
 )
 _CONF = 0.85
+_END_MOVE = r"(?:" + END_PLACE + r"|(?=\s+(?:after|before|because|when|following|once)\b))"
+_ROLE_WORDS = frozenset(
+    """engineer developer designer manager lead scientist analyst consultant intern director
+    architect researcher founder cofounder co-founder cto ceo cfo coo vp head sre pm programmer
+    specialist officer editor writer accountant lawyer nurse doctor teacher recruiter
+    administrator admin advocate associate contractor freelancer employee""".split()  # noqa: SIM905
+)
+_ROLE = r"(?:" + "|".join(sorted(_ROLE_WORDS, key=len, reverse=True)) + r")s?"
 
 CHANGE_RULES: tuple[Rule, ...] = (
     Rule(  # "The team standup moved to Wednesday", "the orders service was migrated to MySQL"
@@ -67,7 +85,7 @@ CHANGE_RULES: tuple[Rule, ...] = (
         _re(
             _THING + r"\s+(?:has\s+been\s+|have\s+been\s+|was\s+|were\s+|got\s+|is\s+being\s+)?"
             r"(?:just\s+|now\s+|officially\s+|finally\s+)?(?P<verb>" + _MOVE_VERBS + r")"
-            r"(?:\s+(?:back|over))?" + _OLD + r"\s+(?:to|onto)\s+" + _VALUE + END_PLACE
+            r"(?:\s+(?:back|over|up))?" + _OLD + r"\s+(?:to|onto)\s+" + _VALUE + END_PLACE
         ),
         _CONF,
         builder=read_change,
@@ -83,11 +101,12 @@ CHANGE_RULES: tuple[Rule, ...] = (
         _re(
             _WHO
             + _ADVS
-            + r"\s+(?P<verb>"
+            + r"(?:\s+(?:finished|started|are|'re|am|'m|have\s+been|'ve\s+been|is|was|were))?"
+            + r"\s*(?P<verb>"
             + _MOVE_VERBS
-            + r")\s+"
+            + r"|moving|migrating|switching|porting|upgrading|bumping|converting)\s+"
             + _THING
-            + r"(?:\s+(?:back|over))?"
+            + r"(?:\s+(?:back|over|up))?"
             + _OLD
             + r"\s+(?:to|onto)\s+"
             + _VALUE
@@ -97,7 +116,8 @@ CHANGE_RULES: tuple[Rule, ...] = (
         builder=read_change,
         keywords=_kw(
             "moved changed shifted rescheduled switched migrated upgraded ported bumped "
-            "converted pushed transferred"
+            "converted pushed transferred moving migrating switching porting upgrading bumping "
+            "converting"
         ),
     ),
     Rule(  # "Priya moved to Lisbon", "I switched to Neovim", "I moved to the platform team"
@@ -105,17 +125,34 @@ CHANGE_RULES: tuple[Rule, ...] = (
         FactType.GENERAL,
         Anchor.FREE,
         _re(
-            _WHO + _ADVS + r"\s+(?P<verb>moved|relocated|transferred|switched|changed|migrated|"
-            r"went\s+over|moved\s+over|switched\s+over)(?:\s+(?:back|over|jobs|teams))?"
+            r"(?:" + _WHO + r"(?:" + _ADVS + r"\s+|(?:\s+[\w'’]+){1,6}?\s+and\s+"
+            r"(?:(?:then|finally|just|so)\s+)?)|" + _BARE + r")"
+            r"(?P<verb>moved|relocated|made\s+the\s+move|settled(?:\s+down)?)"
+            r"(?:\s+(?:back|over|house))?" + _OLD + r"\s+(?:to|into|in)\s+" + _VALUE + _END_MOVE
+        ),
+        _CONF,
+        "lives_in",
+        builder=read_change,
+        keywords=_kw("moved relocated move settled"),
+    ),
+    Rule(  # "I switched to Neovim", "Tariq finally converted to VS Code", "I moved to the X team"
+        "change.switched",
+        FactType.GENERAL,
+        Anchor.FREE,
+        _re(
+            _SUBJECT + r"(?P<verb>transferred|switched|changed|migrated|went\s+over|converted|"
+            r"made\s+the\s+(?:switch|jump)|upgraded|changed\s+over|jumped\s+ship|"
+            r"went\s+back)(?:\s+(?:back|over|jobs|teams|ship))?"
             + _OLD
             + r"\s+(?:to|into)\s+"
             + _VALUE
             + END_PLACE
         ),
         _CONF,
-        "lives_in",
         builder=read_change,
-        keywords=_kw("moved relocated transferred switched changed migrated went"),
+        keywords=_kw(
+            "transferred switched changed migrated went converted switch jump upgraded jumped"
+        ),
     ),
     Rule(  # "We replaced Jenkins with GitHub Actions", "I traded in my Corolla for a Kia Niro"
         "change.replaced",
@@ -139,9 +176,9 @@ CHANGE_RULES: tuple[Rule, ...] = (
             _WHOSE + r"\s+(?:new\s+|current\s+)?(?P<noun>(?:line\s+|team\s+|text\s+|code\s+|"
             r"phone\s+|mobile\s+|cell\s+|e-?mail\s+|job\s+)?(?:manager|boss|lead|employer|"
             r"company|workplace|team|car|ride|editor|ide|browser|e-?mail|address|phone|number|"
-            r"mobile|cell|home|city|title|role|position))\s+is\s+(?:now\s+)?(?:an?\s+|the\s+)?"
-            + _VALUE
-            + END
+            r"mobile|cell|home|city|title|role|position))(?:\s+of\s+choice|\s+these\s+days|"
+            r"\s+nowadays|\s+at\s+the\s+moment|\s+right\s+now)?\s+(?:is|:)\s+(?:now\s+)?"
+            r"(?:an?\s+|the\s+)?" + _VALUE + END
         ),
         _CONF,
         builder=read_change,
@@ -155,35 +192,42 @@ CHANGE_RULES: tuple[Rule, ...] = (
         FactType.GENERAL,
         Anchor.FREE,
         _re(
-            r"(?P<obj>" + NAME + r")\s+is\s+(?:now\s+)?" + _WHOSE + r"\s+(?:new\s+)?"
-            r"(?P<noun>manager|boss|line\s+manager|team\s+lead)\b"
+            r"(?P<obj>" + NAME + r"|" + OBJ_CHAR + r"{1,30}?)" + _ADVS + r"\s+(?:is|has\s+become|"
+            r"became|took\s+over\s+as|stepped\s+in\s+as|is\s+now)\s+(?:now\s+)?"
+            + _WHOSE
+            + r"\s+(?:new\s+|current\s+)?"
+            r"(?P<noun>manager|boss|line\s+manager|team\s+lead|editor|car|employer)\b"
         ),
         _CONF,
         builder=read_change,
-        keywords=_kw("manager boss lead"),
+        keywords=_kw("manager boss lead editor car employer"),
     ),
     Rule(  # "I now report to Omar Haddad", "Priya reports to Lena"
         "change.reports_to",
         FactType.GENERAL,
         Anchor.FREE,
         _re(
-            _WHO + _ADVS + r"(?:\s+report|\s+reports|\s+am\s+reporting|'m\s+reporting|"
-            r"\s+is\s+reporting|\s+are\s+reporting|'re\s+reporting)\s+(?:directly\s+)?to\s+"
+            _WHO + _ADVS + r"(?:(?:\s+report|\s+reports|\s+am\s+reporting|'m\s+reporting|"
+            r"\s+is\s+reporting|\s+are\s+reporting|'re\s+reporting)\s+(?:directly\s+)?"
+            r"(?:in)?to|\s+work\s+under|\s+works\s+under|'m\s+working\s+under|"
+            r"\s+am\s+working\s+under|\s+is\s+working\s+under)\s+"
             r"(?P<obj>" + NAME + r")"
         ),
         _CONF,
         "managed_by",
         builder=read_change,
-        keywords=_kw("report reports reporting"),
+        keywords=_kw("report reports reporting under"),
     ),
     Rule(  # "Priya lives in Lisbon these days", "Priya no longer lives in Porto"
         "change.named_lives",
         FactType.GENERAL,
         Anchor.FREE,
         _re(
-            r"(?P<who>" + NAME + r")" + _ADVS + r"(?P<neg>\s+(?:no\s+longer|doesn't|does\s+not|"
-            r"never))?" + _ADVS + r"\s+(?:lives|is\s+living|is\s+based|resides|has\s+lived|"
-            r"has\s+been\s+living|is\s+now\s+based)\s+(?:in|at)\s+" + _VALUE + END_PLACE
+            r"(?P<who>" + NAME + r")" + _ADVS + r"(?:\s+left\s+(?P<old>" + NAME + r")\s*,?\s+and)?"
+            r"(?P<neg>\s+(?:no\s+longer|doesn't|does\s+not|never))?"
+            + _ADVS
+            + r"\s+(?:lives|is\s+living|is\s+based|resides|has\s+lived|has\s+been\s+living|"
+            r"is\s+now\s+based|is\s+settled)\s+(?:in|at|out\s+of)\s+" + _VALUE + END_PLACE
         ),
         _CONF,
         "lives_in",
@@ -201,14 +245,14 @@ CHANGE_RULES: tuple[Rule, ...] = (
             + _ADVS
             + r"(?P<verb>\s+works|\s+work|\s+is\s+working|'m\s+working|\s+am\s+working|"
             r"\s+has\s+been\s+working|\s+started\s+(?:a\s+new\s+job|working|a\s+job)|"
-            r"\s+got\s+a\s+(?:new\s+)?job|\s+took\s+a\s+(?:new\s+)?job)\s+(?:at|for|with)\s+"
-            + _VALUE
-            + END_WORK
+            r"\s+got\s+a\s+(?:new\s+)?job|\s+took\s+a\s+(?:new\s+)?job|"
+            r"(?:'m|\s+am|\s+is|'s|\s+are|'re|\s+was|\s+got|\s+have\s+been|\s+has\s+been)\s+"
+            r"(?:now\s+)?(?:employed|hired|on\s+staff))\s+(?:at|for|with|by)\s+" + _VALUE + END_WORK
         ),
         _CONF,
         "works_at",
         builder=read_change,
-        keywords=_kw("works work working started got took"),
+        keywords=_kw("works work working started got took employed hired staff"),
     ),
     Rule(  # "I drive a Tesla Model 3", "Priya now drives a Volvo"
         "change.drives",
@@ -228,9 +272,12 @@ CHANGE_RULES: tuple[Rule, ...] = (
         FactType.GENERAL,
         Anchor.FREE,
         _re(
-            _WHO + _ADVS + r"(?P<verb>\s+joined|\s+transferred\s+to|'m|\s+am|\s+is|\s+are|'re|"
-            r"\s+work|\s+works|'m\s+working|\s+am\s+working|\s+is\s+working)\s+(?:now\s+)?"
-            r"(?:on|in|with|part\s+of|a\s+member\s+of)?\s*"
+            _WHO + _ADVS + r"(?P<verb>\s+(?:have\s+|has\s+|'ve\s+|just\s+)?joined|"
+            r"\s+(?:was\s+|got\s+|have\s+been\s+|has\s+been\s+)?(?:transferred|moved|switched|"
+            r"reassigned|assigned|added|put)\s+(?:over\s+)?(?:to|into|on)|'m|\s+am|\s+is|\s+are|"
+            r"'re|\s+belongs?\s+to|\s+work|\s+works|'m\s+working|\s+am\s+working|"
+            r"\s+is\s+working|\s+sits?\s+(?:on|in|with))\s+(?:now\s+)?"
+            r"(?:on|in|with|part\s+of|a\s+member\s+of|an?\s+\w+\s+(?:on|in|of))?\s*"
             r"(?P<obj>the\s+[\w&/-]+(?:\s+[\w&/-]+){0,2}?\s+team)\b"
         ),
         _CONF,
@@ -258,7 +305,8 @@ CHANGE_RULES: tuple[Rule, ...] = (
         Anchor.FREE,
         _re(
             _THING + r"\s+(?:now\s+)?(?:uses|runs\s+on|is\s+on|is\s+now\s+on|is\s+built\s+on|"
-            r"is\s+running\s+on|stores\s+(?:all\s+)?(?:its\s+)?data\s+in|is\s+backed\s+by|"
+            r"is\s+running(?:\s+on)?|is\s+hosted\s+on|lives\s+on|sits\s+on|"
+            r"stores\s+(?:all\s+)?(?:its\s+)?data\s+in|is\s+backed\s+by|"
             r"is\s+powered\s+by|runs)\s+(?:now\s+)?" + _VALUE + END_PLACE
         ),
         _CONF,
@@ -288,10 +336,8 @@ CHANGE_RULES: tuple[Rule, ...] = (
         _re(
             _WHO
             + _ADVS
-            + r"\s+(?:have|hold|do|run|meet\s+for)\s+(?:now\s+)?"
-            + _THING
-            + r"\s+(?:on|every|each)\s+"
-            + _DAYS
+            + r"\s+(?:have|hold|do|run|meet\s+for|(?:are\s+|'re\s+)?(?:having|holding|doing|"
+            r"running))\s+(?:now\s+)?" + _THING + r"\s+(?:on|every|each)\s+" + _DAYS
         ),
         0.9,
         "scheduled_on",
@@ -300,5 +346,194 @@ CHANGE_RULES: tuple[Rule, ...] = (
             "monday tuesday wednesday thursday friday saturday sunday mondays tuesdays "
             "wednesdays thursdays fridays saturdays sundays"
         ),
+    ),
+    Rule(  # "Home for me is Lisbon", "my home is in Oslo now", "my flat is in Porto"
+        "change.home_is",
+        FactType.GENERAL,
+        Anchor.FREE,
+        _re(
+            r"(?:(?<![\w'’])home(?:\s+for\s+me|\s+base)?|" + _WHOSE + r"\s+(?:new\s+)?(?:home|"
+            r"flat|apartment|house|place|base))\s+(?:is|has\s+been)\s+(?:now\s+)?(?:in\s+)?"
+            + _VALUE
+            + END_PLACE
+        ),
+        _CONF,
+        "lives_in",
+        builder=read_change,
+        keywords=_kw("home flat apartment house place base"),
+    ),
+    Rule(  # "I write all my code in VS Code", "Priya codes in Emacs", "we do our coding in Zed"
+        "change.codes_in",
+        FactType.GENERAL,
+        Anchor.FREE,
+        _re(
+            _SUBJECT + r"(?:(?:'m|am|is|'s|are|'re|have\s+been|'ve\s+been|has\s+been)\s+)?"
+            r"(?:code|codes|coding|program|programs|programming|develop|develops|developing|"
+            r"(?:write|writes|writing|do|does|doing)\s+(?:all\s+|most\s+)?(?:of\s+)?"
+            r"(?:my|our|his|her|their|the)?\s*(?:code|coding|programming|development|work))"
+            r"\s+(?:in|with)\s+" + _VALUE + END_PLACE
+        ),
+        _CONF,
+        builder=read_change,
+        keywords=_kw("code codes coding program programs develop develops programming"),
+    ),
+    Rule(  # "I sold my Volvo and got a Kia Niro", "Priya bought a Tesla Model 3"
+        "change.acquired",
+        FactType.GENERAL,
+        Anchor.FREE,
+        _re(
+            _SUBJECT + r"(?:(?:sold|gave\s+away|got\s+rid\s+of|wrote\s+off|crashed)\s+"
+            r"(?:my|our|his|her|their|the)\s+(?P<old>" + OBJ_CHAR + r"{1,40}?)\s*,?\s+"
+            r"(?:and|so|then)(?:\s+(?:now|then|just))?\s+)?"
+            r"(?P<verb>(?:got|bought|purchased|picked\s+up|leased|own|owns|have|has|"
+            r"'ve\s+got|'s\s+got|have\s+got|has\s+got))\s+"
+            r"(?:(?:myself|herself|himself|themselves|ourselves)\s+)?(?:a|an)\s+"
+            r"(?:(?:new|brand\s+new|used|second-hand|shiny|little|red|blue|black|white|grey|"
+            r"silver)\s+)*" + _VALUE + END_PLACE
+        ),
+        _CONF,
+        "drives",
+        builder=read_acquired,
+        keywords=_kw("got bought purchased picked leased own owns have has"),
+    ),
+    Rule(  # "Write to me at ana@x.io", "You can reach me on +49 151 2345678", "New number: ..."
+        "change.contact",
+        FactType.GENERAL,
+        Anchor.FREE,
+        _re(r"(?P<obj>\+?\(?\d[\d ()./-]{6,20}\d)"),
+        _CONF,
+        builder=read_contact,
+        keywords=_kw("number phone mobile cell call reach contact text whatsapp signal ring"),
+    ),
+    Rule(  # "Write to me at ana@x.io", "Please use a@b.io from now on instead of c@d.io"
+        "change.email",
+        FactType.GENERAL,
+        Anchor.FREE,
+        _re(r"(?P<obj>[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,4})"),
+        _CONF,
+        builder=read_contact,
+        triggers=("@",),
+    ),
+    Rule(  # "Marco left Spotify and joined Stripe", "I quit Shopify to join Datadog"
+        "change.left_joined",
+        FactType.GENERAL,
+        Anchor.FREE,
+        _re(
+            _WHO + _ADVS + r"\s+(?:left|quit)\s+(?P<old>" + NAME + r")\s*,?\s+(?:(?:and|to)\s+"
+            r"(?:(?:have|has|then|now|just)\s+)?(?P<verb>joined|join|started\s+at|start\s+at|"
+            r"went\s+to|moved\s+to|signed\s+on\s+with|sign\s+on\s+with)|for)\s+"
+            r"(?P<obj>" + NAME + r")"
+        ),
+        _CONF,
+        "works_at",
+        builder=read_change,
+        keywords=_kw("left quit"),
+    ),
+    Rule(  # "We're running the checkout service on Node 22 now", "we run the ML pipeline on ..."
+        "change.run_thing",
+        FactType.GENERAL,
+        Anchor.FREE,
+        _re(
+            _WHO + _ADVS + r"\s*(?:run|'re\s+running|are\s+running|have\s+been\s+running|"
+            r"'ve\s+been\s+running|host|are\s+hosting|'re\s+hosting)\s+"
+            + _THING
+            + r"\s+(?:on|with)\s+"
+            + _VALUE
+            + END_PLACE
+        ),
+        _CONF,
+        builder=read_change,
+        keywords=_kw("run running host hosting"),
+    ),
+    Rule(  # "These days it's all Neovim for me", "Our orders service sits on MySQL"
+        "change.kind_value",
+        FactType.GENERAL,
+        Anchor.FREE,
+        _re(r"\b" + KIND_VALUE),
+        0.75,
+        builder=read_kind_value,
+        keywords=KIND_WORDS,
+    ),
+    Rule(  # "I'm an engineer at Datadog", "Priya is a senior designer at Airbus"
+        "change.role_at",
+        FactType.GENERAL,
+        Anchor.FREE,
+        _re(
+            _WHO + _ADVS + r"(?:'m|\s+am|\s+is|'s|\s+are|'re)\s+(?:now\s+)?(?:an?|the)\s+"
+            r"(?:[a-z-]+\s+){0,2}?" + _ROLE + r"\s+(?:at|for|with)\s+(?P<obj>" + NAME + r")\b"
+            r"(?!\.\s*(?-i:[A-Z]))"
+        ),
+        0.8,
+        "works_at",
+        builder=read_change,
+        keywords=_ROLE_WORDS,
+        secondary=True,
+    ),
+    Rule(  # "Priya joined Shopify", "I signed on with Datadog last week", "got hired by SAP"
+        "change.joined_company",
+        FactType.GENERAL,
+        Anchor.FREE,
+        _re(
+            _SUBJECT + r"(?P<verb>joined|signed\s+on\s+with|got\s+hired\s+(?:at|by)|"
+            r"was\s+hired\s+(?:at|by)|got\s+poached\s+by|was\s+poached\s+by|"
+            r"accepted\s+an\s+offer\s+from|took\s+an\s+offer\s+from)\s+(?P<obj>" + NAME + r")"
+            r"(?=\s*(?:[.!,;]|$)|\s+(?:as|last|this|in|back|recently|after|two|three|a\s+few|"
+            r"and|full-time|part-time)\b)"
+        ),
+        0.8,
+        "works_at",
+        builder=read_change,
+        keywords=_kw("joined signed hired poached accepted took"),
+    ),
+    Rule(  # "I have a new manager now: Omar Haddad", "Tariq got a new manager: Tom Becker"
+        "change.got_new_noun",
+        FactType.GENERAL,
+        Anchor.FREE,
+        _re(
+            r"(?:" + _WHO + _ADVS + r"\s+|" + _BARE + r")(?:have|has|'ve|got|'ve\s+got|"
+            r"have\s+got|has\s+got|get)\s+(?:a\s+)?new\s+(?P<noun>manager|boss|line\s+manager|"
+            r"team\s+lead|lead|employer|job|car|editor|e-?mail(?:\s+address)?|address|"
+            r"phone(?:\s+number)?|number|mobile(?:\s+number)?|home|team)(?:\s+now)?"
+            r"\s*(?::|,|-|–|—|\bcalled\b|\bnamed\b|\bat\b|\bin\b)\s*(?:an?\s+|the\s+)?"
+            + _VALUE
+            + END
+        ),
+        _CONF,
+        builder=read_change,
+        keywords=_kw("new"),
+    ),
+    Rule(  # "Omar Haddad took over managing Sofia (from Aisha Khan)"
+        "change.took_over_managing",
+        FactType.GENERAL,
+        Anchor.FREE,
+        _re(
+            r"(?P<obj>" + NAME + r")" + _ADVS + r"\s+(?:took\s+over\s+(?:managing|as\s+)|"
+            r"(?:is|has\s+been)\s+now\s+managing|now\s+manages|is\s+managing|manages)\s*"
+            r"(?P<who>"
+            + NAME
+            + r")(?:(?:'s|’s)\s+(?:manager|boss))?(?:\s+from\s+(?P<old>"
+            + NAME
+            + r"))?\b"
+        ),
+        _CONF,
+        "managed_by",
+        builder=read_change,
+        keywords=_kw("managing manages took"),
+    ),
+    Rule(  # "Amara gave up on Neovim and went with Emacs"
+        "change.gave_up",
+        FactType.GENERAL,
+        Anchor.FREE,
+        _re(
+            _SUBJECT + r"(?:gave\s+up\s+on|got\s+tired\s+of|stopped\s+using|moved\s+on\s+from|"
+            r"abandoned|dumped)\s+(?:(?:my|our|his|her|their|the)\s+)?(?P<old>"
+            + OBJ_CHAR
+            + r"{1,40}?)\s*,?\s+(?:and|so)\s+(?:now\s+|just\s+)?(?P<verb>went\s+with|"
+            r"switched\s+to|moved\s+to|picked|chose|got|started\s+using|uses|use|is\s+using|"
+            r"'m\s+using|am\s+using|went\s+for|bought)\s+(?:an?\s+)?" + _VALUE + END_PLACE
+        ),
+        _CONF,
+        builder=read_change,
+        keywords=_kw("gave tired stopped moved abandoned dumped"),
     ),
 )

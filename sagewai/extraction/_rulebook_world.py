@@ -210,8 +210,8 @@ WORLD_RULES: tuple[Rule, ...] = (
             + ADV
             + r"(?P<neg>\s+(?:don't|do\s+not|no\s+longer|never|didn't|did\s+not))?"
             + ADV
-            + r"(?:\s+|(?=['’]))(?:live|lived|reside|resided|am\s+based|'m\s+based|are\s+based|"
-            r"'re\s+based|"
+            + r"(?:\s+|(?=['’]))(?:live|lived|reside|resided|"
+            r"(?:am|'m|are|'re)\s+(?:now\s+|currently\s+|still\s+)?based|"
             r"am\s+living|'m\s+living|are\s+living|'re\s+living|have\s+lived|'ve\s+lived|grew\s+up|"
             r"currently\s+live|now\s+live)\s+(?:in|at|near|outside(?:\s+of)?|on)\s+"
             + OBJ
