@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from sagewai import FactType
 from sagewai.core import VectorFilter, VectorPayload, VectorRecord
 from sagewai.embeddings import normalize_rows
 from sagewai.stores import (
@@ -50,7 +51,7 @@ SCOPES = (PROJECT, *USERS, *SESSIONS)
 SCOPE_WEIGHTS = (0.40, 0.15, 0.12, 0.08, 0.10, 0.07, 0.05, 0.03)
 STATUSES = ("active", "flagged", "superseded", "archived")
 STATUS_WEIGHTS = (0.85, 0.05, 0.07, 0.03)
-TYPES = ("decision", "preference", "event", "action", "general")
+TYPES = tuple(fact_type.value for fact_type in FactType)
 TAGS = tuple(f"tag{n}" for n in range(10))
 NOW = 1_750_000_000.0
 YEAR = 365 * 24 * 3600.0

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
 from sagewai.cli._empty import allow_empty_option, require_records
-from sagewai.cli._stores import DEFAULT_STORE, open_engine
+from sagewai.cli._stores import DEFAULT_STORE, open_engine, store_arguments
 from sagewai.core._scope import ContextScope
 from sagewai.errors import ConfigurationError, LockedError, SagewaiError
 
@@ -72,18 +72,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--tag", dest="tags", action="append", default=None, help="only facts with this tag"
     )
-    parser.add_argument(
-        "--store",
-        default=None,
-        help=(
-            "embedded store folder, or postgresql://... for the PostgreSQL metadata store "
-            f"(default: $SAGEWAI_STORE or {DEFAULT_STORE})"
-        ),
-    )
-    parser.add_argument(
-        "--vectors",
-        default=None,
-        help=(
+    store_arguments(
+        parser,
+        vectors=(
             "with a postgresql:// store: the vector store, an http(s):// Qdrant URL, 'pgvector' "
             "(pgvector in the --store database) or pgvector:postgresql://..., or a Qdrant edge "
             "folder (default: $SAGEWAI_VECTORS, else the folder ./sagewai-vectors)"

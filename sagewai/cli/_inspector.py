@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from sagewai.cli._empty import allow_empty_option, require_records
-from sagewai.cli._stores import DEFAULT_STORE, open_engine
+from sagewai.cli._stores import DEFAULT_STORE, open_engine, store_arguments
 from sagewai.core._records import FactChange, FactStatus, FactType
 from sagewai.core._scope import ContextScope
 from sagewai.errors import InvalidInputError
@@ -153,19 +153,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _store_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--project", required=True, help="project id")
-    parser.add_argument(
-        "--store",
-        default=None,
-        help=(
-            "embedded store folder, or postgresql://... for the PostgreSQL metadata store "
-            f"(default: $SAGEWAI_STORE or {DEFAULT_STORE})"
-        ),
-    )
-    parser.add_argument(
-        "--vectors",
-        default=None,
-        help="with a postgresql:// store: a Qdrant URL or edge folder (as in consolidate)",
-    )
+    store_arguments(parser)
 
 
 def _who_options(parser: argparse.ArgumentParser) -> None:

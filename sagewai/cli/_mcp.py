@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sagewai.cli._stores import DEFAULT_STORE, open_engine
+from sagewai.cli._stores import DEFAULT_STORE, open_engine, store_arguments
 from sagewai.core._scope import validate_identifier
 from sagewai.errors import ConfigurationError, SagewaiError
 
@@ -46,19 +46,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("--project", required=True, help="project id")
     parser.add_argument("--user", required=True, help="the user every call acts for")
-    parser.add_argument(
-        "--store",
-        default=None,
-        help=(
-            "embedded store folder (created when missing), or postgresql://... "
-            f"(default: $SAGEWAI_STORE or {DEFAULT_STORE})"
-        ),
-    )
-    parser.add_argument(
-        "--vectors",
-        default=None,
-        help="with a postgresql:// store: a Qdrant URL or edge folder (as in consolidate)",
-    )
+    store_arguments(parser, created=True)
     parser.add_argument(
         "--http",
         metavar="HOST:PORT",

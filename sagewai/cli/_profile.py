@@ -21,7 +21,7 @@ import json
 import os
 from typing import Any
 
-from sagewai.cli._stores import DEFAULT_STORE, open_engine
+from sagewai.cli._stores import DEFAULT_STORE, open_engine, store_arguments
 from sagewai.core._profile import ProfileKind, profile_kind
 
 __all__ = ["register", "run_profile"]
@@ -30,17 +30,7 @@ __all__ = ["register", "run_profile"]
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--project", required=True, help="project id")
     parser.add_argument("--user", default=None, help="user id (default: the project's team rules)")
-    parser.add_argument(
-        "--store",
-        default=None,
-        help=(
-            "embedded store folder, or postgresql://... for the PostgreSQL metadata store "
-            f"(default: $SAGEWAI_STORE or {DEFAULT_STORE})"
-        ),
-    )
-    parser.add_argument(
-        "--vectors", default=None, help="with a postgresql:// store: the vector store"
-    )
+    store_arguments(parser, vectors="with a postgresql:// store: the vector store")
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 

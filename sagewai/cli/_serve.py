@@ -21,7 +21,7 @@ import os
 import sys
 from typing import Any
 
-from sagewai.cli._stores import DEFAULT_STORE
+from sagewai.cli._stores import DEFAULT_STORE, store_arguments
 from sagewai.errors import ConfigurationError
 
 __all__ = ["DEFAULT_PORT", "is_loopback", "openapi_schema", "register", "store_options"]
@@ -34,14 +34,7 @@ EXIT_USAGE = 2
 def store_options(parser: argparse.ArgumentParser) -> None:
     """``--store``, ``--vectors`` and ``--schema``, as ``serve``, ``keys`` and ``projects`` read
     them."""
-    parser.add_argument(
-        "--store",
-        default=None,
-        help=(
-            "embedded store folder (created when missing), or postgresql://... "
-            f"(default: $SAGEWAI_STORE or {DEFAULT_STORE})"
-        ),
-    )
+    store_arguments(parser, created=True, vectors=None)
     parser.add_argument(
         "--schema",
         default="sagewai",

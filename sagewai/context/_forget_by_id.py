@@ -20,7 +20,7 @@ from sagewai.core._records import Fact, FactKind
 from sagewai.core._scope import validate_identifier
 from sagewai.errors import InvalidInputError
 from sagewai.stores.base._graph import GraphWrite
-from sagewai.stores.base._summary import extractive_summary
+from sagewai.stores.base._summary import summary_not_naming
 
 if TYPE_CHECKING:
     from sagewai.context._access import StoreAccess
@@ -232,9 +232,9 @@ async def redact_episodes(
             for key, value in episode.metadata.items()
             if not (isinstance(value, str) and mentions_any(value, patterns))
         }
-        summary = await store.summarizer.summarize(kept)
-        if not summary or mentions_any(summary, patterns):
-            summary = extractive_summary(kept) or kept[0].line()[:600]
+        summary = await summary_not_naming(
+            store.summarizer, kept, lambda text: mentions_any(text, patterns)
+        )
         await store.save_episode(
             episode.session_id,
             kept,

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 from sagewai.context._journal_files import forget_in_journals, journal_matcher
 from sagewai.context._naming import audit_names, record_names, redact_text, redacted_change
@@ -266,10 +266,7 @@ async def forget_matching(
     )
     kinds = _count_kinds(records)
     return ForgetReport(
-        facts=kinds["facts"],
-        messages=kinds["messages"],
-        context_records=kinds["context_records"],
-        documents=kinds["documents"],
+        **kinds,
         vectors=vectors,
         graph_entities=entities,
         graph_relations=relations,
@@ -289,7 +286,7 @@ async def forget_everything(access: StoreAccess, *, dry_run: bool) -> ForgetRepo
 
     Its audit log goes with it (nothing is left to hold a reason).
     """
-    kinds = dict.fromkeys(("facts", "messages", "context_records", "documents"), 0)
+    kinds = _Kinds(facts=0, messages=0, context_records=0, documents=0)
     vectors = 0
     page: list[Fact] = []
     async for record in access.iter_facts(FactQuery(project_id=access.project_id)):
@@ -319,10 +316,7 @@ async def forget_everything(access: StoreAccess, *, dry_run: bool) -> ForgetRepo
             await episodes.delete_project(access.project_id)
     entries, locked = await forget_in_journals(access, lambda payload: True, dry_run=dry_run)
     return ForgetReport(
-        facts=kinds["facts"],
-        messages=kinds["messages"],
-        context_records=kinds["context_records"],
-        documents=kinds["documents"],
+        **kinds,
         vectors=vectors,
         graph_entities=0 if counts is None else counts.entities,
         graph_relations=0 if counts is None else counts.relations,
@@ -359,20 +353,31 @@ async def _audit_plan(
     return removed, redacted
 
 
-def _count_kinds(records: Iterable[Fact]) -> dict[str, int]:
-    counts = dict.fromkeys(("facts", "messages", "context_records", "documents"), 0)
+class _Kinds(TypedDict):
+    """The records deleted, by kind: the first four fields of a :class:`ForgetReport`."""
+
+    facts: int
+    messages: int
+    context_records: int
+    documents: int
+
+
+def _count_kinds(records: Iterable[Fact]) -> _Kinds:
+    counts = _Kinds(facts=0, messages=0, context_records=0, documents=0)
     _add_kinds(counts, records)
     return counts
 
 
-def _add_kinds(counts: dict[str, int], records: Iterable[Fact]) -> None:
+def _add_kinds(counts: _Kinds, records: Iterable[Fact]) -> None:
     for record in records:
         if record.kind is FactKind.DOCUMENT:
             counts["documents"] += 1
-        elif record.kind is FactKind.MESSAGE:
-            counts["context_records" if CONTEXT_MARK in record.metadata else "messages"] += 1
-        else:
+        elif record.kind is not FactKind.MESSAGE:
             counts["facts"] += 1
+        elif CONTEXT_MARK in record.metadata:
+            counts["context_records"] += 1
+        else:
+            counts["messages"] += 1
 
 
 async def _vector_count(access: StoreAccess, records: Sequence[Fact]) -> int:

@@ -27,6 +27,8 @@ from sagewai.core._text import clean_json
 from sagewai.errors import BackendUnavailableError, LockedError
 
 if TYPE_CHECKING:
+    import filelock
+
     from sagewai.context._access import StoreAccess
 
 __all__ = [
@@ -36,6 +38,7 @@ __all__ = [
     "forget_in_closed_journal",
     "forget_in_journals",
     "journal_matcher",
+    "lock_journal",
 ]
 
 logger = logging.getLogger("sagewai.context")
@@ -66,6 +69,22 @@ def decode_line(line: bytes) -> dict[str, JsonValue] | None:
     return record if isinstance(record, dict) else None
 
 
+def lock_journal(path: Path) -> filelock.FileLock:
+    """Take the lock of the journal at ``path`` without waiting; the caller releases it.
+
+    Raises:
+        LockedError: a bridge (of this or another process) holds the journal open.
+    """
+    import filelock
+
+    lock = filelock.FileLock(f"{path}.lock", thread_local=False)
+    try:
+        lock.acquire(timeout=0)
+    except filelock.Timeout as exc:
+        raise LockedError(f"journal {path} is open in another process") from exc
+    return lock
+
+
 def _named(record: dict[str, JsonValue] | None, matches: PayloadMatcher) -> str | None:
     """The entry id of an accept record whose payload ``matches`` picks, else ``None``."""
     if record is None or record.get("op") != "accept":
@@ -87,13 +106,7 @@ def forget_in_closed_journal(path: Path, matches: PayloadMatcher, *, dry_run: bo
         LockedError: a bridge (of this or another process) holds the journal open.
         BackendUnavailableError: the file cannot be read or written.
     """
-    import filelock
-
-    lock = filelock.FileLock(f"{path}.lock", thread_local=False)
-    try:
-        lock.acquire(timeout=0)
-    except filelock.Timeout as exc:
-        raise LockedError(f"journal {path} is open in another process") from exc
+    lock = lock_journal(path)
     try:
         try:
             raw = path.read_bytes() if path.exists() else b""

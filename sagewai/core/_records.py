@@ -133,6 +133,23 @@ class FactType(StrEnum):
     GENERAL = "general"
 
 
+FACT_TYPE_MEANINGS: Mapping[FactType, str] = {
+    FactType.DECISION: 'a choice made ("we decided to use PostgreSQL")',
+    FactType.PREFERENCE: "likes, dislikes, prefers X over Y, favourites, and their negations",
+    FactType.EVENT: "something that happened or is scheduled, with its date when known",
+    FactType.ACTION: 'a commitment, plan or to-do ("I\'ll send the report by Friday")',
+    FactType.GENERAL: (
+        "identity, work, home, relations, possessions, and exact values (ids, URLs, ...)"
+    ),
+}
+"""What each fact type means, as the LLM extractor's prompt tells a model (one line a type).
+
+Every surface that lists the types (the prompt, the JSON schemas of the agent's and the MCP
+server's tools, the HTTP API and its dashboard, the CLI's ``--type``) derives the list from
+:class:`FactType`: a new type is a new member here, its meaning here, and a line in the docs.
+"""
+
+
 class FactKind(StrEnum):
     """What a record is: a fact proper, a message kept verbatim, or a chunk of a document.
 

@@ -28,7 +28,7 @@ from typing import Any
 
 from sagewai.errors import InvalidInputError
 
-__all__ = ["MAX_JSON_DEPTH", "clean_json", "clean_text", "keyword_terms"]
+__all__ = ["MAX_JSON_DEPTH", "clean_json", "clean_text", "keyword_terms", "word_set"]
 
 _TERM = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
 
@@ -109,3 +109,13 @@ def keyword_terms(text: str, *, limit: int = 64) -> list[str]:
             if part and part not in out:
                 out.append(part)
     return out[:limit]
+
+
+def word_set(words: str) -> frozenset[str]:
+    """The white-space separated words of ``words``: how the rules write their word lists.
+
+    Example:
+        >>> sorted(word_set("tea coffee  tea"))
+        ['coffee', 'tea']
+    """
+    return frozenset(words.split())

@@ -27,7 +27,7 @@ from sagewai.core._predicates import (
     normalize_predicate,
 )
 from sagewai.core._profile import PROFILE_KEY, ProfileKind
-from sagewai.core._records import FactType
+from sagewai.core._records import FACT_TYPE_MEANINGS, FactType
 from sagewai.extraction._base import ExtractedFact, ExtractionContext
 from sagewai.extraction._instructions import instruction_aspect
 from sagewai.extraction._perspective import default_subject
@@ -104,16 +104,14 @@ def response_format() -> dict[str, Any]:
     }
 
 
+_TYPES = "\n".join(f"- {kind.value}: {FACT_TYPE_MEANINGS[kind]}" for kind in FactType)
+
 _SYSTEM = """You extract durable facts from ONE chat message for an assistant's long-term memory.
 Answer with JSON only: {{"facts": [...]}} holding at most {max_facts} facts, or {{"facts": []}}.
 
 Save a fact only when it is a lasting statement about the speaker, people they know, their
 work or their projects. Types:
-- decision: a choice made ("we decided to use PostgreSQL")
-- preference: likes, dislikes, prefers X over Y, favourites, and their negations
-- event: something that happened or is scheduled, with its date when known
-- action: a commitment, plan or to-do ("I'll send the report by Friday")
-- general: identity, work, home, relations, possessions, and exact values (ids, URLs, ...)
+{types}
 
 Never extract from: questions, hypotheticals ("if I were..."), hedges ("maybe I'll..."),
 jokes, greetings and thanks, passing moods, general knowledge, or an assistant repeating what
@@ -178,6 +176,7 @@ def build_messages(
     system = _SYSTEM.format(
         max_facts=max_facts,
         speaker=speaker,
+        types=_TYPES,
         predicates=", ".join(sorted(VOCABULARY)),
         kinds=", ".join(sorted(TOOL_KINDS)),
     )

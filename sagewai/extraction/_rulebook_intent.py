@@ -6,6 +6,7 @@ Part of the rule table of :class:`~.rules.RuleBasedFactExtractor` (see :mod:`.ru
 from __future__ import annotations
 
 from sagewai.core._records import FactType
+from sagewai.core._text import word_set
 from sagewai.extraction._patterns import (
     ADV,
     END,
@@ -32,10 +33,6 @@ from sagewai.extraction._readers import (
 __all__ = ["INTENT_RULES"]
 
 
-def _kw(words: str) -> frozenset[str]:
-    return frozenset(words.split())
-
-
 INTENT_RULES: tuple[Rule, ...] = (
     # ---- preferences
     Rule(
@@ -46,7 +43,7 @@ INTENT_RULES: tuple[Rule, ...] = (
         0.8,
         "likes",
         builder=read_simple,
-        keywords=_kw("love loves like likes enjoy enjoys adore adores dig fancy luv"),
+        keywords=word_set("love loves like likes enjoy enjoys adore adores dig fancy luv"),
     ),
     Rule(
         "preference.liked",
@@ -56,7 +53,7 @@ INTENT_RULES: tuple[Rule, ...] = (
         0.5,
         "likes",
         builder=read_simple,
-        keywords=_kw("loved liked enjoyed adored"),
+        keywords=word_set("loved liked enjoyed adored"),
     ),
     Rule(
         "preference.not_likes",
@@ -74,7 +71,7 @@ INTENT_RULES: tuple[Rule, ...] = (
         "likes",
         negated=True,
         builder=read_simple,
-        keywords=_kw("like liked love enjoy enjoyed care cared fancy dig"),
+        keywords=word_set("like liked love enjoy enjoyed care cared fancy dig"),
     ),
     Rule(
         "preference.stopped_liking",
@@ -90,7 +87,7 @@ INTENT_RULES: tuple[Rule, ...] = (
         "likes",
         negated=True,
         builder=read_simple,
-        keywords=_kw("liking enjoying loving"),
+        keywords=word_set("liking enjoying loving"),
     ),
     Rule(
         "preference.dislikes",
@@ -104,7 +101,7 @@ INTENT_RULES: tuple[Rule, ...] = (
         0.8,
         "dislikes",
         builder=read_simple,
-        keywords=_kw(
+        keywords=word_set(
             "hate hated dislike disliked detest detested loathe loathed despise despised stand "
             "bear fan"
         ),
@@ -125,7 +122,9 @@ INTENT_RULES: tuple[Rule, ...] = (
         0.8,
         "likes",
         builder=read_simple,
-        keywords=_kw("fan into passionate obsessed crazy keen fond sucker addicted hooked love"),
+        keywords=word_set(
+            "fan into passionate obsessed crazy keen fond sucker addicted hooked love"
+        ),
     ),
     Rule(
         "preference.prefers",
@@ -140,7 +139,7 @@ INTENT_RULES: tuple[Rule, ...] = (
         0.85,
         "prefers",
         builder=read_prefers,
-        keywords=_kw("prefer preferred rather"),
+        keywords=word_set("prefer preferred rather"),
     ),
     Rule(
         "preference.x_over_y",
@@ -153,7 +152,7 @@ INTENT_RULES: tuple[Rule, ...] = (
         0.7,
         "prefers",
         builder=read_x_over_y,
-        keywords=_kw("over"),
+        keywords=word_set("over"),
     ),
     Rule(
         "preference.favorite",
@@ -168,7 +167,7 @@ INTENT_RULES: tuple[Rule, ...] = (
         ),
         0.85,
         builder=read_favorite,
-        keywords=_kw("favorite favourite fave fav"),
+        keywords=word_set("favorite favourite fave fav"),
     ),
     # ---- decisions
     Rule(
@@ -185,7 +184,7 @@ INTENT_RULES: tuple[Rule, ...] = (
         0.85,
         "decided",
         builder=read_decided,
-        keywords=_kw(
+        keywords=word_set(
             "decided agreed chose chosen opted settled resolved committed concluded determined "
             "elected picked selected landed"
         ),
@@ -203,7 +202,7 @@ INTENT_RULES: tuple[Rule, ...] = (
         0.8,
         "decided",
         builder=read_decided,
-        keywords=_kw("decided agreed chose opted settled resolved voted"),
+        keywords=word_set("decided agreed chose opted settled resolved voted"),
     ),
     Rule(
         "decision.and_decided",
@@ -218,7 +217,7 @@ INTENT_RULES: tuple[Rule, ...] = (
         0.75,
         "decided",
         builder=read_decided,
-        keywords=_kw("decided agreed chose opted"),
+        keywords=word_set("decided agreed chose opted"),
     ),
     Rule(
         "decision.going_with",
@@ -233,7 +232,7 @@ INTENT_RULES: tuple[Rule, ...] = (
         0.85,
         "decided",
         builder=read_simple,
-        keywords=_kw(
+        keywords=word_set(
             "go going gonna stick sticking switch switching pick picking choose choosing settle "
             "settling opt opting drop dropping ditch ditching standardize standardise "
             "standardizing standardising"
@@ -252,7 +251,7 @@ INTENT_RULES: tuple[Rule, ...] = (
         0.7,
         "decided",
         builder=read_went_with,
-        keywords=_kw("went gone"),
+        keywords=word_set("went gone"),
     ),
     Rule(
         "decision.switched",
@@ -265,7 +264,7 @@ INTENT_RULES: tuple[Rule, ...] = (
         0.7,
         "decided",
         builder=read_simple,
-        keywords=_kw("switched migrated moved changed"),
+        keywords=word_set("switched migrated moved changed"),
     ),
     Rule(
         "decision.lets",
@@ -282,7 +281,7 @@ INTENT_RULES: tuple[Rule, ...] = (
         0.8,
         "decided",
         builder=read_simple,
-        keywords=_kw("let's lets let"),
+        keywords=word_set("let's lets let"),
     ),
     Rule(
         "decision.decision_is",
@@ -295,7 +294,7 @@ INTENT_RULES: tuple[Rule, ...] = (
         0.8,
         "decided",
         builder=read_simple,
-        keywords=_kw("decision"),
+        keywords=word_set("decision"),
     ),
     Rule(
         "decision.will_not",
@@ -311,7 +310,7 @@ INTENT_RULES: tuple[Rule, ...] = (
         "decided",
         negated=True,
         builder=read_simple,
-        keywords=_kw("won't not longer don't"),
+        keywords=word_set("won't not longer don't"),
     ),
     # ---- actions and commitments
     Rule(
@@ -337,7 +336,7 @@ INTENT_RULES: tuple[Rule, ...] = (
         "plans_to",
         builder=read_plan,
         assistant=True,
-        keywords=_kw(
+        keywords=word_set(
             "i'll we'll will shall going gonna plan planned planning intend intending aim "
             "aiming want wanna like promise about hope hoping expect mean determined committed "
             "excited i'd we'd"
@@ -357,7 +356,7 @@ INTENT_RULES: tuple[Rule, ...] = (
         0.75,
         "plans_to",
         builder=read_plan,
-        keywords=_kw("promised"),
+        keywords=word_set("promised"),
     ),
     Rule(
         "action.needs",
@@ -378,7 +377,7 @@ INTENT_RULES: tuple[Rule, ...] = (
         "needs_to",
         builder=read_need,
         assistant=True,
-        keywords=_kw("need needs have must should got gotta ought supposed i've we've"),
+        keywords=word_set("need needs have must should got gotta ought supposed i've we've"),
     ),
     Rule(
         "action.reminder",
@@ -404,7 +403,7 @@ INTENT_RULES: tuple[Rule, ...] = (
             "make sure",
             "next step",
         ),
-        keywords=_kw("remind forget todo to do action note sure step"),
+        keywords=word_set("remind forget todo to do action note sure step"),
     ),
     Rule(
         "action.goal",
@@ -418,7 +417,7 @@ INTENT_RULES: tuple[Rule, ...] = (
         0.8,
         "plans_to",
         builder=read_simple,
-        keywords=_kw("goal plan aim resolution priority objective mission dream"),
+        keywords=word_set("goal plan aim resolution priority objective mission dream"),
     ),
     # ---- events
 )

@@ -6,6 +6,7 @@ Part of the rule table of :class:`~.rules.RuleBasedFactExtractor` (see :mod:`.ru
 from __future__ import annotations
 
 from sagewai.core._records import FactType
+from sagewai.core._text import word_set
 from sagewai.extraction._patterns import (
     ADV,
     END,
@@ -45,10 +46,6 @@ from sagewai.extraction._readers import (
 __all__ = ["WORLD_RULES"]
 
 
-def _kw(words: str) -> frozenset[str]:
-    return frozenset(words.split())
-
-
 _SCHEDULE_NOUNS = (
     r"(?:appointment|meeting|interview|exam|test|flight|trip|surgery|operation|party|wedding|"
     r"concert|game|match|date|call|presentation|deadline|conference|class|lesson|session|checkup|"
@@ -86,7 +83,7 @@ WORLD_RULES: tuple[Rule, ...] = (
         0.5,
         builder=read_past_event,
         assistant=True,
-        keywords=_kw(
+        keywords=word_set(
             "adopted applied attended baked became began booked bought broke built bumped came "
             "camped celebrated climbed closed competed completed cooked created danced "
             "decorated deployed did divorced donated drove earned enrolled failed fell filed "
@@ -114,7 +111,7 @@ WORLD_RULES: tuple[Rule, ...] = (
         0.55,
         builder=read_past_event,
         assistant=True,
-        keywords=_kw("i've we've have"),
+        keywords=word_set("i've we've have"),
     ),
     Rule(
         "event.possessive",
@@ -130,7 +127,7 @@ WORLD_RULES: tuple[Rule, ...] = (
         ),
         0.6,
         builder=read_possessive_event,
-        keywords=_kw(
+        keywords=word_set(
             "got was were is are passed died started starts graduated graduates moved won "
             "turned turns married retired left arrived arrives launched begins began opened "
             "opens gave came comes will happened happens"
@@ -151,7 +148,7 @@ WORLD_RULES: tuple[Rule, ...] = (
         ),
         0.7,
         builder=read_simple,
-        keywords=_kw("have got had i've we've"),
+        keywords=word_set("have got had i've we've"),
     ),
     Rule(
         "event.progressive",
@@ -165,7 +162,7 @@ WORLD_RULES: tuple[Rule, ...] = (
         ),
         0.6,
         builder=read_progressive,
-        keywords=_kw("i'm we're am are"),
+        keywords=word_set("i'm we're am are"),
     ),
     Rule(
         "event.thing",
@@ -180,7 +177,7 @@ WORLD_RULES: tuple[Rule, ...] = (
         ),
         0.6,
         builder=read_thing,
-        keywords=_kw(
+        keywords=word_set(
             "happened occurred took started ended signed released launched went deployed merged "
             "published approved cancelled canceled postponed broke failed crashed scheduled"
         ),
@@ -199,7 +196,7 @@ WORLD_RULES: tuple[Rule, ...] = (
         0.9,
         "name",
         builder=read_simple,
-        keywords=_kw("name name's call called"),
+        keywords=word_set("name name's call called"),
     ),
     Rule(
         "general.lives_in",
@@ -220,7 +217,7 @@ WORLD_RULES: tuple[Rule, ...] = (
         0.85,
         "lives_in",
         builder=read_lives,
-        keywords=_kw("live lived reside resided based living grew"),
+        keywords=word_set("live lived reside resided based living grew"),
     ),
     Rule(
         "general.lives_in_other",
@@ -235,7 +232,7 @@ WORLD_RULES: tuple[Rule, ...] = (
         0.8,
         "lives_in",
         builder=read_other_lives,
-        keywords=_kw("lives resides based stays"),
+        keywords=word_set("lives resides based stays"),
     ),
     Rule(
         "general.from",
@@ -250,7 +247,7 @@ WORLD_RULES: tuple[Rule, ...] = (
         0.85,
         "is_from",
         builder=read_simple,
-        keywords=_kw("from"),
+        keywords=word_set("from"),
     ),
     Rule(
         "general.born",
@@ -259,7 +256,7 @@ WORLD_RULES: tuple[Rule, ...] = (
         _re(SUBJ + r"\s+was\s+born\s+(?P<obj>(?:in|on|at)\s+" + OBJ_CHAR + r"{1,60}?)" + END_PLACE),
         0.8,
         builder=read_born,
-        keywords=_kw("born"),
+        keywords=word_set("born"),
     ),
     Rule(
         "general.works_at",
@@ -278,7 +275,7 @@ WORLD_RULES: tuple[Rule, ...] = (
         0.85,
         "works_at",
         builder=read_simple,
-        keywords=_kw("work working worked"),
+        keywords=word_set("work working worked"),
     ),
     Rule(
         "general.works_as",
@@ -294,7 +291,7 @@ WORLD_RULES: tuple[Rule, ...] = (
         0.85,
         "works_as",
         builder=read_role,
-        keywords=_kw("work working worked"),
+        keywords=word_set("work working worked"),
     ),
     Rule(
         "general.role",
@@ -311,7 +308,7 @@ WORLD_RULES: tuple[Rule, ...] = (
         ),
         0.8,
         builder=read_role,
-        keywords=_kw("i'm am i've we've have we're are"),
+        keywords=word_set("i'm am i've we've have we're are"),
     ),
     Rule(
         "general.role_other",
@@ -325,7 +322,7 @@ WORLD_RULES: tuple[Rule, ...] = (
         ),
         0.75,
         builder=read_role_other,
-        keywords=_kw("is was my's our's"),
+        keywords=word_set("is was my's our's"),
     ),
     Rule(
         "general.identity",
@@ -346,7 +343,7 @@ WORLD_RULES: tuple[Rule, ...] = (
         0.8,
         "is_a",
         builder=read_simple,
-        keywords=_kw(
+        keywords=word_set(
             "vegetarian vegan pescatarian diabetic left handed right ambidextrous introverted "
             "introvert extrovert extroverted colorblind color blind colourblind colour deaf "
             "pregnant retired single married divorced widowed engaged sober gay lesbian "
@@ -367,7 +364,7 @@ WORLD_RULES: tuple[Rule, ...] = (
         0.85,
         "has_age",
         builder=read_age,
-        keywords=_kw("i'm am"),
+        keywords=word_set("i'm am"),
     ),
     Rule(
         "general.married_to",
@@ -382,7 +379,7 @@ WORLD_RULES: tuple[Rule, ...] = (
         0.9,
         "spouse_of",
         builder=read_simple,
-        keywords=_kw("married"),
+        keywords=word_set("married"),
     ),
     Rule(
         "general.divorced",
@@ -397,7 +394,7 @@ WORLD_RULES: tuple[Rule, ...] = (
         0.8,
         "spouse_of",
         builder=read_divorced,
-        keywords=_kw("divorced separated split broke"),
+        keywords=word_set("divorced separated split broke"),
     ),
     Rule(
         "general.relation",
@@ -418,7 +415,7 @@ WORLD_RULES: tuple[Rule, ...] = (
         0.75,
         builder=read_relation,
         secondary=True,
-        keywords=_kw(
+        keywords=word_set(
             "sister brother mom mother mum dad father son daughter kid child friend cousin aunt "
             "uncle grandma grandmother grandpa grandfather grandson granddaughter niece nephew "
             "boss colleague coworker co worker roommate neighbor neighbour manager mentor wife "
@@ -441,7 +438,7 @@ WORLD_RULES: tuple[Rule, ...] = (
         ),
         0.65,
         builder=read_possession,
-        keywords=_kw("have own got i've we've"),
+        keywords=word_set("have own got i've we've"),
     ),
     Rule(
         "general.speaks",
@@ -454,7 +451,7 @@ WORLD_RULES: tuple[Rule, ...] = (
         0.8,
         "speaks",
         builder=read_simple,
-        keywords=_kw("speak fluent native"),
+        keywords=word_set("speak fluent native"),
     ),
     Rule(
         "general.learning",
@@ -469,7 +466,7 @@ WORLD_RULES: tuple[Rule, ...] = (
         0.75,
         "studies",
         builder=read_simple,
-        keywords=_kw("learning studying majoring taking"),
+        keywords=word_set("learning studying majoring taking"),
     ),
     Rule(
         "general.studies",
@@ -479,7 +476,7 @@ WORLD_RULES: tuple[Rule, ...] = (
         0.8,
         "studies",
         builder=read_simple,
-        keywords=_kw("study studied major majored"),
+        keywords=word_set("study studied major majored"),
     ),
     Rule(
         "general.allergic",
@@ -492,7 +489,7 @@ WORLD_RULES: tuple[Rule, ...] = (
         0.9,
         "allergic_to",
         builder=read_simple,
-        keywords=_kw("allergic"),
+        keywords=word_set("allergic"),
     ),
     Rule(
         "general.birthday",
@@ -505,7 +502,7 @@ WORLD_RULES: tuple[Rule, ...] = (
         0.85,
         "birthday",
         builder=read_simple,
-        keywords=_kw("birthday bday b day birth"),
+        keywords=word_set("birthday bday b day birth"),
     ),
     Rule(
         "general.uses",
@@ -521,7 +518,7 @@ WORLD_RULES: tuple[Rule, ...] = (
         0.7,
         "uses",
         builder=read_uses,
-        keywords=_kw("use run using running rely deploy host code program write"),
+        keywords=word_set("use run using running rely deploy host code program write"),
     ),
     Rule(
         "general.statement",
@@ -546,7 +543,7 @@ WORLD_RULES: tuple[Rule, ...] = (
         ),
         0.5,
         builder=read_implicit,
-        keywords=_kw(
+        keywords=word_set(
             "been gonna going planning working went got finished started bought adopted visited "
             "took moved joined wrapped spent signed ran tried made had did met saw learned picked "
             "volunteered painted baked cooked hiked attended booked landed launched won lost quit"
@@ -565,7 +562,7 @@ WORLD_RULES: tuple[Rule, ...] = (
         ),
         0.8,
         builder=read_attribute,
-        keywords=_kw("my our the your"),
+        keywords=word_set("my our the your"),
         needs_exact_value=True,
     ),
 )

@@ -10,6 +10,8 @@ capitalised phrase a place, an event or an organisation by its last word ("Grand
 
 from __future__ import annotations
 
+from sagewai.core._text import word_set
+
 __all__ = [
     "EVENT_NAMES",
     "EVENT_NOUNS",
@@ -22,11 +24,7 @@ __all__ = [
 ]
 
 
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-FIRST_NAMES = _words(
+FIRST_NAMES = word_set(
     """Aaron Abby Abigail Adam Adrian Aiden Aisha Alan Albert Alex Alexander Alexandra Alice
     Alicia Alison Allison Amanda Amber Amelia Amy Ana Andrea Andrew Andy Angela Anna Anne Annie
     Anthony Antonio Arthur Ashley Audrey Austin Ava Barbara Ben Benjamin Beth Betty Bill Billy
@@ -53,25 +51,25 @@ FIRST_NAMES = _words(
 )
 """Common given names: a capitalised word among them is a person without any other cue."""
 
-WEEKDAYS = _words(
+WEEKDAYS = word_set(
     "Mon Tue Tues Wed Weds Thu Thur Thurs Fri Sat Sun Monday Tuesday Wednesday Thursday Friday "
     "Saturday Sunday"
 )
 """Weekday names and their abbreviations: never a name ("last Fri", "on Tues")."""
 
-EVENT_NAMES = _words(
+EVENT_NAMES = word_set(
     "Christmas Easter Thanksgiving Halloween Hanukkah Diwali Ramadan Eid Passover Pride "
     "Juneteenth Oktoberfest Coachella Olympics Carnival"
 )
 """Observances and events known by one word; "Pride Month", "Christmas Eve" follow from them."""
-EVENT_NOUNS = _words(
+EVENT_NOUNS = word_set(
     "fest festival parade meteor shower conference symposium summit marathon expo fair "
     "awards championship tournament Month Eve Day Fest Festival Parade Conference Symposium "
     "Summit Marathon Expo Fair Awards Championship Tournament Week"
 )
 """Words that make the capitalised name before them an event ("Pride fest", "Media Symposium")."""
 
-PLACE_NOUNS = _words(
+PLACE_NOUNS = word_set(
     "Canyon Park Lake River Mountain Mountains Beach Island Islands Valley Bay Falls Gardens "
     "Garden Street Avenue Square Bridge Forest Desert Coast Hills Restaurant Cafe Café Hotel "
     "Lagoon Mall Stadium Airport Station Zoo Plaza Harbor Harbour Pier Trail Peninsula County "
@@ -79,17 +77,17 @@ PLACE_NOUNS = _words(
 )
 """Last words of a place's name ("Grand Canyon", "Montserrat Botanical Gardens")."""
 
-ORGANISATION_ACRONYMS = _words(
+ORGANISATION_ACRONYMS = word_set(
     "NASA NATO FBI CIA NHS BBC CNN MIT UCLA NYU UNICEF UNESCO WHO IBM UN EU IMF NFL NBA MLB NHL "
     "FIFA UEFA IRS FDA CDC HSBC KPMG PwC EY BMW VW"
 )
 """Upper-case words that name an organisation; any other ("LGBTQ", "API", "MVP") is no name."""
-TECHNOLOGY_ACRONYMS = _words(
+TECHNOLOGY_ACRONYMS = word_set(
     "HTML HTML5 CSS CSS3 SQL AWS GCP PHP JSON YAML XML REST SSH NGINX JWT NPM CUDA GPT LLM"
 )
 """Upper-case words that name a technology."""
 
-MORE_TECHNOLOGIES = _words(
+MORE_TECHNOLOGIES = word_set(
     "axios superagent webpack vite babel npm yarn pnpm redux jquery nginx heroku netlify vercel "
     "firebase supabase mongoose sequelize prisma sqlalchemy celery gunicorn uvicorn selenium "
     "cypress jest mocha playwright postman swagger grafana prometheus sentry datadog cloudflare "

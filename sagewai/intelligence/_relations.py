@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from sagewai.core._predicates import job_pattern, relation_predicate
+from sagewai.core._text import word_set
 from sagewai.intelligence._entities import ExtractedEntity
 
 __all__ = [
@@ -23,10 +24,6 @@ __all__ = [
     "HeuristicRelationExtractor",
     "RelationExtractor",
 ]
-
-
-def _word_set(text: str) -> frozenset[str]:
-    return frozenset(text.split())
 
 
 SPEAKER = "I"
@@ -89,7 +86,7 @@ _PHRASE_STOP = re.compile(
     r"now|today|yesterday|recently|anymore|again|every|each|is|was|are|were|it|this|these)\b.*$",
     re.IGNORECASE,
 )
-_NOT_OBJECTS = _word_set(
+_NOT_OBJECTS = word_set(
     "i me you him her it them us that this those these there here everything something "
     "anything nothing everyone someone anyone one what how why it's its myself yourself all "
     "lot so as is was are be been being still too very really just also more much most less "
@@ -324,7 +321,7 @@ _MODIFIER = re.compile(
     r"would|can|could|lately|recently|every|each|a|an|the|of)\b)[a-z]"
 )
 _ARTICLES = frozenset({"a", "an", "the", "some", "any", "another", "every", "each"})
-_BARE_VERBS = _word_set(
+_BARE_VERBS = word_set(
     "make teach keep help see get go do have take give find create show try share learn play "
     "spend bring use start feel know think want need let put power push fight stay reach build "
     "be become hear watch read write say tell ask meet visit support encourage inspire"
@@ -354,7 +351,7 @@ _CONTRACTIONS = (
     (re.compile(r"\bI'll\b", re.IGNORECASE), "I will"),
     (re.compile(r"\bim\b"), "I am"),
 )
-_NAME_STOP = _word_set(
+_NAME_STOP = word_set(
     "The A An This That These Those There Here It He She We They You My Our Your His Her "
     "Their What When Where Why How Who Which And But Or So If Then Also Just Yes No Yeah Oh "
     "Wow Hey Hi Hello Thanks Thank Well Really Sure Great Good Nice Cool Awesome Amazing "

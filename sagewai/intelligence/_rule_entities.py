@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from sagewai.core._text import word_set
 from sagewai.intelligence._entities import MAX_TEXT_CHARS, ExtractedEntity
 from sagewai.intelligence._entity_words import (
     EVENT_NAMES,
@@ -27,11 +28,7 @@ from sagewai.intelligence._entity_words import (
 __all__ = ["RuleBasedEntityExtractor"]
 
 
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-_TECHNOLOGIES = _words(
+_TECHNOLOGIES = word_set(
     "python javascript typescript java rust golang c++ c# ruby php kotlin scala haskell elixir "
     "sql postgresql postgres mysql sqlite mongodb redis kafka rabbitmq elasticsearch docker "
     "kubernetes k8s terraform ansible aws azure gcp linux ubuntu debian macos ios android react "
@@ -41,17 +38,17 @@ _TECHNOLOGIES = _words(
     "graphql grpc html css bash zsh powershell iphone ipad macbook playstation xbox kindle "
     "instagram tiktok youtube spotify netflix whatsapp zoom pytest jupyter latex wordpress"
 )
-_AMBIGUOUS_TECH = _words(
+_AMBIGUOUS_TECH = word_set(
     "react spark rust zoom slack notion excel git go swift ruby java keras flask spring vue "
     "deno kindle spotify netflix youtube instagram tiktok whatsapp bash latex"
 )
-_ORGANISATIONS = _words(
+_ORGANISATIONS = word_set(
     "Google Microsoft Apple Amazon Meta Facebook OpenAI Anthropic IBM Intel Nvidia NVIDIA Tesla "
     "Netflix Spotify Uber Airbnb Twitter Stripe Oracle Salesforce Adobe Samsung Sony Walmart "
     "Starbucks Harvard Stanford MIT Oxford Cambridge NASA UNICEF Greenpeace Reuters BBC CNN IKEA "
     "Toyota BMW Mercedes Volkswagen Boeing Airbus Disney Pixar Nintendo Deloitte McKinsey"
 )
-_PLACES = _words(
+_PLACES = word_set(
     "America USA US UK England Scotland Ireland Wales France Germany Spain Portugal Italy Greece "
     "Netherlands Belgium Switzerland Austria Sweden Norway Denmark Finland Poland Ukraine Russia "
     "Turkey Egypt Morocco Nigeria Kenya Ethiopia India China Japan Korea Vietnam Thailand "
@@ -96,7 +93,7 @@ _STOP_WORDS = (
     "Beautiful Congrats Thankfully Luckily Honestly Seriously Anyway Also Plus Go Yo Whoa Hah "
     "Oops Ugh Nah Sup Howdy Bravo Woah Phew Wishing Finding Good Best Celsius Fahrenheit Kelvin"
 )
-_STOP = _words(_STOP_WORDS) | _words(_MONTHS) | WEEKDAYS
+_STOP = word_set(_STOP_WORDS) | word_set(_MONTHS) | WEEKDAYS
 _ORG_SUFFIX = (
     r"(?:Inc|Corp|Corporation|LLC|Ltd|GmbH|Company|Co|University|College|School|Institute"
     r"|Hospital|Bank|Foundation|Group|Labs|Agency|Association|Club|Society|Center|Centre"
@@ -147,7 +144,7 @@ _PRODUCT_SHAPE = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]|[A-Za-z]\d|\.(?:com|io|ai
 product's name, not a person's."""
 _SOFTWARE_WORDS = frozenset({"API", "SDK", "CLI"})
 """A capitalised name before them is software ("Formspree API")."""
-_PRODUCT_WORDS = _words(
+_PRODUCT_WORDS = word_set(
     "Actions Pages Docs Sheets Drive Cloud Teams Lighthouse Maps Analytics Office Search Photos "
     "Calendar Meet Workspace Azure Assistant"
 )
@@ -188,7 +185,7 @@ _EVENT_TAIL = re.compile(
     r"\s+(?:fest|festival|parade|meteor shower|conference|symposium|summit|marathon|expo|"
     r"awards|championship|tournament)\b"
 )
-_WORD_NAMES = _words(
+_WORD_NAMES = word_set(
     "Joy Grace Rose Ruby Bill Mark Amber Lily Holly Frank Jack Nick Will Pat Sue Rob Art Ray Dawn "
     "Faith Max Eve"
 )

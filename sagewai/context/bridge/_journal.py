@@ -48,7 +48,8 @@ from pydantic import JsonValue
 
 from sagewai.context._journal_files import decode_line as _decode
 from sagewai.context._journal_files import encode_line as _encode
-from sagewai.errors import BackendUnavailableError, ConfigurationError, LockedError
+from sagewai.context._journal_files import lock_journal
+from sagewai.errors import BackendUnavailableError, ConfigurationError
 
 __all__ = ["FsyncPolicy", "JournalEntry", "JournalState", "WriteAheadJournal"]
 
@@ -145,17 +146,11 @@ class WriteAheadJournal:
         """
         if self._fd is not None:
             raise ConfigurationError(f"journal {self.path} is already open")
-        import filelock
-
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise BackendUnavailableError(f"cannot create the folder of {self.path}") from exc
-        lock = filelock.FileLock(f"{self.path}.lock", thread_local=False)
-        try:
-            lock.acquire(timeout=0)
-        except filelock.Timeout as exc:
-            raise LockedError(f"journal {self.path} is open in another process") from exc
+        lock = lock_journal(self.path)
         try:
             state = self._read()
             self._rewrite()

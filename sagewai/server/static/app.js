@@ -5,7 +5,6 @@
 
 const KEY = "sagewai.key";
 const KINDS = ["fact", "message", "document"];
-const TYPES = ["decision", "preference", "event", "action", "general"];
 const STATUSES = ["active", "superseded", "merged", "flagged", "archived"];
 const $ = (id) => document.getElementById(id);
 let me = null;
@@ -53,6 +52,18 @@ function when(iso) {
 
 function showError(error) {
   $("error").textContent = error ? (error.message || String(error)) : "";
+}
+
+// The fact types are the server's FactType enum, read from its OpenAPI schema (served without a
+// key), so a new type shows here without a copy of the list in this file.
+async function fillFactTypes() {
+  try {
+    const response = await fetch("/v1/openapi.json");
+    const schema = await response.json();
+    fill($("f-type"), schema.components.schemas.FactType.enum);
+  } catch (error) {
+    showError(error);
+  }
 }
 
 function fill(select, values) {
@@ -406,7 +417,7 @@ async function consolidate(dryRun) {
 
 document.addEventListener("DOMContentLoaded", () => {
   fill($("f-kind"), KINDS);
-  fill($("f-type"), TYPES);
+  fillFactTypes();
   fill($("f-status"), STATUSES);
   $("login-form").addEventListener("submit", (event) => {
     event.preventDefault();

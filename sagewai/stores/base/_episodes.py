@@ -41,7 +41,7 @@ from sagewai.errors import ConfigurationError, InvalidInputError
 from sagewai.stores.base._summary import (
     EpisodeSummarizer,
     ExtractiveSummarizer,
-    extractive_summary,
+    summary_not_naming,
 )
 
 __all__ = ["MAX_EPISODE_CHARS", "MAX_EPISODE_MESSAGES", "EpisodeStoreBase", "rank_episodes"]
@@ -449,9 +449,9 @@ class EpisodeStoreBase(Resource):
                     for key, value in episode.metadata.items()
                     if not (json_mentions(key, pattern) or json_mentions(value, pattern))
                 }
-                summary = await self.summarizer.summarize(kept)
-                if not summary or pattern.search(summary):  # an LLM may re-introduce the name
-                    summary = extractive_summary(kept) or kept[0].line()[:600]
+                summary = await summary_not_naming(
+                    self.summarizer, kept, lambda text: pattern.search(text) is not None
+                )
                 if pattern.search(summary):  # even the first line names it: a bare count
                     summary = f"{len(kept)} message(s)"
                 update = {"messages": kept, "summary": summary, "metadata": metadata}

@@ -12,7 +12,7 @@ import logging
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -22,7 +22,13 @@ from sagewai.core._text import keyword_terms
 if TYPE_CHECKING:
     from sagewai.llm._base import LLMClient
 
-__all__ = ["EpisodeSummarizer", "ExtractiveSummarizer", "LLMSummarizer", "extractive_summary"]
+__all__ = [
+    "EpisodeSummarizer",
+    "ExtractiveSummarizer",
+    "LLMSummarizer",
+    "extractive_summary",
+    "summary_not_naming",
+]
 
 logger = logging.getLogger("sagewai.context.episodes")
 
@@ -137,6 +143,23 @@ def extractive_summary(
             break
         summary = extended
     return summary or chosen[0][:max_chars]
+
+
+async def summary_not_naming(
+    summarizer: EpisodeSummarizer,
+    kept: Sequence[ChatMessage],
+    names: Callable[[str], bool],
+) -> str:
+    """The summary of what a redaction left of an episode (``kept``, at least one message).
+
+    The summarizer writes it; when it writes nothing, or its text still ``names`` what was
+    removed (an LLM may re-introduce a name from its own context), the extractive summary of
+    ``kept`` replaces it, else the first line. The caller decides whether even that may stand.
+    """
+    summary = await summarizer.summarize(kept)
+    if not summary or names(summary):
+        summary = extractive_summary(kept) or kept[0].line()[:600]
+    return summary
 
 
 class ExtractiveSummarizer:
