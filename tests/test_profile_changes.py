@@ -57,15 +57,18 @@ async def entries(ctx: ContextEngine, user: str = "dana") -> list[str]:
 
 
 def test_the_sets_are_large_enough_and_distinct() -> None:
-    assert len(DEV) >= 30 and len(HELD_OUT) >= 30
-    assert len(UNRELATED) >= 30 and len(UNRELATED_HELD_OUT) >= 30
+    assert len(DEV) >= 30
+    assert len(HELD_OUT) >= 30
+    assert len(UNRELATED) >= 30
+    assert len(UNRELATED_HELD_OUT) >= 30
     seconds = {p.second for p in DEV}
     assert not seconds & {p.second for p in HELD_OUT}
 
 
 async def test_dev_and_held_out_changes_show_only_the_current_form() -> None:
     dev, held_out = await run_changes(DEV), await run_changes(HELD_OUT)
-    assert dev["entered"] == len(DEV) and held_out["entered"] == len(HELD_OUT)
+    assert dev["entered"] == len(DEV)
+    assert held_out["entered"] == len(HELD_OUT)
     # One dev miss is known: "Actually, give temperatures in Fahrenheit now." has no standing
     # marker, so it is not read as an instruction (docs/profile.md, Limits).
     assert dev["only_current_form"] >= 31 / 32, dev["failures"]
@@ -99,10 +102,12 @@ async def test_a_release_lifts_the_rule_on_every_backend(engine: ContextEngine) 
         for f in await engine.list(user_id="dana", statuses=["superseded"])
         if "Never deploy" in f.content
     ]
-    assert len(old) == 1 and old[0].superseded_by is not None
+    assert len(old) == 1
+    assert old[0].superseded_by is not None
     # Reverted, the rule is back (the change is audited like every other).
     lifted = [c for c in await engine.history(old[0].id) if c.action.value == "superseded"]
-    assert lifted and lifted[-1].rule == "reconcile.change"
+    assert lifted
+    assert lifted[-1].rule == "reconcile.change"
     await engine.revert(lifted[-1].id)
     assert any("Never deploy" in text for text in await entries(engine))
     # Another user's rule is not lifted by Dana's change.
