@@ -21,8 +21,8 @@ Method (issue 42, acceptance 1; ``docs/profile.md`` has the figures):
 * One user saying all the statements (``one_user_all_statements``): how many entries the
   section holds within its budget (instructions come first).
 * :data:`CHANGES`: 21 instructions changed later in the conversation ("Actually, answer in
-  English.", "Actually, you can deploy on Fridays now."); after the change, ``--later`` further turns must show the new form and never the
-  old one in the profile section.
+  English.", "Actually, you can deploy on Fridays now."); after the change, ``--later``
+  further turns must show the new form and never the old one in the profile section.
 """
 
 from __future__ import annotations
