@@ -24,6 +24,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from sagewai.context._ranking import is_context_record
 from sagewai.core._profile import Origin, origin_of
 from sagewai.core._queries import FactQuery
 from sagewai.core._records import Fact, FactKind, FactStatus
@@ -129,6 +130,7 @@ class ExchangeReader:
                 or said.turn_index is None
                 or record.user_id != entry.user_id
                 or origin_of(record) is not Origin.USER
+                or is_context_record(record)  # the verbatim message, not it with the turn before
                 or said.message_id == source.message_id
                 or not start < said.turn_index <= start + WINDOW
             ):

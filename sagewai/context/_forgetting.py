@@ -26,6 +26,7 @@ from sagewai.core._episode_records import EpisodeRedaction, subject_pattern
 from sagewai.core._graph_matching import plan_session_forget
 from sagewai.core._graph_records import MAX_GRAPH_WRITE
 from sagewai.core._pieces import piece_ids
+from sagewai.core._profile import user_name_key
 from sagewai.core._queries import ChangeQuery, FactQuery, WriteBatch
 from sagewai.core._records import Fact, FactChange, FactKind
 from sagewai.core._scope import ContextScope, scope_key, validate_identifier
@@ -310,8 +311,6 @@ async def _forget_user_names(
     The users looked at are those of the deleted records (the message giving a name is the
     user's), the ``user_id`` named, and the default user.
     """
-    from sagewai.context.bridge._names import user_name_key
-
     doomed = {record.id for record in records}
     users: set[str | None] = {None, *(r.user_id for r in records)}
     if user_id is not None:

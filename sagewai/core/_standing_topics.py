@@ -26,6 +26,7 @@ cite your sources." and "Always cite sources with links."), both stand. Pure fun
 
 from __future__ import annotations
 
+import functools
 import re
 
 from sagewai.core._predicates import INSTRUCTION_PREFIX
@@ -94,6 +95,7 @@ def _stem(word: str) -> str:
     return word
 
 
+@functools.lru_cache(maxsize=4096)
 def topic_words(text: str) -> frozenset[str]:
     """The content words of an instruction, stemmed, without its modal, negation, standing
     and change words: what it is about.

@@ -15,17 +15,10 @@ from collections.abc import Iterable
 from sagewai.context.bridge._turns import BridgeTurn
 from sagewai.core._ids import message_record_id
 from sagewai.core._port import MemoryPort
+from sagewai.core._profile import user_name_key
 from sagewai.extraction._perspective import stated_name
 
 __all__ = ["UserNames", "user_name_key"]
-
-_STATE_PREFIX = "user_name:"
-
-
-def user_name_key(user_id: str | None) -> str:
-    """The state key under which the name of ``user_id`` is stored (``forget`` erases it)."""
-    return _STATE_PREFIX + (user_id or "")
-
 
 _key = user_name_key
 
