@@ -12,8 +12,9 @@ entry was said in are shown in the memory block, as said, first among the messag
   standing and change words, nor request words such as "help", "show", "provide"), the most
   shared first, at most :data:`MAX_ENTRIES` entries;
 * its exchange is the user's next :data:`TURNS` turns of the same session that share a topic
-  word with it (by turn index, within :data:`WINDOW` turns of the statement), read once per
-  entry and cached;
+  word with it, the turn or the end of the reply it answers ("Got it, thanks!" after an answer
+  about the topic), by turn index, within :data:`WINDOW` turns of the statement; shown as the
+  user said them (the verbatim message record), read once per entry and cached;
 * only the user's own records are read (the entry's user id and session); a message the block
   already shows is not shown twice.
 """
@@ -123,6 +124,7 @@ class ExchangeReader:
             )
         )
         later: dict[int, Fact] = {}
+        context: dict[int, str] = {}
         for record in records:
             said = record.sources[0] if record.sources else None
             if (
@@ -130,12 +132,16 @@ class ExchangeReader:
                 or said.turn_index is None
                 or record.user_id != entry.user_id
                 or origin_of(record) is not Origin.USER
-                or is_context_record(record)  # the verbatim message, not it with the turn before
                 or said.message_id == source.message_id
                 or not start < said.turn_index <= start + WINDOW
             ):
                 continue
-            later.setdefault(said.turn_index, record)  # a long message's first part
+            if is_context_record(record):  # the turn with the end of the reply it answers
+                context[said.turn_index] = record.content
+            else:
+                later.setdefault(said.turn_index, record)  # a long message's first part
         topic = _topic(entry.object or entry.content)
-        related = [later[i] for i in sorted(later) if topic & _topic(later[i].content)]
+        related = [
+            later[i] for i in sorted(later) if topic & _topic(context.get(i, later[i].content))
+        ]
         return tuple(related[:TURNS])
