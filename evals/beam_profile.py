@@ -20,7 +20,9 @@ Method (issue 42, acceptance 2; ``docs/profile.md`` has the figures):
   asked of a ``UniversalAgent`` (the scripted model of ``sagewai.testing``, no learning) in a
   new session, twice in the same run: with ``profile_tokens=0`` (the memory block alone, chosen
   by similarity to the question: the behaviour before issue 42) and with the profile section.
-* The records shown to the model are the memory block's items and the profile section's
+* The records shown to the model are the memory block's items (with the profile on, the
+  block also holds the exchange of the entries a question is about: the user's next turns of
+  the session the entry was said in, ``sagewai/agent/_exchange.py``) and the profile section's
   entries; their source message ids are compared with the question's evidence ids. A question
   is **found** when every evidence message is in the prompt (``all``); ``any`` counts a
   question when at least one is; ``statement`` when its first evidence message (the

@@ -20,9 +20,9 @@ Method (issue 42, acceptance 1; ``docs/profile.md`` has the figures):
   alone, recalled by similarity to each request: the behaviour before issue 42) in the same run.
 * One user saying all the statements (``one_user_all_statements``): how many entries the
   section holds within its budget (instructions come first).
-* :data:`CHANGES`: 12 instructions changed later in the conversation ("Actually, answer in
-  English."); after the change, ``--later`` further turns must show the new form and never the
-  old one in the profile section.
+* :data:`CHANGES`: 21 instructions changed later in the conversation ("Actually, answer in
+  English.", "Actually, you can deploy on Fridays now."); after the change, ``--later``
+  further turns must show the new form and never the old one in the profile section.
 """
 
 from __future__ import annotations
@@ -122,8 +122,40 @@ CHANGES: tuple[tuple[str, str, str, str], ...] = (
     ("Keep your answers short.", "Keep your answers detailed.", "short", "detailed"),
     ("Always write code in Python.", "Always write code in Rust.", "Python", "Rust"),
     ("Always use tables.", "From now on, use plain text, not tables.", "Always use", "plain text"),
+    ("Never deploy on Fridays.", "Actually, you can deploy on Fridays now.", "Never", "can deploy"),
+    ("Please don't use emojis.", "Feel free to use emojis.", "don't use", "Feel free"),
+    ("Always cite your sources.", "Stop citing sources.", "Always cite", "Stop citing"),
+    (
+        "Always end with a question.",
+        "No need to end with a question anymore.",
+        "Always end",
+        "No need",
+    ),
+    (
+        "Always answer in French.",
+        "Forget what I said about answering in French.",
+        "Always answer",
+        "Forget what",
+    ),
+    (
+        "Always use bullet points.",
+        "Instead of bullet points, use numbered lists.",
+        "Always use",
+        "numbered lists",
+    ),
+    ("I prefer short answers.", "I now prefer long answers.", "short", "long answers"),
+    ("Always answer in French.", "From now on answer in German.", "French", "German"),
+    (
+        "Never suggest Java.",
+        "I've changed my mind, you can suggest Java.",
+        "Never suggest",
+        "changed my mind",
+    ),
 )
-"""12 changes: (first, changed, a word only the first shows, a word the current form shows)."""
+"""21 changes: (first, changed, a word only the first shows, a word the current form shows);
+the last nine change in words that name no aspect ("you can X now", "feel free to X", "stop
+X-ing", "no need to X anymore", "forget what I said about X", "instead of X, Y", "I've
+changed my mind"), see ``evals.profile_changes``."""
 
 OTHER_TALK = (
     "Thanks for yesterday's help with the report.",

@@ -25,12 +25,14 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, Unpack
 
+from sagewai.agent._exchange import ExchangeReader, about
 from sagewai.agent._forgetting import AgentForgetReport, ForgottenFacts, forget_everywhere
 from sagewai.agent._history import ConversationHistory
 from sagewai.agent._learning import LearnedMessage, TurnLearner, default_bridge, graph_learner
 from sagewai.agent._loop import LoopResult, TextChunk, run_tool_loop
 from sagewai.agent._memory_block import (
     MemoryBlock,
+    MemoryItem,
     TokenCounter,
     estimate_tokens,
     render_memory_block,
@@ -43,13 +45,13 @@ from sagewai.agent._memory_tools import (
     save_fact,
 )
 from sagewai.agent._profile_section import ProfileSection, render_profile
-from sagewai.agent._recall import MemoryRecaller, fact_lines
+from sagewai.agent._recall import MemoryRecaller, RecalledFact, fact_item, fact_lines
 from sagewai.agent._replies import EMPTY_ANSWER, AgentReply, describe_error, failure_reply
 from sagewai.agent._session import AgentSession
 from sagewai.agent._settings import AgentOptions, AgentSettings
 from sagewai.agent._tools import Tool, ToolBox
 from sagewai.core._conversation import MAX_MESSAGE_CHARS
-from sagewai.core._records import new_id, utcnow
+from sagewai.core._records import Fact, new_id, utcnow
 from sagewai.core._scope import validate_identifier
 from sagewai.errors import ConfigurationError, InvalidInputError, SagewaiError, ScopeError
 from sagewai.llm._base import LLMClient
@@ -198,6 +200,7 @@ class UniversalAgent:
             graph_depth=self.settings.graph_depth,
             max_relations=self.settings.max_relations,
         )
+        self._exchanges = ExchangeReader(context)
         self.default_session_id = new_id()
         """The session of :meth:`chat` calls that name none."""
         self._sessions: dict[str, AgentSession] = {}
@@ -300,12 +303,14 @@ class UniversalAgent:
             recollection = await self.recaller.recall(
                 text, user_id=session.user_id, session_id=session.session_id
             )
+            profile, shown = await self._profile(session.user_id)
+            items = recollection.items(session.ref_for)
+            exchange = await self._exchange(shown, text, {i.fact_id for i in items}, session)
             block = render_memory_block(
-                recollection.items(session.ref_for),
+                [*exchange, *items],
                 budget=self.settings.memory_token_budget,
                 count_tokens=self.count_tokens,
             )
-            profile = await self._profile(session.user_id)
             if self.bridge is not None and block.fact_ids:
                 self.bridge.note_recalled(session.session_id, block.fact_ids)
             messages = [
@@ -366,13 +371,36 @@ class UniversalAgent:
         finally:
             session.lock.release()
 
-    async def _profile(self, user_id: str | None) -> ProfileSection:
-        """The user's standing profile (and the project's team rules), fitted to its budget."""
+    async def _profile(self, user_id: str | None) -> tuple[ProfileSection, list[Fact]]:
+        """The user's standing profile (and the project's team rules), fitted to its budget,
+        and the entries it shows."""
         budget = self.settings.profile_tokens
         if budget <= 0:
-            return ProfileSection("", 0)
+            return ProfileSection("", 0), []
         entries = await self.context.profile(user_id=user_id).entries()
-        return render_profile(entries, budget=budget, count_tokens=self.count_tokens)
+        section = render_profile(entries, budget=budget, count_tokens=self.count_tokens)
+        shown = set(section.fact_ids)
+        return section, [entry for entry in entries if entry.id in shown]
+
+    async def _exchange(
+        self,
+        entries: Sequence[Fact],
+        message: str,
+        recalled: set[str | None],
+        session: AgentSession,
+    ) -> list[MemoryItem]:
+        """The user's turns that followed the statement of the entries ``message`` is about,
+        as said (:mod:`sagewai.agent._exchange`), minus what recall already found."""
+        out: list[MemoryItem] = []
+        for entry in about([e for e in entries if e.user_id is not None], message):
+            for record in await self._exchanges.turns(entry):
+                if record.id in recalled:
+                    continue
+                recalled.add(record.id)
+                out.append(
+                    fact_item(RecalledFact(record, 0.0), session.ref_for(record.id), message)
+                )
+        return out
 
     def _system_message(self, block: MemoryBlock, profile: ProfileSection) -> str:
         parts = [self.system_prompt]

@@ -26,6 +26,7 @@ from sagewai.core._episode_records import EpisodeRedaction, subject_pattern
 from sagewai.core._graph_matching import plan_session_forget
 from sagewai.core._graph_records import MAX_GRAPH_WRITE
 from sagewai.core._pieces import piece_ids
+from sagewai.core._profile import user_name_key
 from sagewai.core._queries import ChangeQuery, FactQuery, WriteBatch
 from sagewai.core._records import Fact, FactChange, FactKind
 from sagewai.core._scope import ContextScope, scope_key, validate_identifier
@@ -91,6 +92,9 @@ class ForgetReport:
     """Audit rows of kept records whose text named what was forgotten, rewritten without it."""
     journals_locked: int = 0
     """Journals another process held open, so they could not be rewritten (logged)."""
+    user_names: int = 0
+    """Names users gave ("My name is Dana") erased from the name store: the name is forgotten,
+    or the message that gave it was (a later turn no longer reads "Dana (the user)")."""
     dry_run: bool = field(default=False, compare=False)
     """True for the receipt of a dry run: nothing was changed."""
 
@@ -264,6 +268,13 @@ async def forget_matching(
             access, journal_matcher(pattern, session_id, user_id), dry_run=dry_run
         )
     )
+    names = await _forget_user_names(
+        access,
+        records,
+        pattern=pattern if session_id is None and scope is None else None,
+        user_id=user_id,
+        dry_run=dry_run,
+    )
     kinds = _count_kinds(records)
     return ForgetReport(
         **kinds,
@@ -277,8 +288,44 @@ async def forget_matching(
         audit_rows_removed=removed_rows,
         audit_rows_redacted=len(redacted_rows),
         journals_locked=locked,
+        user_names=names,
         dry_run=dry_run,
     )
+
+
+async def _forget_user_names(
+    access: StoreAccess,
+    records: Sequence[Fact],
+    *,
+    pattern: re.Pattern[str] | None,
+    user_id: str | None,
+    dry_run: bool,
+) -> int:
+    """Erase the names users gave (the bridge's name store, :mod:`sagewai.context.bridge._names`)
+    that this forget reaches: a name the forgotten subject names, or one given in a message
+    being deleted. Returns how many were (or, in a dry run, would be) erased.
+
+    The users looked at are those of the deleted records (the message giving a name is the
+    user's), the ``user_id`` named, and the default user.
+    """
+    doomed = {record.id for record in records}
+    users: set[str | None] = {None, *(r.user_id for r in records)}
+    if user_id is not None:
+        users = {user_id}
+    erased = 0
+    for user in sorted(users, key=lambda u: u or ""):
+        key = user_name_key(user)
+        saved = await access.get_state(key)
+        if not isinstance(saved, dict):
+            continue
+        name, said_in = saved.get("name"), saved.get("message")
+        named = pattern is not None and isinstance(name, str) and bool(pattern.search(name))
+        if not named and not (isinstance(said_in, str) and said_in in doomed):
+            continue
+        erased += 1
+        if not dry_run:
+            await access.set_state(key, None)
+    return erased
 
 
 async def forget_everything(access: StoreAccess, *, dry_run: bool) -> ForgetReport:

@@ -32,6 +32,7 @@ from sagewai.core._profile import (
 from sagewai.core._queries import FactQuery, WriteBatch
 from sagewai.core._records import Fact, FactKind, FactStatus, FactType, Provenance, utcnow
 from sagewai.core._scope import ContextScope, ScopeAddress, validate_identifier
+from sagewai.core._standing_topics import ends_standing
 from sagewai.errors import FactNotFoundError, InvalidInputError
 
 if TYPE_CHECKING:
@@ -143,7 +144,9 @@ class Profile:
         An instruction is about an aspect (``aspect``, else read from the text: "answer in
         English" is about ``answer_language``); an active instruction about the same aspect
         in the same scope is superseded by the new one (audited; the old stays for ``as_of``
-        searches and ``ctx.revert``). The same text again returns the stored entry.
+        searches and ``ctx.revert``), and so is one the new text changes in other words ("You
+        can deploy on Fridays now." ends "Never deploy on Fridays.";
+        :mod:`sagewai.core._standing_topics`). The same text again returns the stored entry.
 
         Args:
             text: The entry as it should be shown ("Always answer in French.").
@@ -155,7 +158,7 @@ class Profile:
         Raises:
             InvalidInputError: empty or oversized text, an unknown kind or scope.
         """
-        from sagewai.extraction._instructions import instruction_aspect
+        from sagewai.extraction._instructions import instruction_aspect, read_instructions
 
         if not isinstance(text, str) or not text.strip():
             raise InvalidInputError("a profile entry needs non-empty text")
@@ -177,7 +180,26 @@ class Profile:
             predicate = normalize_predicate(f"{INSTRUCTION_PREFIX}{name}")
             if predicate is None:
                 raise InvalidInputError(f"aspect {aspect!r} is not a usable name")
-        replaced = [f for f in current if predicate is not None and f.predicate == predicate]
+        read = read_instructions(text) if predicate is not None else []
+        change = read[0].metadata.get("change") if read else None
+        replaces = read[0].metadata.get("replaces") if read else None
+        replaced = [
+            f
+            for f in current
+            if predicate is not None
+            and (
+                f.predicate == predicate
+                or (
+                    profile_kind(f) is ProfileKind.INSTRUCTION
+                    and ends_standing(
+                        text,
+                        f.object or f.content,
+                        changed=change is not None,
+                        replaces=replaces if isinstance(replaces, str) else None,
+                    )
+                )
+            )
+        ]
         subject = replaced[0].subject if replaced else (self.user_id or "team")
         metadata: dict[str, JsonValue] = {"negated": False, PROFILE_KEY: kind.value}
         now = utcnow()

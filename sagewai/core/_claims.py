@@ -11,6 +11,9 @@ the core so that neither of those layers imports the other.
 * ``reconcile.change`` (UPDATE): the candidate states a change (:class:`StatedChange`: "I
   switched from Vim to Neovim", "my new e-mail is ...") and ends what it names: the value it
   replaces, or every other value of a predicate that a change renews (``email``, ``phone``).
+  A standing instruction or preference is also ended by one about the same topic that says it
+  is a change or reverses it ("you can deploy on Fridays now" ends "never deploy on Fridays";
+  :mod:`sagewai.core._standing_topics`).
 * ``reconcile.negation`` (UPDATE): the candidate negates an existing statement, by triple
   ("likes tea" / ``likes tea`` negated) or, without triples, by wording ("Alice likes tea" /
   "Alice does not like tea").
@@ -34,6 +37,7 @@ from sagewai.core._predicates import (
     normalize_predicate,
 )
 from sagewai.core._records import Fact, Provenance
+from sagewai.core._standing_topics import ends_standing, is_standing_predicate
 
 __all__ = [
     "DEFAULT_DUPLICATE_THRESHOLD",
@@ -178,6 +182,20 @@ def supersedes(claim: Claim, change: StatedChange | None, other: Claim) -> bool:
     """
     if claim.contradicts(other):
         return True
+    if (
+        claim.subject == other.subject
+        and is_standing_predicate(claim.predicate)
+        and is_standing_predicate(other.predicate)
+        and claim.object != other.object
+    ):
+        # A standing instruction or preference changed in other words ("you can deploy on
+        # Fridays now" ends "never deploy on Fridays"): sagewai.core._standing_topics.
+        return ends_standing(
+            claim.object,
+            other.object,
+            changed=change is not None,
+            replaces=None if change is None else change.replaces,
+        )
     if change is None or claim.negated or other.negated or claim.subject != other.subject:
         return False
     if other.object == claim.object:

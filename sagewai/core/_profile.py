@@ -35,6 +35,7 @@ __all__ = [
     "is_profile_entry",
     "origin_of",
     "profile_kind",
+    "user_name_key",
 ]
 
 PROFILE_TAG = "profile"
@@ -44,6 +45,18 @@ PROFILE_KEY = "profile"
 """The metadata key holding an entry's :class:`ProfileKind` (an extractor's mark too)."""
 IMPORTED_KEY = "imported"
 """The metadata key an archive import sets on every record it writes."""
+_USER_NAME_STATE = "user_name:"
+
+
+def user_name_key(user_id: str | None) -> str:
+    """The project-state key under which the bridge keeps the name ``user_id`` gave ("My name is
+    Dana"); ``forget`` erases it.
+
+    Example:
+        >>> user_name_key("dana"), user_name_key(None)
+        ('user_name:dana', 'user_name:')
+    """
+    return _USER_NAME_STATE + (user_id or "")
 
 
 class ProfileKind(StrEnum):

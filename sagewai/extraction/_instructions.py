@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from pydantic import JsonValue
 
@@ -60,7 +61,7 @@ _LANGUAGES = (
 _LEAD = re.compile(
     r"^(?:(?:ok(?:ay)?|so|also|and|but|oh|well|actually|one more thing|btw|by the way|just so "
     r"you know|for the record|note|fyi|reminder|important|hey|hi|hello|thanks|thank you|"
-    r"alright|right|sure|yes|no|then|instead|correction|update|change of plan(?:s)?)"
+    r"alright|right|sure|yes|no(?=\s*[,:;!.\-–—])|then|instead(?!\s+of\b)|correction|update)"
     r"\s*[,:;!.\-–—]*\s+)+",
     re.IGNORECASE,
 )
@@ -76,7 +77,7 @@ _PLEASE_DONT = re.compile(
     r"|^(?:don'?t|do not)\s+(?:ever|use|include|add|mention|give|send|write|reply|answer|"
     r"respond|format|suggest|recommend|assume|call|put|start|end|sign|apologi[sz]e|explain|"
     r"repeat|schedule|book|deploy|push|merge|commit|share|show)\b"
-    r"|^stop\s+(?:using|adding|including|calling|saying|apologi[sz]ing|suggesting|sending)\b",
+    r"|^stop\s+(?!(?:by|at|in|on|for)\b)[a-z]+ing\b",
     re.IGNORECASE,
 )
 _WANT_ALWAYS = re.compile(
@@ -109,7 +110,8 @@ _LENGTH = re.compile(
     re.IGNORECASE,
 )
 _PREFER_ANSWERS = re.compile(
-    rf"^i(?:'d|\s+would)?\s+(?:really\s+|much\s+|strongly\s+)?(?:prefer|like|want|need|"
+    rf"^i(?:'d|\s+would)?\s+(?:(?:really|much|strongly|now|actually|also)\s+)?(?:prefer|like|"
+    rf"want|need|"
     rf"appreciate|love)\s+(?:\w+\s+){{0,3}}{_ANSWER_WORDS}\b"
     rf"|^(?:keep|make)\s+(?:your\s+|the\s+)?(?:{_ANSWER_WORDS}|it|things)\s+(?:\w+\s+)?"
     rf"(?:short|brief|concise|simple|detailed)\b",
@@ -119,6 +121,52 @@ _NOT_STANDING = re.compile(
     r"^(?:never\s+(?:mind|again|been|had|have|has|did|do|was|were|thought|knew|heard|seen|"
     r"saw|got|gets|really|ever|once|before|in my life)|always\s+(?:been|was|were|had|has|have|"
     r"did|do|thought|knew|wanted|liked|loved|hated|felt|seemed|remember))\b",
+    re.IGNORECASE,
+)
+_CHANGED_MIND = re.compile(
+    r"^(?:i(?:'ve| have)?\s+changed my mind|change of plans?|scratch that|on second thoughts?)"
+    r"(?:\s+about\s+(?P<about>[^,;:]+?))?\s*(?:[,;:.!\-–—]+\s*|$)",
+    re.IGNORECASE,
+)
+_RELEASE = re.compile(
+    r"^(?:(?P<cued>you(?:\s+|'re\s+|’re\s+)(?:can|may|could|(?:are )?(?:allowed|free|welcome) "
+    r"to|don'?t (?:need|have) to|do not (?:need|have) to|no longer (?:need|have) to|needn'?t)|"
+    r"it(?:'s| is)\s+(?:fine|ok(?:ay)?|"
+    r"alright|all right|cool|allowed)\s+(?:(?:for you|again|now)\s+)?to|go ahead and|"
+    r"(?:there(?:'s| is)\s+)?no (?:need|reason) to)"
+    r"|(?P<free>feel free to)"
+    r"|(?P<forget>(?:forget|ignore|disregard|drop|scrap)\s+(?:what i (?:said|told you|asked)|"
+    r"(?:my|the|that) (?:earlier |previous |old |last )?(?:rule|instruction|request|preference)s?)"
+    r"\s+(?:about|on|regarding|for)))"
+    r"\s+(?P<what>.+)$"
+    r"|^(?!(?:the|my|our|his|her|their|this|that|it|he|she|we|i|they|everything|all|"
+    r"life|things?)\b)(?P<fine>.+?)\s+(?:is|are)\s+(?:fine|ok(?:ay)?|alright|all right|"
+    r"allowed)\b.*$",
+    re.IGNORECASE,
+)
+_FORGET_RULE = re.compile(
+    r"\b(?:forget|ignore|disregard|drop|scrap)\s+(?:the|my|that|your)\s+(?P<what>[^,.;]+?)\s+"
+    r"(?:rule|instruction|request|preference)s?\b",
+    re.IGNORECASE,
+)
+_INSTEAD = re.compile(
+    r"^instead of\s+(?P<old>[^,;:]+?)\s*[,;:]\s*(?P<new>.+)$"
+    r"|^(?P<new2>.+?)\s+instead of\s+(?P<old2>.+)$",
+    re.IGNORECASE,
+)
+_CHANGE_CUE = re.compile(
+    r"\b(?:actually|any\s?more|any longer|no longer|instead|after all|these days|nowadays|"
+    r"again|now|changed? (?:of|my) (?:plans?|mind)|scratch that|on second thoughts?)\b",
+    re.IGNORECASE,
+)
+_RELEASE_CUE = re.compile(
+    r"\b(?:now|again|any\s?more|any longer|no longer|actually|after all|these days|nowadays|"
+    r"from now on|from here on|going forward|henceforth|in (?:the )?future|from today)\b",
+    re.IGNORECASE,
+)
+_TRAILING_CUE = re.compile(
+    r"(?:[\s,]+(?:now|again|any\s?more|any longer|after all|these days|nowadays|too|as well|"
+    r"from now on|going forward|if you like|if you want|whenever you like))+$",
     re.IGNORECASE,
 )
 _ASPECTS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -195,6 +243,93 @@ def _body(sentence: str) -> str:
     return text.strip().rstrip(".!;")
 
 
+def _standing(body: str) -> bool:
+    """``body`` (a sentence without its lead-in) asks for something from now on."""
+    if _NOT_STANDING.match(body):
+        return False
+    return bool(
+        _STANDING_START.match(body)
+        or _PLEASE_DONT.match(body)
+        or _WANT_ALWAYS.search(body)
+        or _ANSWER_IN.search(body)
+        or _CALL_ME.search(body)
+        or (_PREFER_ANSWERS.match(body) and _LENGTH.search(body))
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    """One instruction sentence, read: the words shown, what its aspect is read from, and the
+    change it says it is (the ``change`` mark; ``replaces``: what it names as replaced)."""
+
+    said: str
+    about: str
+    change: str | None = None
+    replaces: str | None = None
+
+
+def _cue(text: str, pattern: re.Pattern[str]) -> str | None:
+    found = pattern.search(_FROM_NOW_ON.sub(" ", text) if pattern is _CHANGE_CUE else text)
+    return None if found is None else " ".join(found.group(0).lower().split())
+
+
+_FROM_NOW_ON = re.compile(r"\bfrom (?:now|here) on(?: out)?\b", re.IGNORECASE)
+
+
+def _tail(text: str) -> str:
+    """A changed topic without its closing cue words ("deploy on Fridays now" -> "deploy on
+    Fridays")."""
+    return _TRAILING_CUE.sub("", text.strip()).strip(" ,;:.!")
+
+
+def _read(sentence: str) -> _Reading | None:
+    """The instruction ``sentence`` states, or ``None`` (see :func:`is_instruction`)."""
+    body = _body(sentence)
+    if not body or len(body) > MAX_INSTRUCTION_CHARS or sentence.rstrip().endswith("?"):
+        return None
+    raw = sentence.strip()
+    change: str | None = None
+    replaces: str | None = None
+    core = body
+    mind = _CHANGED_MIND.match(body)
+    if mind is not None:
+        change = "changed"
+        about = mind.group("about")
+        replaces = _tail(about) if about else None
+        core = _LEAD.sub("", body[mind.end() :]).strip().rstrip(".!;")
+        if not core:
+            return _Reading(body, replaces, change, replaces) if replaces else None
+    forget = _FORGET_RULE.search(core)
+    if forget is not None:
+        return _Reading(body, forget.group("what"), change or "forget", forget.group("what"))
+    release = _RELEASE.match(core)
+    if release is not None:
+        what = _tail(release.group("what") or release.group("fine"))
+        if not what:
+            return None
+        if release.group("forget"):
+            return _Reading(body, what, change or "forget", what)
+        if (release.group("cued") or release.group("fine")) and change is None:
+            change = _cue(raw, _RELEASE_CUE)
+            if change is None:
+                return None  # "You can find it in the shared drive." asks nothing standing
+        return _Reading(body, what, change or _cue(raw, _CHANGE_CUE), replaces)
+    instead = _INSTEAD.match(core)
+    if instead is not None and instead.group("new"):
+        return _Reading(
+            body, instead.group("new"), change or "instead", _tail(instead.group("old"))
+        )
+    if _standing(core):
+        if instead is not None and instead.group("old2"):
+            replaces = replaces or _tail(instead.group("old2"))
+        return _Reading(body, core, change or _cue(raw, _CHANGE_CUE), replaces)
+    if change is not None:  # "I've changed my mind, use bullet points."
+        return _Reading(body, core, change, replaces)
+    if instead is not None and _cue(raw, _RELEASE_CUE):
+        return _Reading(body, instead.group("new2"), "instead", _tail(instead.group("old2")))
+    return None
+
+
 def is_instruction(sentence: str) -> bool:
     """True when ``sentence`` asks the assistant to do (or not do) something from now on.
 
@@ -208,19 +343,7 @@ def is_instruction(sentence: str) -> bool:
         >>> is_instruction("Never been to Paris, sadly."), is_instruction("Call me Dana.")
         (False, True)
     """
-    body = _body(sentence)
-    if not body or len(body) > MAX_INSTRUCTION_CHARS or sentence.rstrip().endswith("?"):
-        return False
-    if _NOT_STANDING.match(body):
-        return False
-    return bool(
-        _STANDING_START.match(body)
-        or _PLEASE_DONT.match(body)
-        or _WANT_ALWAYS.search(body)
-        or _ANSWER_IN.search(body)
-        or _CALL_ME.search(body)
-        or (_PREFER_ANSWERS.match(body) and _LENGTH.search(body))
-    )
+    return _read(sentence) is not None
 
 
 def instruction_aspect(sentence: str) -> str:
@@ -266,7 +389,9 @@ def _owner(subject: str) -> str:
     return "The user's" if subject == "user" else f"{subject}'s"
 
 
-_I_PREFER = re.compile(r"^I(?:'d| would)?\s+(?:really\s+|much\s+)?prefer\s+(?P<what>.+)$")
+_I_PREFER = re.compile(
+    r"^I(?:'d| would)?\s+(?:(?:really|much|now|actually)\s+)?prefer\s+(?P<what>.+)$"
+)
 
 
 def _content(subject: str, said: str) -> str:
@@ -299,21 +424,26 @@ def read_instructions(text: str, *, speaker: str | None = None) -> list[Extracte
     out: list[ExtractedFact] = []
     for span in split_sentences(text):
         sentence = span.text.strip()
-        if not is_instruction(sentence):
+        reading = _read(sentence)
+        if reading is None:
             continue
-        words = _body(sentence)
+        words = reading.said
         said = words[:1].upper() + words[1:]
         metadata: dict[str, JsonValue] = {
             "negated": False,
             PROFILE_KEY: ProfileKind.INSTRUCTION.value,
         }
+        if reading.change is not None:
+            metadata["change"] = reading.change
+        if reading.replaces:
+            metadata["replaces"] = reading.replaces[:200]
         out.append(
             ExtractedFact(
                 content=_content(subject, said),
                 fact_type=FactType.PREFERENCE,
                 confidence=INSTRUCTION_CONFIDENCE,
                 subject=subject,
-                predicate=f"{INSTRUCTION_PREFIX}{instruction_aspect(sentence)}"[:120],
+                predicate=f"{INSTRUCTION_PREFIX}{instruction_aspect(reading.about)}"[:120],
                 object=f"{said}.",
                 metadata=metadata,
                 source_span=(span.start, span.end),

@@ -15,15 +15,12 @@ from collections.abc import Iterable
 from sagewai.context.bridge._turns import BridgeTurn
 from sagewai.core._ids import message_record_id
 from sagewai.core._port import MemoryPort
+from sagewai.core._profile import user_name_key
 from sagewai.extraction._perspective import stated_name
 
-__all__ = ["UserNames"]
+__all__ = ["UserNames", "user_name_key"]
 
-_STATE_PREFIX = "user_name:"
-
-
-def _key(user_id: str | None) -> str:
-    return _STATE_PREFIX + (user_id or "")
+_key = user_name_key
 
 
 def _speaks_as_user(turn: BridgeTurn) -> bool:
@@ -44,8 +41,14 @@ class UserNames:
         return self._names.get(user_id)
 
     async def load(self, turns: Iterable[BridgeTurn]) -> None:
-        """Read the names of these turns' users from the store (once per user)."""
+        """Read the names of these turns' users from the store (once per user; a name known
+        is checked again each time, so one a ``forget`` erased is not used again)."""
         for user_id in {t.user_id for t in turns if _speaks_as_user(t)}:
+            known = self._names.get(user_id)
+            if known is not None and user_id not in self._changed:
+                saved = await self.port.get_state(_key(user_id))
+                if not (isinstance(saved, dict) and saved.get("name") == known):
+                    self._names.pop(user_id)
             if user_id in self._names:
                 continue
             saved = await self.port.get_state(_key(user_id))
