@@ -194,13 +194,23 @@ async def fill(folder: Path, facts: int, embedder_name: str) -> float:
     return time.perf_counter() - started
 
 
+def _process_cpu_ms(pid: int) -> float:
+    """CPU time (user + system, every thread) a process has used, from ``/proc`` (0 where there
+    is none)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
 async def paired_latency(
     folders: tuple[Path, Path],
-    port: int,
+    server: tuple[int, int],
     token: str,
     questions: list[str],
     embedder_name: str,
-) -> dict[str, list[float]]:
+) -> tuple[dict[str, list[float]], dict[str, float]]:
     """Milliseconds of each question asked four ways, back to back, in rotating order.
 
     * ``engine``: ``ctx.search`` in this process;
@@ -211,6 +221,11 @@ async def paired_latency(
       (:class:`KeepAlive`); ``server`` keeps the server's own time of each (``Server-Timing``)
       and ``floor`` a ``GET /v1/health`` round trip after it;
     * ``httpx``: the server process through one keep-alive ``httpx.AsyncClient``.
+
+    Also the CPU each search costs, whatever the machine's load: ``engine`` this process's CPU
+    during its searches, ``server`` and ``server_httpx`` the server process's CPU during the
+    ``http`` and ``httpx`` searches, ``client`` and ``client_httpx`` this process's CPU during
+    them (milliseconds per search, means).
 
     Asking each question every way in turn makes a loaded machine weigh on all alike; 20
     questions warm every path first. Each path reads its own copy of the store, so none
@@ -226,7 +241,14 @@ async def paired_latency(
         name: [] for name in ("engine", "asgi", "http", "httpx", "server", "floor")
     }
     engine_folder, app_folder = folders
+    port, pid = server
     keep_alive = KeepAlive("127.0.0.1", port, token)
+    spent = dict.fromkeys(("engine", "server", "server_httpx", "client", "client_httpx"), 0.0)
+    spent_by = {
+        "engine": ("engine", None),
+        "http": ("client", "server"),
+        "httpx": ("client_httpx", "server_httpx"),
+    }
     async with ContextEngine.local(
         engine_folder, project_id=PROJECT, embedder=_embedder(embedder_name)
     ) as ctx:
@@ -274,16 +296,23 @@ async def paired_latency(
             for index, question in enumerate(questions):
                 turn = index % len(names)
                 for name in names[turn:] + names[:turn]:
+                    here, there = spent_by.get(name, (None, None))
+                    other = _process_cpu_ms(pid) if there else 0.0
+                    own = time.process_time()
                     started = time.perf_counter()
                     await ways[name](question)
                     timings[name].append((time.perf_counter() - started) * 1000)
+                    if here:
+                        spent[here] += (time.process_time() - own) * 1000
+                    if there:
+                        spent[there] += _process_cpu_ms(pid) - other
                     if name == "http":
                         timings["server"].append(keep_alive.server_ms)
                 started = time.perf_counter()
                 await keep_alive.request("GET", "/v1/health")
                 timings["floor"].append((time.perf_counter() - started) * 1000)
     await keep_alive.close()
-    return timings
+    return timings, {name: round(total / len(questions), 3) for name, total in spent.items()}
 
 
 async def throughput(
@@ -335,8 +364,9 @@ def serve_child(folder: str, port: int, embedder_name: str) -> None:
 
 
 @contextlib.contextmanager
-def _server(folder: Path, embedder: str, cpu: int | None) -> Iterator[int]:
-    """A ``sagewai serve`` child process on a free port (pinned to ``cpu`` when given)."""
+def _server(folder: Path, embedder: str, cpu: int | None) -> Iterator[tuple[int, int]]:
+    """A ``sagewai serve`` child process on a free port (pinned to ``cpu`` when given): its
+    port and process id."""
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
     pinned = [] if cpu is None else ["--cpu", str(cpu)]
@@ -356,7 +386,7 @@ def _server(folder: Path, embedder: str, cpu: int | None) -> Iterator[int]:
             if child.poll() is not None or time.monotonic() > deadline:
                 raise SystemExit("the server did not start")
             time.sleep(0.2)
-        yield port
+        yield port, child.pid
     finally:
         child.terminate()
         child.wait(timeout=30)
@@ -439,11 +469,13 @@ def main() -> int:
     with asyncio.Runner(loop_factory=_loop_factory()) as runner:
         if cpu is not None:
             os.sched_setaffinity(0, {cpu})  # the engine and the server on the same CPU
-        with _server(folder, args.embedder, cpu) as port:
-            timings = runner.run(paired_latency(twins, port, token, questions, args.embedder))
+        with _server(folder, args.embedder, cpu) as (port, pid):
+            timings, cpu_ms = runner.run(
+                paired_latency(twins, (port, pid), token, questions, args.embedder)
+            )
         if everywhere is not None:
             os.sched_setaffinity(0, everywhere)
-        with _server(folder, args.embedder, None) as port:  # requests/s: every CPU
+        with _server(folder, args.embedder, None) as (port, _):  # requests/s: every CPU
             rates = {
                 int(n): round(
                     runner.run(throughput(port, token, questions, int(n), args.seconds)), 1
@@ -466,6 +498,7 @@ def main() -> int:
         "httpx_overhead": _difference(paths["httpx"], engine),
         "goal_p95_overhead_ms": GOAL_P95_OVERHEAD_MS,
         "goal_met": overhead["p95_ms"] <= GOAL_P95_OVERHEAD_MS,
+        "cpu_per_search_ms": cpu_ms,
         "throughput_rps": rates,
         "latency_cpu": cpu,
         "load_average_1min": round(os.getloadavg()[0], 2),
@@ -487,6 +520,11 @@ def main() -> int:
     ):
         row = result[key]
         print(f"{name:10}{row['p50_ms']:>10.2f}{row['p95_ms']:>10.2f}  ({what})")
+    print(
+        "CPU per search, ms (mean; whatever the load): engine {engine:.2f}; server process "
+        "{server:.2f} (keep-alive) / {server_httpx:.2f} (httpx); client {client:.2f} "
+        "(keep-alive) / {client_httpx:.2f} (httpx)".format(**cpu_ms)
+    )
     verdict = "met" if result["goal_met"] else "NOT met"
     print(f"goal: overhead at most {GOAL_P95_OVERHEAD_MS} ms at p95: {verdict}")
     for clients, rate in rates.items():
