@@ -364,13 +364,11 @@ def serve_child(folder: str, port: int, embedder_name: str) -> None:
 
 
 @contextlib.contextmanager
-def _server(folder: Path, embedder: str, cpu: int | None) -> Iterator[tuple[int, int]]:
-    """A ``sagewai serve`` child process on a free port (pinned to ``cpu`` when given): its
-    port and process id."""
+def _server(folder: Path, embedder: str) -> Iterator[tuple[int, int]]:
+    """A ``sagewai serve`` child process on a free port: its port and process id."""
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
-    pinned = [] if cpu is None else ["--cpu", str(cpu)]
-    command = ["-m", "benchmarks.server_bench", "--embedder", embedder, *pinned]
+    command = ["-m", "benchmarks.server_bench", "--embedder", embedder]
     child = subprocess.Popen(
         [sys.executable, *command, "--serve-child", str(folder), str(port)],
         env=dict(os.environ, HF_HUB_OFFLINE="1"),
@@ -390,6 +388,14 @@ def _server(folder: Path, embedder: str, cpu: int | None) -> Iterator[tuple[int,
     finally:
         child.terminate()
         child.wait(timeout=30)
+
+
+def _pin(pid: int, cpus: set[int]) -> None:
+    """Every thread of process ``pid`` on ``cpus`` (threads started later inherit it): both
+    processes alike, their library thread pools included."""
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with contextlib.suppress(OSError):  # a thread that ended meanwhile
+            os.sched_setaffinity(int(task), cpus)
 
 
 def _make_key(folder: Path) -> str:
@@ -444,8 +450,6 @@ def main() -> int:
     )
     args = parser.parse_args()
     if args.serve_child:
-        if args.cpu >= 0 and hasattr(os, "sched_setaffinity"):
-            os.sched_setaffinity(0, {args.cpu})  # before any thread starts
         serve_child(args.serve_child[0], int(args.serve_child[1]), args.embedder)
         return 0
 
@@ -464,18 +468,20 @@ def main() -> int:
         shutil.rmtree(twin, ignore_errors=True)
         shutil.copytree(folder, twin)
 
-    cpu = None if args.cpu < 0 or not hasattr(os, "sched_setaffinity") else args.cpu
+    pinnable = hasattr(os, "sched_setaffinity") and Path("/proc/self/task").is_dir()
+    cpu = None if args.cpu < 0 or not pinnable else args.cpu
     everywhere = os.sched_getaffinity(0) if cpu is not None else None
     with asyncio.Runner(loop_factory=_loop_factory()) as runner:
-        if cpu is not None:
-            os.sched_setaffinity(0, {cpu})  # the engine and the server on the same CPU
-        with _server(folder, args.embedder, cpu) as (port, pid):
+        with _server(folder, args.embedder) as (port, pid):
+            if cpu is not None:  # the engine and the server on the same CPU, every thread
+                _pin(os.getpid(), {cpu})
+                _pin(pid, {cpu})
             timings, cpu_ms = runner.run(
                 paired_latency(twins, (port, pid), token, questions, args.embedder)
             )
         if everywhere is not None:
-            os.sched_setaffinity(0, everywhere)
-        with _server(folder, args.embedder, None) as (port, _):  # requests/s: every CPU
+            _pin(os.getpid(), everywhere)
+        with _server(folder, args.embedder) as (port, _):  # requests/s: every CPU
             rates = {
                 int(n): round(
                     runner.run(throughput(port, token, questions, int(n), args.seconds)), 1
