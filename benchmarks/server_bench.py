@@ -23,9 +23,15 @@ facts:
    ``floor``: ``GET /v1/health`` over the keep-alive connection (no key, no engine): what one
    round trip to the server process costs at all;
    ``server``: the server's own time on each ``http`` search (its ``Server-Timing`` header);
-3. ``throughput``: requests/s of ``POST /v1/search`` with 1, 8 and 32 concurrent clients for
+3. ``cpu_per_search_ms``: the CPU each search costs in the engine's process, the server process
+   and the client (means; a figure the machine's load does not move);
+4. ``throughput``: requests/s of ``POST /v1/search`` with 1, 8 and 32 concurrent clients for
    ``--seconds`` each (one keep-alive connection per client, in this process; the server is one
-   process).
+   process, a second one, warmed first).
+
+Like for like: the engine runs on the server's event loop (uvloop when installed, as uvicorn
+picks it), and for the latency comparison every thread of both processes is pinned to one CPU
+(``--cpu``, the last by default; ``-1``: anywhere), so both sides share that CPU's neighbours.
 
 The embedder is ``FakeEmbedder(dimension=384)`` by default (a bag-of-words hashing embedder: a
 real 384-d vector search, a fill of 100k facts in about a minute); ``--embedder minilm`` uses the
