@@ -11,14 +11,27 @@ facts:
 1. ``engine``: ``ContextEngine.search(q, top_k=10)`` in this process, ``--queries`` questions,
    p50/p95 in milliseconds;
 2. ``http``: the same questions as ``POST /v1/search`` to ``sagewai serve``'s app
-   (``create_app``) in a uvicorn child process on 127.0.0.1, with an API key, through one
-   keep-alive ``httpx`` client: p50/p95, and the overhead (HTTP minus engine; the goal is at most
-   3 ms at p95). Each question is asked both ways back to back, so a loaded machine weighs on
-   both alike;
-   The same app is also asked in this process through httpx's ASGI transport (``asgi``): the
-   framework's own cost, without the socket and the second process;
-3. ``throughput``: requests/s of ``POST /v1/search`` with 1, 8 and 32 concurrent clients for
-   ``--seconds`` each (asyncio ``httpx`` clients in this process; the server is one process).
+   (``create_app``) in a uvicorn child process on 127.0.0.1, with an API key, over one
+   keep-alive HTTP/1.1 connection (each request written in one piece, the response read by its
+   ``Content-Length`` and its JSON parsed): p50/p95, and the overhead (HTTP minus engine; the
+   goal is at most 3 ms at p95). Each question is asked every way back to back, in rotating
+   order, so a loaded machine weighs on all alike;
+   ``httpx``: the same through one keep-alive ``httpx.AsyncClient`` (a general-purpose client;
+   its own CPU per request is part of what it measures);
+   ``asgi``: the same app in this process through httpx's ASGI transport: the framework's own
+   cost, without the socket and the second process;
+   ``floor``: ``GET /v1/health`` over the keep-alive connection (no key, no engine): what one
+   round trip to the server process costs at all;
+   ``server``: the server's own time on each ``http`` search (its ``Server-Timing`` header);
+3. ``cpu_per_search_ms``: the CPU each search costs in the engine's process, the server process
+   and the client (means; a figure the machine's load does not move);
+4. ``throughput``: requests/s of ``POST /v1/search`` with 1, 8 and 32 concurrent clients for
+   ``--seconds`` each (one keep-alive connection per client, in this process; the server is one
+   process, a second one, warmed first).
+
+Like for like: the engine runs on the server's event loop (uvloop when installed, as uvicorn
+picks it), and for the latency comparison every thread of both processes is pinned to one CPU
+(``--cpu``, the last by default; ``-1``: anywhere), so both sides share that CPU's neighbours.
 
 The embedder is ``FakeEmbedder(dimension=384)`` by default (a bag-of-words hashing embedder: a
 real 384-d vector search, a fill of 100k facts in about a minute); ``--embedder minilm`` uses the
@@ -30,20 +43,23 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
 import shutil
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
+
+from benchmarks._common import RESULTS, percentiles, write_json
 
 GOAL_P95_OVERHEAD_MS = 3.0
 PROJECT = "bench"
@@ -99,18 +115,75 @@ def _questions(count: int, seed: int) -> list[str]:
     ]
 
 
-def _percentiles(samples: list[float]) -> dict[str, float]:
-    ordered = sorted(samples)
+class KeepAlive:
+    """One keep-alive HTTP/1.1 connection: the leanest client, so that the figure is the
+    server's.
 
-    def at(q: float) -> float:
-        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+    Each request is written in one piece; the response is read by its ``Content-Length``, its
+    status checked and its JSON parsed (the engine's caller gets objects, so this one does
+    too). A connection the server closed while idle (uvicorn closes one after 5 s) is opened
+    again.
 
-    return {
-        "p50_ms": round(at(0.50), 3),
-        "p95_ms": round(at(0.95), 3),
-        "p99_ms": round(at(0.99), 3),
-        "mean_ms": round(statistics.fmean(ordered), 3),
-    }
+    Args:
+        host: The server's address.
+        port: Its port.
+        token: The API key sent with every request.
+    """
+
+    def __init__(self, host: str, port: int, token: str) -> None:
+        self.host, self.port = host, port
+        self._head = f"host: {host}:{port}\r\nauthorization: Bearer {token}\r\n".encode()
+        self._reader: asyncio.StreamReader | None = None
+        self._writer: asyncio.StreamWriter | None = None
+        self.server_ms = 0.0
+        """The server's own time on the last request (its ``Server-Timing``)."""
+
+    async def _connection(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        if self._reader is None or self._writer is None:
+            self._reader, self._writer = await asyncio.open_connection(self.host, self.port)
+            sock = self._writer.get_extra_info("socket")
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return self._reader, self._writer
+
+    async def request(self, method: str, path: str, body: Any = None) -> Any:
+        """The parsed JSON of a 200 response (else ``RuntimeError``)."""
+        data = b"" if body is None else json.dumps(body).encode()
+        message = (
+            f"{method} {path} HTTP/1.1\r\n".encode()
+            + self._head
+            + b"content-type: application/json\r\ncontent-length: %d\r\n\r\n" % len(data)
+            + data
+        )
+        for attempt in (1, 2):
+            reader, writer = await self._connection()
+            writer.write(message)
+            status = await reader.readline()
+            if status:
+                break
+            await self.close()  # the server closed the idle connection: open a new one, once
+            if attempt == 2:
+                raise RuntimeError("the server closed the connection")
+        length = None
+        while (line := await reader.readline()) not in (b"\r\n", b""):
+            name, _, value = line.partition(b":")
+            name = name.strip().lower()
+            if name == b"content-length":
+                length = int(value)
+            elif name == b"server-timing":
+                self.server_ms = float(value.split(b"dur=", 1)[1])
+        if length is None:
+            raise RuntimeError(f"no Content-Length in the response to {method} {path}")
+        payload = await reader.readexactly(length)
+        code = int(status.split()[1])
+        if code != 200:
+            raise RuntimeError(f"{method} {path}: {code} {payload[:200]!r}")
+        return json.loads(payload)
+
+    async def close(self) -> None:
+        """Close the connection."""
+        if self._writer is not None:
+            self._writer.close()
+        self._reader = self._writer = None
 
 
 async def fill(folder: Path, facts: int, embedder_name: str) -> float:
@@ -127,16 +200,38 @@ async def fill(folder: Path, facts: int, embedder_name: str) -> float:
     return time.perf_counter() - started
 
 
+def _process_cpu_ms(pid: int) -> float:
+    """CPU time (user + system, every thread) a process has used, from ``/proc`` (0 where there
+    is none)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
 async def paired_latency(
-    folders: tuple[Path, Path], url: str, token: str, questions: list[str], embedder_name: str
-) -> dict[str, list[float]]:
-    """Milliseconds of each question asked three ways, back to back, in rotating order.
+    folders: tuple[Path, Path],
+    server: tuple[int, int],
+    token: str,
+    questions: list[str],
+    embedder_name: str,
+) -> tuple[dict[str, list[float]], dict[str, float]]:
+    """Milliseconds of each question asked four ways, back to back, in rotating order.
 
     * ``engine``: ``ctx.search`` in this process;
     * ``asgi``: the server's app in this process, through httpx's ASGI transport (the
       framework's own cost: routing, the key check, validation, JSON; no socket, no second
       process);
-    * ``http``: the server process over a keep-alive connection on 127.0.0.1.
+    * ``http``: the server process over one keep-alive connection on 127.0.0.1
+      (:class:`KeepAlive`); ``server`` keeps the server's own time of each (``Server-Timing``)
+      and ``floor`` a ``GET /v1/health`` round trip after it;
+    * ``httpx``: the server process through one keep-alive ``httpx.AsyncClient``.
+
+    Also the CPU each search costs, whatever the machine's load: ``engine`` this process's CPU
+    during its searches, ``server`` and ``server_httpx`` the server process's CPU during the
+    ``http`` and ``httpx`` searches, ``client`` and ``client_httpx`` this process's CPU during
+    them (milliseconds per search, means).
 
     Asking each question every way in turn makes a loaded machine weigh on all alike; 20
     questions warm every path first. Each path reads its own copy of the store, so none
@@ -148,8 +243,18 @@ async def paired_latency(
     from sagewai.stores import ProjectStores
 
     headers = {"authorization": f"Bearer {token}"}
-    timings: dict[str, list[float]] = {"engine": [], "asgi": [], "http": []}
+    timings: dict[str, list[float]] = {
+        name: [] for name in ("engine", "asgi", "http", "httpx", "server", "floor")
+    }
     engine_folder, app_folder = folders
+    port, pid = server
+    keep_alive = KeepAlive("127.0.0.1", port, token)
+    spent = dict.fromkeys(("engine", "server", "server_httpx", "client", "client_httpx"), 0.0)
+    spent_by = {
+        "engine": ("engine", None),
+        "http": ("client", "server"),
+        "httpx": ("client_httpx", "server_httpx"),
+    }
     async with ContextEngine.local(
         engine_folder, project_id=PROJECT, embedder=_embedder(embedder_name)
     ) as ctx:
@@ -163,11 +268,16 @@ async def paired_latency(
             httpx.AsyncClient(
                 transport=httpx.ASGITransport(app=app), base_url="http://asgi", headers=headers
             ) as asgi,
-            httpx.AsyncClient(base_url=url, headers=headers, timeout=60) as http,
+            httpx.AsyncClient(
+                base_url=f"http://127.0.0.1:{port}", headers=headers, timeout=60
+            ) as client,
         ):
 
             async def by_engine(question: str) -> None:
                 await ctx.search(question, 10)
+
+            async def by_keep_alive(question: str) -> None:
+                await keep_alive.request("POST", "/v1/search", {"query": question, "top_k": 10})
 
             def by(client: httpx.AsyncClient) -> Any:
                 async def ask(question: str) -> None:
@@ -175,45 +285,69 @@ async def paired_latency(
                         "/v1/search", json={"query": question, "top_k": 10}
                     )
                     response.raise_for_status()
+                    response.json()
 
                 return ask
 
-            ways = {"engine": by_engine, "asgi": by(asgi), "http": by(http)}
+            ways = {
+                "engine": by_engine,
+                "asgi": by(asgi),
+                "http": by_keep_alive,
+                "httpx": by(client),
+            }
             names = list(ways)
             for question in questions[:20]:
                 for name in names:
                     await ways[name](question)
             for index, question in enumerate(questions):
-                for name in names[index % 3 :] + names[: index % 3]:
+                turn = index % len(names)
+                for name in names[turn:] + names[:turn]:
+                    here, there = spent_by.get(name, (None, None))
+                    other = _process_cpu_ms(pid) if there else 0.0
+                    own = time.process_time()
                     started = time.perf_counter()
                     await ways[name](question)
                     timings[name].append((time.perf_counter() - started) * 1000)
-    return timings
+                    if here:
+                        spent[here] += (time.process_time() - own) * 1000
+                    if there:
+                        spent[there] += _process_cpu_ms(pid) - other
+                    if name == "http":
+                        timings["server"].append(keep_alive.server_ms)
+                started = time.perf_counter()
+                await keep_alive.request("GET", "/v1/health")
+                timings["floor"].append((time.perf_counter() - started) * 1000)
+    await keep_alive.close()
+    return timings, {name: round(total / len(questions), 3) for name, total in spent.items()}
 
 
 async def throughput(
-    url: str, token: str, questions: list[str], clients: int, seconds: float
+    port: int, token: str, questions: list[str], clients: int, seconds: float
 ) -> float:
-    """Requests/s of ``clients`` concurrent clients for ``seconds``."""
-    headers = {"authorization": f"Bearer {token}"}
+    """Requests/s of ``clients`` concurrent clients (one keep-alive connection each) for
+    ``seconds``."""
+    connections = [KeepAlive("127.0.0.1", port, token) for _ in range(clients)]
+    for question in questions[:20]:  # a fresh server process: warm it first
+        await connections[0].request("POST", "/v1/search", {"query": question, "top_k": 10})
     deadline = time.perf_counter() + seconds
     done = 0
-    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
-    async with httpx.AsyncClient(base_url=url, headers=headers, timeout=60, limits=limits) as http:
 
-        async def worker(offset: int) -> None:
-            nonlocal done
-            index = offset
-            while time.perf_counter() < deadline:
-                question = questions[index % len(questions)]
-                response = await http.post("/v1/search", json={"query": question, "top_k": 10})
-                response.raise_for_status()
-                done += 1
-                index += clients
+    async def worker(offset: int) -> None:
+        nonlocal done
+        index = offset
+        while time.perf_counter() < deadline:
+            question = questions[index % len(questions)]
+            await connections[offset].request(
+                "POST", "/v1/search", {"query": question, "top_k": 10}
+            )
+            done += 1
+            index += clients
 
-        started = time.perf_counter()
-        await asyncio.gather(*(worker(i) for i in range(clients)))
-        elapsed = time.perf_counter() - started
+    started = time.perf_counter()
+    await asyncio.gather(*(worker(i) for i in range(clients)))
+    elapsed = time.perf_counter() - started
+    for connection in connections:
+        await connection.close()
     return done / elapsed
 
 
@@ -235,6 +369,41 @@ def serve_child(folder: str, port: int, embedder_name: str) -> None:
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 
 
+@contextlib.contextmanager
+def _server(folder: Path, embedder: str) -> Iterator[tuple[int, int]]:
+    """A ``sagewai serve`` child process on a free port: its port and process id."""
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    command = ["-m", "benchmarks.server_bench", "--embedder", embedder]
+    child = subprocess.Popen(
+        [sys.executable, *command, "--serve-child", str(folder), str(port)],
+        env=dict(os.environ, HF_HUB_OFFLINE="1"),
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                if httpx.get(url + "/v1/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if child.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit("the server did not start")
+            time.sleep(0.2)
+        yield port, child.pid
+    finally:
+        child.terminate()
+        child.wait(timeout=30)
+
+
+def _pin(pid: int, cpus: set[int]) -> None:
+    """Every thread of process ``pid`` on ``cpus`` (threads started later inherit it): both
+    processes alike, their library thread pools included."""
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with contextlib.suppress(OSError):  # a thread that ended meanwhile
+            os.sched_setaffinity(int(task), cpus)
+
+
 def _make_key(folder: Path) -> str:
     from sagewai.server import new_key, open_state
 
@@ -249,15 +418,39 @@ def _make_key(folder: Path) -> str:
     return asyncio.run(make())
 
 
+def _loop_factory() -> Any:
+    """uvloop's loop when it is installed, as uvicorn's server process runs on it: the engine
+    is measured on the same event loop as the server (``None``: asyncio's own on both)."""
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop
+
+
+def _difference(a: dict[str, float], b: dict[str, float]) -> dict[str, float]:
+    return {key: round(a[key] - b[key], 3) for key in ("p50_ms", "p95_ms")}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--facts", type=int, default=100_000)
-    parser.add_argument("--queries", type=int, default=500)
+    parser.add_argument("--queries", type=int, default=1000)
     parser.add_argument("--seconds", type=float, default=10.0, help="per concurrency level")
     parser.add_argument("--concurrency", default="1,8,32")
     parser.add_argument("--embedder", choices=("fake", "minilm"), default="fake")
+    parser.add_argument(
+        "--cpu",
+        type=int,
+        default=(os.cpu_count() or 1) - 1,
+        help=(
+            "run the latency comparison (this process and the server's) on this one CPU, so "
+            "that both sides share one CPU's neighbours (default: the last; -1: anywhere); "
+            "requests/s use every CPU"
+        ),
+    )
     parser.add_argument("--folder", default=None, help="reuse this store (filled when empty)")
-    parser.add_argument("--out", default=None, help="JSON results (default: results/server.json)")
+    parser.add_argument("--out", type=Path, default=RESULTS / "server.json", help="JSON results")
     parser.add_argument(
         "--serve-child", nargs=2, metavar=("FOLDER", "PORT"), help=argparse.SUPPRESS
     )
@@ -281,86 +474,75 @@ def main() -> int:
         shutil.rmtree(twin, ignore_errors=True)
         shutil.copytree(folder, twin)
 
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    child = subprocess.Popen(
-        [
-            sys.executable,
-            __file__,
-            "--embedder",
-            args.embedder,
-            "--serve-child",
-            str(folder),
-            str(port),
-        ],
-        env=dict(os.environ, HF_HUB_OFFLINE="1"),
-    )
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(url + "/v1/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if child.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit("the server did not start")
-            time.sleep(0.2)
-        timings = asyncio.run(paired_latency(twins, url, token, questions, args.embedder))
-        engine, asgi, http = (_percentiles(timings[n]) for n in ("engine", "asgi", "http"))
-        rates = {
-            int(n): round(asyncio.run(throughput(url, token, questions, int(n), args.seconds)), 1)
-            for n in args.concurrency.split(",")
-        }
-    finally:
-        child.terminate()
-        child.wait(timeout=30)
+    pinnable = hasattr(os, "sched_setaffinity") and Path("/proc/self/task").is_dir()
+    cpu = None if args.cpu < 0 or not pinnable else args.cpu
+    everywhere = os.sched_getaffinity(0) if cpu is not None else None
+    with asyncio.Runner(loop_factory=_loop_factory()) as runner:
+        with _server(folder, args.embedder) as (port, pid):
+            if cpu is not None:  # the engine and the server on the same CPU, every thread
+                _pin(os.getpid(), {cpu})
+                _pin(pid, {cpu})
+            timings, cpu_ms = runner.run(
+                paired_latency(twins, (port, pid), token, questions, args.embedder)
+            )
+        if everywhere is not None:
+            _pin(os.getpid(), everywhere)
+        with _server(folder, args.embedder) as (port, _):  # requests/s: every CPU
+            rates = {
+                int(n): round(
+                    runner.run(throughput(port, token, questions, int(n), args.seconds)), 1
+                )
+                for n in args.concurrency.split(",")
+            }
 
-    overhead = {
-        "p50_ms": round(http["p50_ms"] - engine["p50_ms"], 3),
-        "p95_ms": round(http["p95_ms"] - engine["p95_ms"], 3),
-    }
-    framework = {
-        "p50_ms": round(asgi["p50_ms"] - engine["p50_ms"], 3),
-        "p95_ms": round(asgi["p95_ms"] - engine["p95_ms"], 3),
-    }
+    paths = {name: percentiles(samples) for name, samples in timings.items()}
+    engine, http = paths["engine"], paths["http"]
+    overhead = _difference(http, engine)
     result = {
         "benchmark": "server_bench",
         "facts": args.facts,
         "queries": args.queries,
         "embedder": args.embedder,
         "fill_seconds": None if filled_in is None else round(filled_in, 1),
-        "engine": engine,
-        "asgi": asgi,
-        "http": http,
+        **paths,
         "overhead": overhead,
-        "framework_overhead": framework,
+        "framework_overhead": _difference(paths["asgi"], engine),
+        "httpx_overhead": _difference(paths["httpx"], engine),
         "goal_p95_overhead_ms": GOAL_P95_OVERHEAD_MS,
         "goal_met": overhead["p95_ms"] <= GOAL_P95_OVERHEAD_MS,
+        "cpu_per_search_ms": cpu_ms,
         "throughput_rps": rates,
-        "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
+        "latency_cpu": cpu,
+        "load_average_1min": round(os.getloadavg()[0], 2),
     }
     print(
         f"\nsearch top_k=10 at {args.facts} facts, {args.queries} queries"
-        f" ({args.embedder} embedder; engine and HTTP interleaved)"
+        f" ({args.embedder} embedder; every path interleaved"
+        + ("" if cpu is None else f"; on CPU {cpu}")
+        + ")"
     )
     print(f"{'':10}{'p50 ms':>10}{'p95 ms':>10}{'p99 ms':>10}")
-    for name, row in (("engine", engine), ("asgi", asgi), ("http", http)):
+    for name in ("engine", "http", "httpx", "asgi", "server", "floor"):
+        row = paths[name]
         print(f"{name:10}{row['p50_ms']:>10.2f}{row['p95_ms']:>10.2f}{row['p99_ms']:>10.2f}")
-    print(f"{'overhead':10}{overhead['p50_ms']:>10.2f}{overhead['p95_ms']:>10.2f}  (http - engine)")
+    for name, key, what in (
+        ("overhead", "overhead", "http - engine"),
+        ("httpx", "httpx_overhead", "httpx - engine"),
+        ("framework", "framework_overhead", "asgi - engine"),
+    ):
+        row = result[key]
+        print(f"{name:10}{row['p50_ms']:>10.2f}{row['p95_ms']:>10.2f}  ({what})")
     print(
-        f"{'framework':10}{framework['p50_ms']:>10.2f}{framework['p95_ms']:>10.2f}  (asgi - engine)"
+        "CPU per search, ms (mean; whatever the load): engine {engine:.2f}; server process "
+        "{server:.2f} (keep-alive) / {server_httpx:.2f} (httpx); client {client:.2f} "
+        "(keep-alive) / {client_httpx:.2f} (httpx)".format(**cpu_ms)
     )
     verdict = "met" if result["goal_met"] else "NOT met"
     print(f"goal: overhead at most {GOAL_P95_OVERHEAD_MS} ms at p95: {verdict}")
     for clients, rate in rates.items():
         print(f"{clients:>3} concurrent clients: {rate:8.1f} requests/s")
-    out = (
-        Path(args.out) if args.out else Path(__file__).resolve().parent / "results" / "server.json"
-    )
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"wrote {out}")
+    print(f"load average (1 min): {result['load_average_1min']}")
+    write_json(args.out, result)
     return 0
 
 

@@ -41,12 +41,9 @@ class _RequestGate:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        from sagewai.server._problems import problem
-
-        declared = dict(scope.get("headers", ())).get(b"content-length")
-        too_big = problem(413, "RequestTooLarge", f"the body is larger than {self.limit} bytes")
+        declared = next((v for k, v in scope["headers"] if k == b"content-length"), None)
         if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
-            await too_big(scope, receive, send)
+            await self._too_large(scope, receive, send)
             return
         seen = 0
 
@@ -75,7 +72,13 @@ class _RequestGate:
             await self.app(scope, counted, sending)
         except _TooLarge:
             if not started:
-                await too_big(scope, receive, send)
+                await self._too_large(scope, receive, send)
+
+    async def _too_large(self, scope: Any, receive: Any, send: Any) -> None:
+        from sagewai.server._problems import problem
+
+        refused = problem(413, "RequestTooLarge", f"the body is larger than {self.limit} bytes")
+        await refused(scope, receive, send)
 
 
 class _TooLarge(Exception):

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import Depends, Request
+from pydantic_core import PydanticSerializationError
 from starlette.responses import Response
 
 from sagewai.server._auth import Authenticator, Caller
@@ -63,6 +64,16 @@ CallerDep = Annotated[Caller, Depends(caller_of)]
 
 
 def respond(body: BaseModel | dict[str, Any], *, status: int = 200) -> Response:
-    """A JSON response of a model (or a plain dict), serialised once, without re-validation."""
-    data = body if isinstance(body, dict) else body.model_dump(mode="json")
-    return Response(json_bytes(data), status_code=status, media_type="application/json")
+    """A JSON response of a model (or a plain dict), serialised once, without re-validation.
+
+    A model goes to JSON bytes in pydantic's own serialiser, in one step; text UTF-8 cannot
+    hold (a lone surrogate echoed back from a request) takes the slower way that escapes it.
+    """
+    if isinstance(body, dict):
+        content = json_bytes(body)
+    else:
+        try:
+            content = body.__pydantic_serializer__.to_json(body)
+        except PydanticSerializationError:
+            content = json_bytes(body.model_dump(mode="json"))
+    return Response(content, status_code=status, media_type="application/json")
