@@ -126,7 +126,7 @@ def _schedule(days_text: str, thing: str | None, head: str) -> tuple[str, str | 
 _CHANGE_VERBS = frozenset(
     """moved relocated transferred switched changed migrated upgraded ported bumped converted
     pushed shifted rescheduled replaced swapped ditched traded exchanged dropped joined started
-    got took went""".split()  # noqa: SIM905
+    got took went update updated change set""".split()  # noqa: SIM905
 )
 _MOVES_HOME = frozenset({"moved", "relocated"})
 
@@ -225,8 +225,8 @@ _PHONE_CUE = re.compile(
     r"\b(?:number|phone|mobile|cell|call|reach|text|whatsapp|signal|ring|contact)\b", re.I
 )
 _FORMER = re.compile(
-    r"\b(?:instead\s+of|rather\s+than|from|replacing|replaces|not|no\s+longer|old|previous|"
-    r"former|than|off|of)\s*[:(]?\s*$",
+    r"(?:\b(?:instead\s+of|rather\s+than|from|replacing|replaces|not|no\s+longer|than|off|of)"
+    r"|\b(?:old|previous|former|dead|ex)(?:\s+[a-z-]+){0,2})\s*[:(]?\s*$",
     re.IGNORECASE,
 )
 _SOMEONE_ELSES = re.compile(

@@ -65,7 +65,7 @@ _DAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?"
 _DAYS = r"(?P<days>" + _DAY + r"(?:\s*(?:,|and|&|,\s*and)\s*" + _DAY + r"){0,4})\b"
 _MOVE_VERBS = (
     r"moved|changed|shifted|rescheduled|switched|migrated|upgraded|ported|bumped|converted|"
-    r"pushed|transferred"
+    r"pushed|transferred|updated|update|change|set"
 )
 _CONF = 0.85
 _END_MOVE = r"(?:" + END_PLACE + r"|(?=\s+(?:after|before|because|when|following|once)\b))"
@@ -90,7 +90,7 @@ CHANGE_RULES: tuple[Rule, ...] = (
         _CONF,
         builder=read_change,
         keywords=_kw(
-            "moved changed shifted rescheduled switched migrated upgraded ported bumped "
+            "moved changed shifted rescheduled switched migrated upgraded ported bumped updated "
             "converted pushed transferred"
         ),
     ),
@@ -115,7 +115,8 @@ CHANGE_RULES: tuple[Rule, ...] = (
         _CONF,
         builder=read_change,
         keywords=_kw(
-            "moved changed shifted rescheduled switched migrated upgraded ported bumped "
+            "moved changed shifted rescheduled switched migrated upgraded ported bumped update "
+            "updated change set "
             "converted pushed transferred moving migrating switching porting upgrading bumping "
             "converting"
         ),
@@ -192,7 +193,9 @@ CHANGE_RULES: tuple[Rule, ...] = (
         FactType.GENERAL,
         Anchor.FREE,
         _re(
-            r"(?P<obj>" + NAME + r"|" + OBJ_CHAR + r"{1,30}?)" + _ADVS + r"\s+(?:is|has\s+become|"
+            r"(?P<obj>(?-i:[A-Z][\w.+-]*)(?:\s+(?-i:[A-Z0-9][\w.+-]*)){0,3})"
+            + _ADVS
+            + r"\s+(?:is|has\s+become|"
             r"became|took\s+over\s+as|stepped\s+in\s+as|is\s+now)\s+(?:now\s+)?"
             + _WHOSE
             + r"\s+(?:new\s+|current\s+)?"
