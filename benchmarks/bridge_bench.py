@@ -40,6 +40,7 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -48,7 +49,7 @@ from benchmarks._common import RESULTS, locomo_file, percentiles, synthetic_sent
 from sagewai import ContextEngine
 from sagewai.context import MemoryBridge
 from sagewai.core import Conversation
-from sagewai.embeddings import Embedder
+from sagewai.embeddings import Embedder, Vector, Vectors
 from sagewai.extraction import RuleBasedFactExtractor
 from sagewai.stores import SqliteEpisodeStore
 
@@ -232,6 +233,109 @@ async def bench_locomo(folder: Path, embedder: Embedder, path: Path) -> dict[str
         }
 
 
+class CountingEmbedder:
+    """An embedder that counts the texts (and calls) it embeds for another one."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.texts = 0
+        self.calls = 0
+
+    @property
+    def dimension(self) -> int:
+        return self.inner.dimension
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    async def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        self.texts += len(texts)
+        self.calls += 1
+        return await self.inner.embed_documents(texts)
+
+    async def embed_query(self, text: str) -> Vector:
+        return await self.inner.embed_query(text)
+
+
+async def embedder_rate(embedder: Embedder, batches: Sequence[Sequence[str]]) -> dict[str, Any]:
+    """The embedder's own sentences per second on ``batches`` (one call each, as the bridge
+    sends them)."""
+    await embedder.embed_documents(["warm up the model"])
+    sentences = sum(len(batch) for batch in batches)
+    started = time.perf_counter()
+    for batch in batches:
+        await embedder.embed_documents(list(batch))
+    elapsed = time.perf_counter() - started
+    return {
+        "sentences": sentences,
+        "seconds": round(elapsed, 2),
+        "sentences_per_s": round(sentences / elapsed, 1),
+    }
+
+
+async def bridge_rate(
+    folder: Path, embedder: Embedder, sessions: Sequence[Conversation], *, share: bool
+) -> dict[str, Any]:
+    """Turns per second of ``bridge_conversation`` over ``sessions`` (rules, no episodes), with
+    the shared vectors (``share``) or every record's text embedded (the path before)."""
+    counting = CountingEmbedder(embedder)
+    async with ContextEngine.local(folder, embedder=counting, project_id="ratio") as ctx:
+        bridge = MemoryBridge(
+            context_engine=ctx,
+            fact_extractor=RuleBasedFactExtractor(),
+            save_episodes=False,
+            share_vectors=share,
+        )
+        n_turns = sum(len(c.messages) for c in sessions)
+        started = time.perf_counter()
+        for conversation in sessions:
+            await bridge.bridge_conversation(conversation)
+        elapsed = time.perf_counter() - started
+        await bridge.aclose()
+        return {
+            "turns": n_turns,
+            "seconds": round(elapsed, 2),
+            "turns_per_s": round(n_turns / elapsed, 1),
+            "texts_embedded": counting.texts,
+            "texts_per_turn": round(counting.texts / n_turns, 3),
+            "embed_calls": counting.calls,
+            "facts_added": bridge.stats.facts_added,
+            "facts_reinforced": bridge.stats.facts_reinforced,
+        }
+
+
+async def bench_ratio(
+    folder: Path, embedder: Embedder, sessions: Sequence[Conversation]
+) -> dict[str, Any]:
+    """Ingest through the bridge against the embedder's own rate on the same texts, before
+    (``share_vectors=False``) and after, in one run.
+
+    The embedder's rate is measured before and after the two ingests and averaged (the machine's
+    load drifts); the ratio is the bridge's turns per second over that rate.
+    """
+    batches = [[m.content for m in c.messages] for c in sessions]
+    first = await embedder_rate(embedder, batches)
+    before = await bridge_rate(folder / "before", embedder, sessions, share=False)
+    after = await bridge_rate(folder / "after", embedder, sessions, share=True)
+    second = await embedder_rate(embedder, batches)
+    rate = (first["sentences_per_s"] + second["sentences_per_s"]) / 2
+    return {
+        "embedder": {"first": first, "second": second, "sentences_per_s": round(rate, 1)},
+        "before": {**before, "ratio": round(before["turns_per_s"] / rate, 3)},
+        "after": {**after, "ratio": round(after["turns_per_s"] / rate, 3)},
+        "goal_ratio": 0.7,
+    }
+
+
+def synthetic_sessions(messages: list[tuple[str, str]]) -> list[Conversation]:
+    """The synthetic turns as one conversation per session."""
+    by_session: dict[str, list[dict[str, Any]]] = {}
+    for session_id, text in messages:
+        by_session.setdefault(session_id, []).append({"role": "user", "content": text})
+    return [Conversation.of(turns, session_id=sid) for sid, turns in by_session.items()]
+
+
 async def main(args: argparse.Namespace) -> dict[str, Any]:
     """Run every part in its own temporary folder and collect the figures."""
     embedder = make_embedder(args.embedder)
@@ -244,6 +348,19 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     }
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
+        locomo = args.locomo is not None and args.locomo.exists()
+        results["ratio"] = {
+            "synthetic": await bench_ratio(
+                root / "ratio-synthetic", embedder, synthetic_sessions(messages)
+            )
+        }
+        if locomo:
+            results["ratio"]["locomo"] = await bench_ratio(
+                root / "ratio-locomo", embedder, locomo_sessions(args.locomo)
+            )
+        if args.ratio_only:
+            results["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
+            return results
         burst = await bench_background(root / "burst", embedder, messages, args.fsync, steady=False)
         steady = await bench_background(
             root / "steady", embedder, messages, args.fsync, steady=True
@@ -254,7 +371,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
         results["end_to_end_steady"] = steady["end_to_end"]
         results["blocking"] = await bench_blocking(root / "blocking", embedder, messages)
         results["remember"] = await bench_remember(root / "remember", embedder, messages)
-        if args.locomo is not None and args.locomo.exists():
+        if locomo:
             results["locomo"] = await bench_locomo(root / "locomo", embedder, args.locomo)
         else:
             results["locomo"] = {"skipped": f"{args.locomo} not found"}
@@ -272,6 +389,9 @@ def parse() -> argparse.Namespace:
     )
     parser.add_argument("--embedder", choices=["minilm", "fake"], default="minilm")
     parser.add_argument("--fsync", choices=["interval", "always", "never"], default="interval")
+    parser.add_argument(
+        "--ratio-only", action="store_true", help="only the before/after ingest ratio part"
+    )
     parser.add_argument("--out", type=Path, default=RESULTS / "bridge_bench.json")
     return parser.parse_args()
 
