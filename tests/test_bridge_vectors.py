@@ -86,7 +86,8 @@ async def test_each_message_text_is_embedded_once(tmp_path: Path) -> None:
     assert messages <= set(counts)
     facts = [r for r in stored if r.kind is FactKind.FACT]
     moved = [f for f in facts if "Berlin" in f.content]
-    assert moved and restates(moved[0].content, "I moved to Berlin last year.") >= RESTATES
+    assert moved
+    assert restates(moved[0].content, "I moved to Berlin last year.") >= RESTATES
     assert moved[0].content not in counts, "a fact that restates its message was embedded"
 
 
@@ -94,7 +95,8 @@ async def test_the_old_path_embeds_every_record(tmp_path: Path) -> None:
     embedder = CountingEmbedder()
     stored = await _bridge(tmp_path, embedder, share=False)
     contexts = {r.content for r in stored if is_context_record(r)}
-    assert contexts and contexts <= set(embedder.texts)
+    assert contexts
+    assert contexts <= set(embedder.texts)
     assert Counter(embedder.texts)["Thanks!"] >= 2  # once per write
 
 

@@ -47,7 +47,7 @@ from sagewai.core._claims import (
     supersedes,
 )
 from sagewai.core._embedder import Embedder, Vector, Vectors
-from sagewai.core._queries import FactQuery, VectorFilter, WriteBatch
+from sagewai.core._queries import FactQuery, VectorFilter, VectorHit, WriteBatch
 from sagewai.core._records import (
     Fact,
     FactChange,
@@ -551,17 +551,15 @@ class ReconcilingWriter:
         # repeat of the message it was drawn from, and no decision may supersede a message.
         kinds = _NOT_MESSAGES
         searches = [
-            port.nearest(vector, self.neighbours, VectorFilter((key,), live, kinds=kinds))
+            (vector, self.neighbours, VectorFilter((key,), live, kinds=kinds))
             for vector, key in zip(vectors, keys, strict=True)
         ]
         assistant = [i for i, c in enumerate(fresh) if c.role == "assistant"]
         searches += [
-            port.nearest(
-                vectors[i], 3, VectorFilter(fresh[i].fact.address.readable_keys(), kinds=kinds)
-            )
+            (vectors[i], 3, VectorFilter(fresh[i].fact.address.readable_keys(), kinds=kinds))
             for i in assistant
         ]
-        hits = await asyncio.gather(*searches)
+        hits = await self._nearest(searches)
         shown: list[tuple[str, ...]] = [
             tuple(recalled) if c.recalled is None else c.recalled for c in fresh
         ]
@@ -613,6 +611,26 @@ class ReconcilingWriter:
             )
             seen.append(_Seen(neighbours, mine, best))
         return seen
+
+    async def _nearest(
+        self, searches: Sequence[tuple[Vector, int, VectorFilter]]
+    ) -> list[list[VectorHit]]:
+        """The hits of each ``(vector, top_k, filter)`` search: one batch query per distinct
+        ``(top_k, filter)`` (a write's candidates mostly share one scope), run concurrently."""
+        groups: dict[tuple[int, VectorFilter], list[int]] = {}
+        for row, (_, top_k, where) in enumerate(searches):
+            groups.setdefault((top_k, where), []).append(row)
+        found = await asyncio.gather(
+            *(
+                self.port.nearest_many([searches[row][0] for row in rows], top_k, where)
+                for (top_k, where), rows in groups.items()
+            )
+        )
+        hits: list[list[VectorHit]] = [[] for _ in searches]
+        for rows, answers in zip(groups.values(), found, strict=True):
+            for row, answer in zip(rows, answers, strict=True):
+                hits[row] = answer
+        return hits
 
     @staticmethod
     def _pending_cosines(vector: Vector, plan: _Plan) -> list[float]:
