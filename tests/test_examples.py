@@ -75,12 +75,10 @@ EXPECTED: dict[str, list[str]] = {
         "'set_profile']",
         "recall 'Where do I live?' -> I live in Oslo.",
         "dry run would forget: ['I live in Oslo.', 'The user lives in Oslo.']",
-        # The fact that restates "I prefer green tea." shares its vector (docs/bridge.md, "One
-        # embedding per message"); the standing preference then ranks first of its source.
-        "after forget, recall finds: ['The user prefers green tea.', 'I work at Initech.']",
+        "after forget, recall finds: ['I prefer green tea.', 'I work at Initech.']",
         "'The user lives in Oslo.' is back",
         "project 'payroll' refused: MCP error -32003",
-        "over stdio, recall 'What do I drink?' -> The user prefers green tea.",
+        "over stdio, recall 'What do I drink?' -> I prefer green tea.",
     ],
     "21_inspect_memory": [
         "superseded  general     user:lea  user     The user lives in Paris.",
