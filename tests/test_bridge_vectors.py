@@ -104,7 +104,10 @@ async def test_a_context_record_sums_the_message_and_the_turn_before(tmp_path: P
     embedder = CountingEmbedder()
     async with ContextEngine.local(tmp_path, embedder=embedder, project_id="p1") as ctx:
         bridge = MemoryBridge(
-            context_engine=ctx, fact_extractor=RuleBasedFactExtractor(), save_episodes=False
+            context_engine=ctx,
+            fact_extractor=RuleBasedFactExtractor(),
+            save_episodes=False,
+            share_vectors=True,
         )
         await bridge.bridge_conversation(Conversation.of(CHAT[:2], session_id="s1"))
         records = await ctx.get_all(kinds=["message"])
