@@ -3,9 +3,20 @@
 Usage:
     python -m benchmarks.bridge_bench [--messages 2000] [--sessions 20]
         [--locomo $DATA/locomo/locomo_dev.json] [--embedder minilm|fake]
-        [--fsync interval|always|never] [--out benchmarks/results/bridge_bench.json]
+        [--fsync interval|always|never] [--ratio-only]
+        [--out benchmarks/results/bridge_bench.json]
 
 What is measured (rule extractor, reconciliation on, one fresh folder per part):
+
+* ``ratio`` (first, and alone with ``--ratio-only``): ingest through the bridge against the
+  embedder's own rate on the same texts, before and after in one run. The embedder embeds the
+  turns' texts one call per conversation (as the bridge sends them), then
+  ``bridge_conversation`` stores the same turns with ``share_vectors=False`` (every record's
+  text embedded: the path before issue 38) and with the default (each message embedded once),
+  then the embedder runs again; ``ratio`` is turns/s over the mean sentences/s (goal 0.7),
+  ``cpu_ratio`` the same in CPU seconds of the process, and ``texts_per_turn`` counts what was
+  embedded. For the ``--messages`` synthetic turns and, with LoCoMo, its 1,451 dev turns (no
+  episodes: an episode is one more, long, text per session).
 
 * ``accept_burst`` / ``accept_steady``: the latency of ``await bridge.submit(...)`` in
   non-blocking mode with the write-ahead journal on (each accepted message is journaled before
@@ -40,6 +51,7 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -48,7 +60,7 @@ from benchmarks._common import RESULTS, locomo_file, percentiles, synthetic_sent
 from sagewai import ContextEngine
 from sagewai.context import MemoryBridge
 from sagewai.core import Conversation
-from sagewai.embeddings import Embedder
+from sagewai.embeddings import Embedder, Vector, Vectors
 from sagewai.extraction import RuleBasedFactExtractor
 from sagewai.stores import SqliteEpisodeStore
 
@@ -232,6 +244,129 @@ async def bench_locomo(folder: Path, embedder: Embedder, path: Path) -> dict[str
         }
 
 
+class CountingEmbedder:
+    """An embedder that counts the texts (and calls) it embeds for another one."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.texts = 0
+        self.calls = 0
+
+    @property
+    def dimension(self) -> int:
+        return self.inner.dimension
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    async def embed_documents(self, texts: Sequence[str]) -> Vectors:
+        self.texts += len(texts)
+        self.calls += 1
+        return await self.inner.embed_documents(texts)
+
+    async def embed_query(self, text: str) -> Vector:
+        return await self.inner.embed_query(text)
+
+
+async def embedder_rate(embedder: Embedder, batches: Sequence[Sequence[str]]) -> dict[str, Any]:
+    """The embedder's own sentences per second on ``batches`` (one call each, as the bridge
+    sends them)."""
+    await embedder.embed_documents(["warm up the model"])
+    sentences = sum(len(batch) for batch in batches)
+    started, cpu = time.perf_counter(), time.process_time()
+    for batch in batches:
+        await embedder.embed_documents(list(batch))
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+    return {
+        "sentences": sentences,
+        "seconds": round(elapsed, 2),
+        "sentences_per_s": round(sentences / elapsed, 1),
+        "cpu_seconds": round(cpu, 2),
+        "sentences_per_cpu_s": round(sentences / cpu, 1),
+    }
+
+
+async def bridge_rate(
+    folder: Path, embedder: Embedder, sessions: Sequence[Conversation], *, share: bool
+) -> dict[str, Any]:
+    """Turns per second of ``bridge_conversation`` over ``sessions`` (rules, no episodes), with
+    the shared vectors (``share``) or every record's text embedded (the path before)."""
+    counting = CountingEmbedder(embedder)
+    async with ContextEngine.local(folder, embedder=counting, project_id="ratio") as ctx:
+        bridge = MemoryBridge(
+            context_engine=ctx,
+            fact_extractor=RuleBasedFactExtractor(),
+            save_episodes=False,
+            share_vectors=share,
+        )
+        n_turns = sum(len(c.messages) for c in sessions)
+        started, cpu = time.perf_counter(), time.process_time()
+        for conversation in sessions:
+            await bridge.bridge_conversation(conversation)
+        elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+        await bridge.aclose()
+        return {
+            "turns": n_turns,
+            "seconds": round(elapsed, 2),
+            "turns_per_s": round(n_turns / elapsed, 1),
+            "cpu_seconds": round(cpu, 2),
+            "turns_per_cpu_s": round(n_turns / cpu, 1),
+            "texts_embedded": counting.texts,
+            "texts_per_turn": round(counting.texts / n_turns, 3),
+            "embed_calls": counting.calls,
+            "facts_added": bridge.stats.facts_added,
+            "facts_reinforced": bridge.stats.facts_reinforced,
+        }
+
+
+async def bench_ratio(
+    folder: Path, embedder: Embedder, sessions: Sequence[Conversation]
+) -> dict[str, Any]:
+    """Ingest through the bridge against the embedder's own rate on the same texts, before
+    (``share_vectors=False``) and after, in one run.
+
+    The embedder's rate is measured before and after the two ingests and averaged (the machine's
+    load drifts); ``ratio`` is the bridge's turns per second over that rate (wall clock), and
+    ``cpu_ratio`` the same in the process's CPU time (all its threads), which the load of other
+    processes moves far less.
+    """
+    batches = [[m.content for m in c.messages] for c in sessions]
+    first = await embedder_rate(embedder, batches)
+    before = await bridge_rate(folder / "before", embedder, sessions, share=False)
+    after = await bridge_rate(folder / "after", embedder, sessions, share=True)
+    second = await embedder_rate(embedder, batches)
+    rate = (first["sentences_per_s"] + second["sentences_per_s"]) / 2
+    cpu_rate = (first["sentences_per_cpu_s"] + second["sentences_per_cpu_s"]) / 2
+
+    def ratios(run: dict[str, Any]) -> dict[str, Any]:
+        return {
+            **run,
+            "ratio": round(run["turns_per_s"] / rate, 3),
+            "cpu_ratio": round(run["turns_per_cpu_s"] / cpu_rate, 3),
+        }
+
+    return {
+        "embedder": {
+            "first": first,
+            "second": second,
+            "sentences_per_s": round(rate, 1),
+            "sentences_per_cpu_s": round(cpu_rate, 1),
+        },
+        "before": ratios(before),
+        "after": ratios(after),
+        "goal_ratio": 0.7,
+    }
+
+
+def synthetic_sessions(messages: list[tuple[str, str]]) -> list[Conversation]:
+    """The synthetic turns as one conversation per session."""
+    by_session: dict[str, list[dict[str, Any]]] = {}
+    for session_id, text in messages:
+        by_session.setdefault(session_id, []).append({"role": "user", "content": text})
+    return [Conversation.of(turns, session_id=sid) for sid, turns in by_session.items()]
+
+
 async def main(args: argparse.Namespace) -> dict[str, Any]:
     """Run every part in its own temporary folder and collect the figures."""
     embedder = make_embedder(args.embedder)
@@ -244,6 +379,19 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     }
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
+        locomo = args.locomo is not None and args.locomo.exists()
+        results["ratio"] = {
+            "synthetic": await bench_ratio(
+                root / "ratio-synthetic", embedder, synthetic_sessions(messages)
+            )
+        }
+        if locomo:
+            results["ratio"]["locomo"] = await bench_ratio(
+                root / "ratio-locomo", embedder, locomo_sessions(args.locomo)
+            )
+        if args.ratio_only:
+            results["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
+            return results
         burst = await bench_background(root / "burst", embedder, messages, args.fsync, steady=False)
         steady = await bench_background(
             root / "steady", embedder, messages, args.fsync, steady=True
@@ -254,7 +402,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
         results["end_to_end_steady"] = steady["end_to_end"]
         results["blocking"] = await bench_blocking(root / "blocking", embedder, messages)
         results["remember"] = await bench_remember(root / "remember", embedder, messages)
-        if args.locomo is not None and args.locomo.exists():
+        if locomo:
             results["locomo"] = await bench_locomo(root / "locomo", embedder, args.locomo)
         else:
             results["locomo"] = {"skipped": f"{args.locomo} not found"}
@@ -272,6 +420,9 @@ def parse() -> argparse.Namespace:
     )
     parser.add_argument("--embedder", choices=["minilm", "fake"], default="minilm")
     parser.add_argument("--fsync", choices=["interval", "always", "never"], default="interval")
+    parser.add_argument(
+        "--ratio-only", action="store_true", help="only the before/after ingest ratio part"
+    )
     parser.add_argument("--out", type=Path, default=RESULTS / "bridge_bench.json")
     return parser.parse_args()
 

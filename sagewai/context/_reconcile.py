@@ -47,7 +47,7 @@ from sagewai.core._claims import (
     supersedes,
 )
 from sagewai.core._embedder import Embedder, Vector, Vectors
-from sagewai.core._queries import FactQuery, VectorFilter, WriteBatch
+from sagewai.core._queries import FactQuery, VectorFilter, VectorHit, WriteBatch
 from sagewai.core._records import (
     Fact,
     FactChange,
@@ -68,6 +68,7 @@ __all__ = [
     "Reconciler",
     "ReconcilingWriter",
     "RuleReconciler",
+    "SharedVector",
     "WriteOutcome",
 ]
 
@@ -229,6 +230,9 @@ class LLMReconciler:
 
 # --------------------------------------------------------------------------- applying decisions
 
+TEXT_CACHE = 4096
+"""Texts whose vectors a bridge's writer keeps (:class:`TextVectors`)."""
+
 _LIVE = (FactStatus.ACTIVE, FactStatus.FLAGGED)
 _NOT_MESSAGES = (FactKind.FACT.value, FactKind.DOCUMENT.value)
 
@@ -243,6 +247,22 @@ class Candidate:
     recalled: tuple[str, ...] | None = None
     """Ids of the facts the agent was shown in this candidate's session (an assistant's
     restatement of one is an echo); ``None``: the ``recalled`` given to the write."""
+
+
+@dataclass(frozen=True, slots=True)
+class SharedVector:
+    """A record's vector made of vectors a write has anyway, instead of embedding its text.
+
+    The vector is the weighted sum of the named records' vectors, normalised: records of this
+    write that are embedded, or records already stored. When one of them has no vector, the
+    record's own text is embedded instead (see :mod:`sagewai.context.bridge._sharing`).
+
+    Example:
+        >>> SharedVector((("message-record", 1.0),)).parts
+        (('message-record', 1.0),)
+    """
+
+    parts: tuple[tuple[str, float], ...]
 
 
 @dataclass(slots=True)
@@ -388,6 +408,8 @@ class ReconcilingWriter:
         echo_threshold: Cosine at or above which an assistant's fact restates memory.
         reinforce_step: How much a repeat adds to a fact's strength.
         actor: Recorded as the author of the changes.
+        remembered_texts: How many recently embedded texts the writer keeps the vectors of
+            (:class:`TextVectors`); 0 embeds every write's texts.
     """
 
     def __init__(
@@ -399,6 +421,7 @@ class ReconcilingWriter:
         echo_threshold: float = 0.85,
         reinforce_step: float = 0.2,
         actor: str = "bridge",
+        remembered_texts: int = 0,
     ) -> None:
         self.port = port
         self.reconciler: Reconciler = reconciler or RuleReconciler()
@@ -407,6 +430,7 @@ class ReconcilingWriter:
         self.reinforce_step = reinforce_step
         self.actor = actor
         self.claims = ClaimIndex(port)
+        self._texts = TextVectors(remembered_texts)
         self._lock = asyncio.Lock()
 
     async def write(
@@ -415,6 +439,7 @@ class ReconcilingWriter:
         *,
         recalled: Sequence[str] = (),
         verbatim: Sequence[Fact] = (),
+        shared: Mapping[str, SharedVector] | None = None,
     ) -> WriteOutcome:
         """Reconcile and store ``candidates`` (in order) in one commit.
 
@@ -425,6 +450,8 @@ class ReconcilingWriter:
                 the turns of several sessions.
             verbatim: Records stored as they are, without reconciliation, in the same commit
                 (the messages the candidates were drawn from); those already stored are skipped.
+            shared: Candidates and records (by id) whose vector is made of other records'
+                vectors instead of embedding their text (:class:`SharedVector`).
         """
         outcome = WriteOutcome()
         if not candidates and not verbatim:
@@ -438,10 +465,9 @@ class ReconcilingWriter:
             outcome.already_stored = len(candidates) - len(fresh)
             if not fresh and not records:
                 return outcome
-            # One embedding call for the batch's facts and messages, each distinct text once.
-            embedded = await embed_distinct(
-                port.embedder, [c.fact.content for c in fresh] + [r.content for r in records]
-            )
+            # One embedding call for the batch's facts and messages, each distinct text once;
+            # a record that shares vectors the batch has anyway is not embedded at all.
+            embedded = await self._vectors([c.fact for c in fresh] + records, shared or {})
             vectors = embedded[: len(fresh)]
             reads = await self._read(fresh, vectors, recalled) if fresh else []
             plan = _Plan(at=utcnow())
@@ -480,6 +506,40 @@ class ReconcilingWriter:
                 )
         return outcome
 
+    async def _vectors(
+        self, records: Sequence[Fact], shared: Mapping[str, SharedVector]
+    ) -> Vectors:
+        """The vectors of ``records``: shared ones made of the others' (or stored) vectors, the
+        rest embedded in one call, each distinct text once (an LRU of recent texts first)."""
+        port = self.port
+        own = {r.id for r in records if r.id not in shared}
+        outside = sorted(
+            {i for r in records if r.id in shared for i, _ in shared[r.id].parts} - own
+        )
+        stored = await port.get_vectors(outside) if outside else {}
+        made = {
+            r.id
+            for r in records
+            if r.id in shared and all(i in own or i in stored for i, _ in shared[r.id].parts)
+        }
+        texts = [r.content for r in records if r.id not in made]
+        embedded = iter(await self._texts.embed(port.embedder, texts))
+        found: dict[str, Vector] = dict(stored)
+        for record in records:
+            if record.id not in made:
+                found[record.id] = next(embedded)
+        for record in records:
+            if record.id in made:
+                parts = shared[record.id].parts
+                total = sum((w * found[i] for i, w in parts), np.zeros_like(found[parts[0][0]]))
+                norm = float(np.linalg.norm(total))
+                found[record.id] = (total / norm if norm > 0 else found[parts[0][0]]).astype(
+                    np.float32
+                )
+        if not records:
+            return np.zeros((0, port.embedder.dimension), dtype=np.float32)
+        return np.stack([found[r.id] for r in records])
+
     async def _read(
         self, fresh: Sequence[Candidate], vectors: Vectors, recalled: Sequence[str]
     ) -> list[_Seen]:
@@ -491,17 +551,15 @@ class ReconcilingWriter:
         # repeat of the message it was drawn from, and no decision may supersede a message.
         kinds = _NOT_MESSAGES
         searches = [
-            port.nearest(vector, self.neighbours, VectorFilter((key,), live, kinds=kinds))
+            (vector, self.neighbours, VectorFilter((key,), live, kinds=kinds))
             for vector, key in zip(vectors, keys, strict=True)
         ]
         assistant = [i for i, c in enumerate(fresh) if c.role == "assistant"]
         searches += [
-            port.nearest(
-                vectors[i], 3, VectorFilter(fresh[i].fact.address.readable_keys(), kinds=kinds)
-            )
+            (vectors[i], 3, VectorFilter(fresh[i].fact.address.readable_keys(), kinds=kinds))
             for i in assistant
         ]
-        hits = await asyncio.gather(*searches)
+        hits = await self._nearest(searches)
         shown: list[tuple[str, ...]] = [
             tuple(recalled) if c.recalled is None else c.recalled for c in fresh
         ]
@@ -553,6 +611,26 @@ class ReconcilingWriter:
             )
             seen.append(_Seen(neighbours, mine, best))
         return seen
+
+    async def _nearest(
+        self, searches: Sequence[tuple[Vector, int, VectorFilter]]
+    ) -> list[list[VectorHit]]:
+        """The hits of each ``(vector, top_k, filter)`` search: one batch query per distinct
+        ``(top_k, filter)`` (a write's candidates mostly share one scope), run concurrently."""
+        groups: dict[tuple[int, VectorFilter], list[int]] = {}
+        for row, (_, top_k, where) in enumerate(searches):
+            groups.setdefault((top_k, where), []).append(row)
+        found = await asyncio.gather(
+            *(
+                self.port.nearest_many([searches[row][0] for row in rows], top_k, where)
+                for (top_k, where), rows in groups.items()
+            )
+        )
+        hits: list[list[VectorHit]] = [[] for _ in searches]
+        for rows, answers in zip(groups.values(), found, strict=True):
+            for row, answer in zip(rows, answers, strict=True):
+                hits[row] = answer
+        return hits
 
     @staticmethod
     def _pending_cosines(vector: Vector, plan: _Plan) -> list[float]:
@@ -662,6 +740,51 @@ class _Plan:
     keys: dict[str, str] = field(default_factory=dict)
     """Scope keys of the facts this batch creates."""
     changes: list[FactChange] = field(default_factory=list)
+
+
+class TextVectors:
+    """The vectors of the texts a writer embedded last (an LRU keyed by the exact text).
+
+    A conversation repeats short texts ("Thanks!", "Sounds good") across sessions and batches;
+    a text met again is not embedded again. Keyed by the text as it is (an embedder may read
+    case and spacing); bounded by ``size`` texts.
+
+    Example:
+        >>> import asyncio
+        >>> from sagewai.testing import FakeEmbedder
+        >>> cache = TextVectors(size=2)
+        >>> asyncio.run(cache.embed(FakeEmbedder(8), ["a", "b", "a"])).shape
+        (3, 8)
+    """
+
+    def __init__(self, size: int = TEXT_CACHE) -> None:
+        self.size = size
+        self._known: OrderedDict[str, Vector] = OrderedDict()
+        self._embedder: Embedder | None = None
+
+    async def embed(self, embedder: Embedder, texts: Sequence[str]) -> Vectors:
+        """``texts``' vectors: the known ones from the cache, the rest in one call (another
+        embedder than the last call's empties the cache)."""
+        if self.size <= 0:
+            return await embed_distinct(embedder, texts)
+        if embedder is not self._embedder:
+            self._known.clear()
+            self._embedder = embedder
+        known = self._known
+        missing = list(dict.fromkeys(t for t in texts if t not in known))
+        if missing:
+            fresh = await embed_distinct(embedder, missing)
+            for text, vector in zip(missing, fresh, strict=True):
+                known[text] = vector
+        rows = []
+        for text in texts:
+            known.move_to_end(text)
+            rows.append(known[text])
+        while len(known) > self.size:
+            known.popitem(last=False)
+        if not rows:
+            return np.zeros((0, embedder.dimension), dtype=np.float32)
+        return np.stack(rows)
 
 
 async def embed_distinct(embedder: Embedder, texts: Sequence[str]) -> Vectors:

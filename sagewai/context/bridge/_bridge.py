@@ -43,7 +43,7 @@ from collections.abc import Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Self, Unpack
 
-from sagewai.context._reconcile import Reconciler, ReconcilingWriter
+from sagewai.context._reconcile import TEXT_CACHE, Reconciler, ReconcilingWriter
 from sagewai.context.bridge._graphing import GraphStage, TurnGraph
 from sagewai.context.bridge._journal import WriteAheadJournal
 from sagewai.context.bridge._journaling import JournalKeeper
@@ -146,7 +146,10 @@ class MemoryBridge:
         port = context_engine.port
         extractor = two_stages(self.fact_extractor)
         self.writer = ReconcilingWriter(
-            port, reconciler=reconciler, echo_threshold=settings.echo_threshold
+            port,
+            reconciler=reconciler,
+            echo_threshold=settings.echo_threshold,
+            remembered_texts=TEXT_CACHE if settings.share_vectors else 0,
         )
         self._sessions = Sessions(settings)
         self._names = UserNames(port)

@@ -28,9 +28,10 @@ from collections.abc import Sequence
 from pydantic import JsonValue, ValidationError
 
 from sagewai.context._ranking import CONTEXT_MARK, REPLY_MARK
-from sagewai.context._reconcile import Candidate
+from sagewai.context._reconcile import Candidate, SharedVector
 from sagewai.context.bridge._sessions import Said
 from sagewai.context.bridge._settings import BridgeSettings
+from sagewai.context.bridge._sharing import restating_fact
 from sagewai.context.bridge._turns import (
     BridgeStats,
     BridgeTurn,
@@ -204,6 +205,28 @@ class RecordBuilder:
             metadata[REPLY_MARK] = True
         record_id = context_record_id(self.project_id, turn.session_id, turn.message_id)
         return self._message(turn, record_id, f"{before}\n{text}", metadata, source)
+
+    def context_vector(self, around: Fact, message: Fact, previous: str) -> SharedVector:
+        """The vector a context record shares: its message's and the turn before's
+        (``previous``, its record id), weighted by the characters of each it holds."""
+        mark = around.metadata.get(CONTEXT_MARK)
+        before = mark - 1 if isinstance(mark, int) and mark > 0 else 0
+        return SharedVector(((message.id, float(len(message.content))), (previous, float(before))))
+
+    def restating(
+        self, turn: BridgeTurn, candidates: Sequence[Candidate]
+    ) -> dict[str, SharedVector]:
+        """The fact of ``candidates`` (drawn from ``turn``) that restates the message, mapped to
+        the message's vector (see :mod:`._sharing`); none for a message stored in parts."""
+        text = turn.message.content
+        if (
+            not self.settings.share_vectors
+            or not candidates
+            or len(split_text(text, records.MAX_CONTENT_CHARS)) > 1
+        ):
+            return {}
+        record = message_record_id(self.project_id, turn.session_id, turn.message_id)
+        return restating_fact(candidates, text, record)
 
     def candidates(
         self,

@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
 from sagewai.context._ranking import is_context_record
-from sagewai.context._reconcile import Candidate, ReconcilingWriter
+from sagewai.context._reconcile import Candidate, ReconcilingWriter, SharedVector
 from sagewai.context.bridge._graphing import GraphStage
 from sagewai.context.bridge._names import UserNames
 from sagewai.context.bridge._records import RecordBuilder
@@ -209,7 +209,7 @@ class RecordStage:
                 first = min((t for t in turns if t.session_id == sid), key=_index)
                 await self._resume(sid, first.user_id, before=first.turn_index)
             await self.names.load(turns)  # the names users gave, read back from the store
-            pendings, verbatim, histories, last = await self._records(turns)
+            pendings, verbatim, shared, histories, last = await self._records(turns)
             found = await asyncio.gather(
                 *(self._at_once(p.turn, p.context) for p in pendings if p.context is not None)
             )
@@ -220,15 +220,15 @@ class RecordStage:
                 assert pending.context is not None
                 pending.rule_facts, pending.deferred = at_once.facts, at_once.defer
                 facts.extend(at_once.facts)
-                candidates.extend(
-                    self.builder.candidates(
-                        pending.turn,
-                        pending.context,
-                        at_once.facts,
-                        recalled=tuple(self.sessions[pending.turn.session_id].recalled),
-                    )
+                mine = self.builder.candidates(
+                    pending.turn,
+                    pending.context,
+                    at_once.facts,
+                    recalled=tuple(self.sessions[pending.turn.session_id].recalled),
                 )
-            outcome = await self.writer.write(candidates, verbatim=verbatim)
+                shared.update(self.builder.restating(pending.turn, mine))
+                candidates.extend(mine)
+            outcome = await self.writer.write(candidates, verbatim=verbatim, shared=shared)
             await self.names.save()  # a name given in these turns, now that they are stored
             # The sessions' histories take these turns only once they are stored (a retried
             # batch must not see its own turns twice as context).
@@ -244,9 +244,17 @@ class RecordStage:
 
     async def _records(
         self, turns: Sequence[BridgeTurn]
-    ) -> tuple[list[PendingTurn], list[Fact], dict[str, list[Said]], dict[str, str | None]]:
-        """The turns' verbatim and context records, and the sessions' histories after them."""
+    ) -> tuple[
+        list[PendingTurn],
+        list[Fact],
+        dict[str, SharedVector],
+        dict[str, list[Said]],
+        dict[str, str | None],
+    ]:
+        """The turns' verbatim and context records (with the vectors the context records share,
+        see :mod:`._sharing`), and the sessions' histories after them."""
         pendings: list[PendingTurn] = []
+        shared: dict[str, SharedVector] = {}
         messages: dict[str, list[Fact]] = {}
         said: dict[str, list[Said]] = {}
         last: dict[str, str | None] = {}
@@ -263,11 +271,19 @@ class RecordStage:
             if turn.message.role in self.settings.roles and not turn.message.is_empty:
                 context = self.extraction_context(turn, history, user_name=user_name)
                 records = messages.setdefault(turn.session_id, [])
-                records.extend(self.builder.verbatim(turn))
+                own = self.builder.verbatim(turn)
+                records.extend(own)
                 # The first turn of a conversation has none before it (a session bridged
                 # again starts over: its history holds the end of the earlier pass).
                 previous = history[-1] if history and turn.turn_index > 0 else None
                 around = self.builder.context(turn, previous)
+                if (
+                    around is not None
+                    and before is not None
+                    and len(own) == 1
+                    and self.settings.share_vectors
+                ):
+                    shared[around.id] = self.builder.context_vector(around, own[0], before)
                 if around is not None and before is not None and before not in made:
                     check.setdefault(before, []).append(around)
                 elif around is not None:
@@ -289,7 +305,7 @@ class RecordStage:
                     for around in arounds:
                         messages.setdefault(around.session_id or "", []).append(around)
         verbatim = [record for records in messages.values() for record in records]
-        return pendings, verbatim, said, last
+        return pendings, verbatim, shared, said, last
 
     async def _at_once(self, turn: BridgeTurn, context: ExtractionContext | None) -> AtOnceFacts:
         text = turn.message.content
@@ -333,20 +349,21 @@ class ExtractStage:
         found = await asyncio.gather(*(self._deferred(p) for p in jobs))
         candidates: list[Candidate] = []
         extracted: list[ExtractedFact] = []
+        shared: dict[str, SharedVector] = {}
         for pending, facts in zip(jobs, found, strict=True):
             assert pending.context is not None
             extracted.extend(facts)
-            candidates.extend(
-                self.builder.candidates(
-                    pending.turn,
-                    pending.context,
-                    facts,
-                    recalled=tuple(self.sessions[pending.turn.session_id].recalled),
-                    first_index=self.first_index,
-                )
+            mine = self.builder.candidates(
+                pending.turn,
+                pending.context,
+                facts,
+                recalled=tuple(self.sessions[pending.turn.session_id].recalled),
+                first_index=self.first_index,
             )
+            shared.update(self.builder.restating(pending.turn, mine))
+            candidates.extend(mine)
         state = self.sessions[jobs[0].turn.session_id]
-        outcome = await self.writer.write(candidates, recalled=list(state.recalled))
+        outcome = await self.writer.write(candidates, recalled=list(state.recalled), shared=shared)
         self.stats.count(len(extracted), outcome)
         return extracted
 
