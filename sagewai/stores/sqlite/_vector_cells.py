@@ -95,6 +95,9 @@ class Cells:
         self._sorted = np.zeros(0, dtype=bool)
         """Rows whose place in ``_order`` is current."""
         self._moved: set[int] = set()
+        self.floor = -1.0
+        """The cosine to its nearest centre that all but 1 % of the stored vectors reach: a query
+        further from every centre is unlike what the probe counts were calibrated on."""
 
     @classmethod
     def train(cls, matrix: Array, live: Array, seed: int = 0) -> Cells | None:
@@ -159,6 +162,7 @@ class Cells:
             np.take_along_axis(rank, cells[..., 0], axis=1),
             np.take_along_axis(rank, cells[..., 1], axis=1),
         )
+        self.floor = float(np.quantile((sample @ self.centres.T).max(axis=1), 0.01))
         filed = _two_nearest(self.centres, sample).ravel()
         sizes = np.bincount(filed, minlength=len(self.centres)) * (rows.size / len(sample))
         largest = np.cumsum(np.sort(sizes)[::-1])
@@ -208,9 +212,16 @@ class Cells:
         self._sorted[filed] = True
         self._moved.clear()
 
-    def candidates(self, query: Array, probes: int) -> Array:
-        """The rows of the ``probes`` cells nearest to the unit ``query``, in row order, once."""
-        near = np.argpartition(-(self.centres @ query), probes - 1)[:probes]
+    def closeness(self, query: Array) -> Array | None:
+        """The unit ``query``'s cosine to each centre; ``None`` when it is further from every
+        centre than :attr:`floor` (search it exactly)."""
+        scores: Array = self.centres @ query
+        return scores if float(scores.max()) >= self.floor else None
+
+    def candidates(self, closeness: Array, probes: int) -> Array:
+        """The rows of the ``probes`` cells nearest to a query (its :meth:`closeness`), in row
+        order, once."""
+        near = np.argpartition(-closeness, probes - 1)[:probes]
         starts, order = self._starts, self._order
         parts = [order[starts[cell] : starts[cell + 1]] for cell in near.tolist()]
         found = np.concatenate(parts) if parts else np.zeros(0, np.int64)

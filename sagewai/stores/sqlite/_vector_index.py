@@ -323,9 +323,10 @@ class VectorIndex:
         """One query through the cells; ``None``: search it exactly."""
         wanted = max(top_k, DEPTHS[0])
         probes = cells.probes_for(wanted)
-        if probes is None:
+        closeness = cells.closeness(query)
+        if probes is None or closeness is None:
             return None
-        rows = cells.candidates(query, probes)
+        rows = cells.candidates(closeness, probes)
         mask = self._matching(where, rows)
         if mask is None:
             return []  # a filter value no row holds: nothing matches anywhere
@@ -338,7 +339,7 @@ class VectorIndex:
         if deeper is None:
             return None
         if deeper > probes:
-            rows = cells.candidates(query, deeper)
+            rows = cells.candidates(closeness, deeper)
             mask = self._matching(where, rows)
             if mask is None:
                 return []
