@@ -21,6 +21,7 @@ import numpy as np
 
 from sagewai.core._queries import VectorFilter, VectorHit
 from sagewai.errors import BackendError
+from sagewai.stores.base._vector import best_positions
 from sagewai.stores.sqlite._vector_cells import DEPTHS, Cells
 
 __all__ = ["CELLS_FROM", "CHANGE_COLUMNS", "Change", "VectorIndex"]
@@ -347,14 +348,8 @@ class VectorIndex:
                 return []
         rows = rows[mask]
         scores = self._matrix[rows] @ query
-        keep = min(top_k, rows.size)
-        if keep < rows.size:
-            edge = -np.partition(-scores, keep - 1)[keep - 1]
-            best = np.flatnonzero(scores >= edge)
-        else:
-            best = np.arange(rows.size)
-        best = best[np.lexsort((best, -scores[best]))][:keep]
         ids = self._ids
+        best = best_positions(scores, top_k)
         return [VectorHit(str(ids[rows[i]]), float(scores[i])) for i in best]
 
     def _search_exact(
@@ -386,13 +381,6 @@ class VectorIndex:
             if dense:
                 scores = scores[:, rows]
             for line in scores:
-                if keep < rows.size:
-                    # Every row scoring at least the keep-th best: ties at the edge are all in,
-                    # so the row-order tie break below picks what a full sort would.
-                    edge = -np.partition(-line, keep - 1)[keep - 1]
-                    best = np.flatnonzero(line >= edge)
-                else:
-                    best = np.arange(rows.size)
-                best = best[np.lexsort((best, -line[best]))][:keep]
+                best = best_positions(line, keep)
                 out.append([VectorHit(str(ids[rows[i]]), float(line[i])) for i in best])
         return out

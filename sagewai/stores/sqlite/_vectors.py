@@ -65,14 +65,6 @@ _UPDATE_PAYLOAD = (
 _DELETE = "UPDATE vectors SET seq = ?, vector = NULL WHERE point_id = ? AND vector IS NOT NULL"
 
 
-def _unit(vector: Vector) -> Vector:
-    norm = float(np.linalg.norm(vector))
-    if norm == 0.0 or not math.isfinite(norm):
-        return vector
-    unit: Vector = (vector / norm).astype(np.float32)
-    return unit
-
-
 def _payload_row(payload: VectorPayload) -> tuple[object, ...]:
     times = (payload.created_at, payload.valid_from, payload.valid_to)
     if any(math.isnan(t) for t in times):
@@ -139,10 +131,8 @@ class SqliteVectorStore(VectorStore):
         busy_timeout: float = 5.0,
         cells_from: int | None = CELLS_FROM,
     ) -> None:
-        if isinstance(dimension, bool) or not isinstance(dimension, int) or dimension <= 0:
-            raise InvalidInputError(f"dimension must be a positive integer, got {dimension!r}")
         self._path = MEMORY if str(path) == MEMORY else str(Path(path))
-        self._dimension = dimension
+        self._dimension = self._checked_dimension(dimension)
         self._database = SqliteDatabase(
             self._path,
             migrations="sqlite_vectors",
@@ -159,10 +149,6 @@ class SqliteVectorStore(VectorStore):
         self._cells_from = cells_from
         self._index: VectorIndex | None = None
         """The copy in memory, made on the first read; touched on the database's thread only."""
-
-    @property
-    def dimension(self) -> int:
-        return self._dimension
 
     @property
     def path(self) -> str:
@@ -239,7 +225,7 @@ class SqliteVectorStore(VectorStore):
         rows = [
             (
                 record.id,
-                _unit(self._check_vector(record.vector)).astype("<f4").tobytes(),
+                self._unit_vector(record.vector).astype("<f4").tobytes(),
                 *_payload_row(record.payload),
             )
             for record in latest.values()
@@ -266,7 +252,7 @@ class SqliteVectorStore(VectorStore):
         ef: int | None = None,
     ) -> list[list[VectorHit]]:
         """Exact: ``ef`` changes nothing (but must be positive when given)."""
-        queries = [_unit(self._check_vector(vector)) for vector in vectors]
+        queries = [self._unit_vector(vector) for vector in vectors]
         self._check_ef(ef)
         if top_k <= 0 or not queries:
             return [[] for _ in queries]
