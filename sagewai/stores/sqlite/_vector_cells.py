@@ -1,21 +1,23 @@
 """An approximate index over :class:`~sagewai.stores.sqlite._vector_index.VectorIndex`'s rows.
 
 Why: an exact search reads every vector, 1.5 GB at a million 384-d vectors, about 74 ms of CPU.
-The vectors are split into cells (spherical k-means on a sample), each vector belongs to the
-cell whose centre is nearest, and a search scores exactly the vectors of the cells whose centres
-are nearest to the query (a few percent of the rows) instead of all of them: an inverted file.
+The vectors are split into cells (spherical k-means on a sample), each vector is filed in the
+two cells whose centres are nearest, and a search scores exactly the vectors of the cells whose
+centres are nearest to the query (a few percent of the rows) instead of all of them: an
+inverted file.
 
 Why this and not a graph (HNSW): the index is derived, per process, and must follow writes made
 by any process. A new vector joins its cell with one small matrix product, a deletion is the
-index's ``live`` mask, an update re-files the row; building it is a few matrix products (seconds
-at a million on two cores, against minutes for a graph; see ``docs/backends.md``), and it needs
-no library beyond numpy.
+index's ``live`` mask, an update re-files the row; building it is a few matrix products (a
+graph took 25 times as long at 100k here; see ``docs/backends.md``), and it needs no library
+beyond numpy.
 
 Same results: how many cells a search reads is calibrated when the cells are made. Stored
 vectors serve as sample queries; their exact neighbours are found once, and the index reads the
-fewest cells that find :data:`TARGET_RECALL` of them. Where no such number reads less than
-:data:`MAX_SHARE` of the rows (vectors without structure, such as uniform random ones, where
-nothing is near anything), the index declines and the search stays exact.
+fewest cells that find :data:`TARGET_RECALL` of them, for each depth of :data:`DEPTHS`. Where
+no such number reads less than :data:`MAX_SHARE` of the rows (vectors without structure, such
+as uniform random ones, where nothing is near anything), the index declines and the search
+stays exact.
 
 Everything here is pure (no I/O), so it is tested without a database.
 """
