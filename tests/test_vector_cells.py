@@ -117,3 +117,18 @@ def test_a_query_unlike_the_stored_vectors_is_searched_exactly() -> None:
     strangers = rng.standard_normal((40, DIM)).astype(np.float32)  # near no topic
     strangers /= np.linalg.norm(strangers, axis=1, keepdims=True)
     assert _same(fast, exact, strangers, VectorFilter(scope_keys=SCOPES)) == 1.0
+
+
+def test_cells_made_over_a_copy_with_deleted_rows_skip_them() -> None:
+    rng = np.random.default_rng(11)
+    points = _topics(rng, 6_060, 60)
+    fast, exact = _pair(rng, points[:6_000])
+    doomed = [f"f{n}" for n in range(0, 6_000, 3)]  # a third deleted before the cells exist
+    for index in (fast, exact):
+        index.apply(_changes(20_000, doomed, None, ["project:p:p"] * len(doomed)))
+    assert fast._usable_cells() is not None
+    everything = VectorFilter(scope_keys=SCOPES)
+    assert not {h.id for hits in fast.search(points[6_000:], 10, everything) for h in hits} & set(
+        doomed
+    )
+    assert _same(fast, exact, points[6_000:], everything) >= 0.99

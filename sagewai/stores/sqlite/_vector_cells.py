@@ -144,18 +144,18 @@ class Cells:
         that declining costs no filing of every row)."""
         picked = np.sort(rng.choice(rows, _SAMPLE_QUERIES, replace=False))
         queries = matrix[picked]
-        live = matrix[rows] if rows.size < len(matrix) else matrix
+        dead = np.ones(len(matrix), dtype=bool)
+        dead[rows] = False  # scored with the rest (no copy of the matrix), then left out
         deepest = min(DEPTHS[-1], rows.size - 1)
         neighbours = np.empty((len(picked), deepest), dtype=np.int64)
         for start in range(0, len(picked), 8):
-            scores = queries[start : start + 8] @ live.T
-            for line, row in enumerate(picked[start : start + 8]):
-                scores[line, np.searchsorted(rows, row)] = -np.inf  # not its own neighbour
+            scores = queries[start : start + 8] @ matrix.T
+            scores[:, dead] = -np.inf
+            scores[np.arange(len(scores)), picked[start : start + 8]] = -np.inf  # not itself
             best = np.argpartition(-scores, deepest - 1, axis=1)[:, :deepest]
-            ranked = np.take_along_axis(
+            neighbours[start : start + len(best)] = np.take_along_axis(
                 best, np.argsort(-np.take_along_axis(scores, best, axis=1), axis=1), axis=1
             )
-            neighbours[start : start + len(ranked)] = rows[ranked]
         # The rank of each cell for each query: a neighbour is found when its cell's rank is
         # below the probe count (inside a cell the scoring is exact).
         ranking = np.argsort(-(queries @ self.centres.T), axis=1)
