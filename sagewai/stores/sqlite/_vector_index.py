@@ -26,7 +26,7 @@ from sagewai.stores.sqlite._vector_cells import DEPTHS, Cells
 
 __all__ = ["CELLS_FROM", "CHANGE_COLUMNS", "Change", "VectorIndex"]
 
-CELLS_FROM: Final = 50_000
+CELLS_FROM: Final = 200_000
 """Live rows from which a search reads cells instead of every row (below it exact search takes
 a few milliseconds; see ``docs/backends.md``)."""
 
