@@ -10,10 +10,15 @@ Run from the repository root::
 
     python -m benchmarks.vector_bench                       # 10k and 100k, every backend
     python -m benchmarks.vector_bench --sizes 100000 --backends qdrant-edge
+    # the embedded default against its exact search and the older Qdrant edge store:
+    python -m benchmarks.vector_bench --sizes 100000 1000000 --data topics \
+        --backends sqlite sqlite-exact qdrant-edge --kinds scope+ancestors "one session"
 
 The Qdrant edge store is loaded with automatic optimisation off and then optimised once, so the
 table shows the load rate and the index build separately. ``qdrant-client`` local mode is brute
-force in Python, so it runs fewer queries (``--slow-queries``).
+force in Python, so it runs fewer queries (``--slow-queries``). ``sqlite`` is the embedded default
+(exact below
+its ``cells_from``, cells above it); ``sqlite-exact`` the same store with ``cells_from=None``.
 """
 
 from __future__ import annotations
@@ -43,7 +48,7 @@ from sagewai.stores import (
     VectorStore,
 )
 
-BACKENDS = ("memory", "qdrant-edge", "sqlite", "qdrant-local")
+BACKENDS = ("memory", "qdrant-edge", "sqlite", "sqlite-exact", "qdrant-local")
 PROJECT = "project:bench:bench"
 USERS = tuple(f"user:bench:u{n}" for n in range(3))
 SESSIONS = tuple(f"session:bench:s{n}" for n in range(4))
@@ -69,6 +74,9 @@ class QueryStats:
     p95_ms: float
     p99_ms: float
     recall_at_k: float
+    cpu_p50_ms: float = 0.0
+    """This process's CPU per search (every thread): what a loaded machine's wall time hides."""
+    cpu_p95_ms: float = 0.0
 
 
 @dataclass
@@ -83,6 +91,8 @@ class RunResult:
     queries: dict[str, QueryStats] = field(default_factory=dict)
     first_read_seconds: float | None = None
     """SQLite: a new store's first read (every vector into memory), what each process pays once."""
+    first_search_seconds: float | None = None
+    """SQLite: that store's first search after the read (where the cells are made, at scale)."""
 
 
 def random_vectors(
@@ -91,15 +101,17 @@ def random_vectors(
     """Unit vectors: uniform on the sphere, or around centroids like real embeddings.
 
     Uniform random vectors in 384 dimensions have no neighbourhood structure (every point is
-    almost orthogonal to every other), the worst case for any graph index; sentence embeddings
+    almost orthogonal to every other), the worst case for any index; sentence embeddings
     cluster by topic, which ``clustered`` imitates (one centroid per 50 points, noise of the same
-    order as the centroid).
+    order as the centroid: many small, separate groups) and ``topics`` too (one centroid per
+    500 points, noise as large as the centroid: fewer, larger groups).
     """
     if data == "random":
         return normalize_rows(rng.standard_normal((size, dimension)))
-    centroids = rng.standard_normal((max(size // 50, 1), dimension))
+    per, noise = (50, 0.9) if data == "clustered" else (500, 1.0)
+    centroids = rng.standard_normal((max(size // per, 1), dimension))
     picks = rng.integers(0, len(centroids), size)
-    return normalize_rows(centroids[picks] + 0.9 * rng.standard_normal((size, dimension)))
+    return normalize_rows(centroids[picks] + noise * rng.standard_normal((size, dimension)))
 
 
 def make_data(
@@ -154,6 +166,8 @@ def make_store(backend: str, dimension: int, folder: Path) -> VectorStore:
         return QdrantEdgeVectorStore(folder / "edge", dimension, optimize_threshold=None)
     if backend == "sqlite":
         return SqliteVectorStore(folder / "vectors.sqlite3", dimension)
+    if backend == "sqlite-exact":
+        return SqliteVectorStore(folder / "vectors.sqlite3", dimension, cells_from=None)
     return QdrantVectorStore(location=":memory:", dimension=dimension)
 
 
@@ -165,6 +179,7 @@ async def run_one(
     top_k: int,
     seed: int,
     data: str,
+    kinds: list[str] | None = None,
 ) -> RunResult:
     ids, all_vectors, payloads = make_data(size, dimension, seed, data)
     vectors, query_pool = all_vectors[:size], all_vectors[size:]
@@ -188,13 +203,21 @@ async def run_one(
                 build = time.perf_counter() - started
             result = RunResult(backend, size, upsert_seconds, size / upsert_seconds, build)
             if isinstance(store, SqliteVectorStore):
-                # What a new process pays before its first search: reading every vector.
-                async with SqliteVectorStore(store.path, dimension) as fresh:
+                # What a new process pays before its first search: reading every vector, then
+                # (at scale, where cells are used) making the cells.
+                exact = {"cells_from": None} if backend == "sqlite-exact" else {}
+                async with SqliteVectorStore(store.path, dimension, **exact) as fresh:
                     started = time.perf_counter()
                     await fresh.count(VectorFilter(scope_keys=(PROJECT,)))
                     result.first_read_seconds = round(time.perf_counter() - started, 3)
+                    started = time.perf_counter()
+                    await fresh.search(query_pool[0], top_k, VectorFilter(scope_keys=(PROJECT,)))
+                    result.first_search_seconds = round(time.perf_counter() - started, 3)
+                await store.search(query_pool[0], top_k, VectorFilter(scope_keys=(PROJECT,)))
             rng = np.random.default_rng(seed + 1)
             for kind, make_filter in QUERY_KINDS.items():
+                if kinds is not None and kind not in kinds:
+                    continue
                 result.queries[kind] = await measure(
                     store, vectors, query_pool, ids, payloads, make_filter, queries, top_k, rng
                 )
@@ -214,6 +237,7 @@ async def measure(
     rng: np.random.Generator,
 ) -> QueryStats:
     latencies: list[float] = []
+    cpu: list[float] = []
     recalls: list[float] = []
     shares: list[float] = []
     masks: dict[VectorFilter, npt.NDArray[np.bool_]] = {}
@@ -224,11 +248,13 @@ async def measure(
             mask = np.array([filter_.matches(p, i) for i, p in zip(ids, payloads, strict=True)])
             masks[filter_] = mask
         query = query_pool[int(rng.integers(0, len(query_pool)))]
-        started = time.perf_counter()
+        started, used = time.perf_counter(), time.process_time()
         hits = await store.search(query, top_k, filter_)
         latencies.append((time.perf_counter() - started) * 1000)
+        cpu.append((time.process_time() - used) * 1000)
         scores = np.where(mask, vectors @ query, -np.inf)
-        best = np.argsort(-scores)[: min(top_k, int(mask.sum()))]
+        keep = min(top_k, int(mask.sum()))
+        best = np.argpartition(-scores, keep - 1)[:keep] if keep else []
         truth = {ids[b] for b in best}
         recalls.append(len(truth & {h.id for h in hits}) / len(truth) if truth else 1.0)
         shares.append(float(mask.mean()))
@@ -240,6 +266,8 @@ async def measure(
         p95_ms=round(float(p95), 3),
         p99_ms=round(float(p99), 3),
         recall_at_k=round(float(np.mean(recalls)), 4),
+        cpu_p50_ms=round(float(np.percentile(cpu, 50)), 3),
+        cpu_p95_ms=round(float(np.percentile(cpu, 95)), 3),
     )
 
 
@@ -271,9 +299,12 @@ def parse_arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--top-k", type=int, default=5)
     parser.add_argument(
         "--data",
-        choices=("random", "clustered"),
+        choices=("random", "clustered", "topics"),
         default="random",
-        help="uniform random unit vectors, or clustered like real embeddings",
+        help="uniform random unit vectors, or grouped like real embeddings (see random_vectors)",
+    )
+    parser.add_argument(
+        "--kinds", nargs="+", choices=tuple(QUERY_KINDS), default=None, help="default: all"
     )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument(
@@ -292,11 +323,25 @@ async def run(args: argparse.Namespace) -> None:
             print(f"{backend} at {size} ...", flush=True)
             results.append(
                 await run_one(
-                    backend, size, args.dimension, queries, args.top_k, args.seed, args.data
+                    backend,
+                    size,
+                    args.dimension,
+                    queries,
+                    args.top_k,
+                    args.seed,
+                    args.data,
+                    args.kinds,
                 )
             )
     print()
     print(table(results))
+    for result in results:
+        if result.first_read_seconds is not None:
+            print(
+                f"{result.backend} at {result.size}: a new process's first read "
+                f"{result.first_read_seconds:.1f} s, then its first search "
+                f"{result.first_search_seconds:.1f} s"
+            )
     report: dict[str, object] = {
         "machine": {
             "python": platform.python_version(),

@@ -8,9 +8,12 @@ once in :class:`~sagewai.context._engine.ContextEngine`, above the backends.
 
 from __future__ import annotations
 
+import math
+import operator
 from abc import abstractmethod
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
+from typing import Any, SupportsIndex
 
 import numpy as np
 
@@ -18,7 +21,25 @@ from sagewai.core._embedder import Vector
 from sagewai.core._queries import VectorFilter, VectorHit, VectorPayload, VectorRecord
 from sagewai.core._resource import Resource
 
-__all__ = ["ProjectVectorStore", "VectorStore"]
+__all__ = ["ProjectVectorStore", "VectorStore", "best_positions"]
+
+
+def best_positions(scores: np.ndarray[Any, Any], keep: int) -> np.ndarray[Any, Any]:
+    """The positions of the ``keep`` highest ``scores``, highest first, ties in position order.
+
+    What an exact search returns: the same rows a full stable sort would pick, without sorting
+    every score (only those at least the ``keep``-th best, ties at the edge included).
+    """
+    keep = min(keep, scores.size)
+    if keep <= 0:
+        return np.zeros(0, dtype=np.int64)
+    if keep < scores.size:
+        edge = -np.partition(-scores, keep - 1)[keep - 1]
+        best = np.flatnonzero(scores >= edge)
+    else:
+        best = np.arange(scores.size)
+    chosen: np.ndarray[Any, Any] = best[np.lexsort((best, -scores[best]))][:keep]
+    return chosen
 
 
 class VectorStore(Resource):
@@ -26,13 +47,16 @@ class VectorStore(Resource):
 
     Backends implement the abstract core; ``open`` must be idempotent and every method may be
     called after ``open`` only. Backends translate their driver errors into
-    :class:`~sagewai.errors.BackendError` subclasses.
+    :class:`~sagewai.errors.BackendError` subclasses. A backend sets ``_dimension`` (checked
+    with :meth:`_checked_dimension`) or overrides :attr:`dimension`.
     """
 
+    _dimension: int
+
     @property
-    @abstractmethod
     def dimension(self) -> int:
         """Vector length this store was created for."""
+        return self._dimension
 
     async def open(self) -> None:
         """Open connections or files. Safe to call more than once."""
@@ -101,6 +125,28 @@ class VectorStore(Resource):
             from sagewai.errors import InvalidInputError
 
             raise InvalidInputError(f"ef must be a positive integer, got {ef!r}")
+
+    @staticmethod
+    def _checked_dimension(dimension: object) -> int:
+        """``dimension`` when it is a positive integer; else :class:`InvalidInputError`."""
+        value = 0
+        if isinstance(dimension, SupportsIndex) and not isinstance(dimension, bool):
+            value = operator.index(dimension)  # an int, or a numpy integer
+        if value > 0:
+            return value
+        from sagewai.errors import InvalidInputError
+
+        raise InvalidInputError(f"dimension must be a positive integer, got {dimension!r}")
+
+    def _unit_vector(self, vector: Vector) -> Vector:
+        """``vector`` checked (:meth:`_check_vector`) and scaled to unit length, so inner
+        products are cosines (a zero or non-finite one is left as it is)."""
+        array = self._check_vector(vector)
+        norm = float(np.linalg.norm(array))
+        if norm == 0.0 or not math.isfinite(norm):
+            return array
+        unit: Vector = (array / norm).astype(np.float32)
+        return unit
 
     def _check_vector(self, vector: Vector) -> Vector:
         array = np.asarray(vector, dtype=np.float32)

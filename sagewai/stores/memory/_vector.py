@@ -8,21 +8,12 @@ import numpy as np
 
 from sagewai.core._embedder import Vector
 from sagewai.core._queries import VectorFilter, VectorHit, VectorPayload, VectorRecord
-from sagewai.stores.base._vector import VectorStore
+from sagewai.stores.base._vector import VectorStore, best_positions
 
 __all__ = ["InMemoryVectorStore"]
 
 _QUERY_BLOCK = 256
 """Queries scored per matrix product in :meth:`InMemoryVectorStore.search_many`."""
-
-
-def _unit(vector: Vector) -> Vector:
-    """``vector`` scaled to unit length (a zero vector stays zero), so dot products are cosines."""
-    norm = float(np.linalg.norm(vector))
-    if norm == 0.0:
-        return vector
-    unit: Vector = (vector / norm).astype(np.float32)
-    return unit
 
 
 class InMemoryVectorStore(VectorStore):
@@ -36,18 +27,12 @@ class InMemoryVectorStore(VectorStore):
     """
 
     def __init__(self, dimension: int) -> None:
-        if dimension <= 0:
-            raise ValueError("dimension must be positive")
-        self._dimension = dimension
+        self._dimension = self._checked_dimension(dimension)
         self._matrix = np.zeros((0, dimension), dtype=np.float32)
         self._row_of: dict[str, int] = {}
         self._ids: list[str | None] = []
         self._payloads: list[VectorPayload | None] = []
         self._free: list[int] = []
-
-    @property
-    def dimension(self) -> int:
-        return self._dimension
 
     def _grow(self, needed: int) -> None:
         capacity = self._matrix.shape[0]
@@ -59,7 +44,7 @@ class InMemoryVectorStore(VectorStore):
         self._matrix = grown
 
     async def upsert(self, records: Sequence[VectorRecord]) -> None:
-        checked = [(r, _unit(self._check_vector(r.vector))) for r in records]
+        checked = [(r, self._unit_vector(r.vector)) for r in records]
         for record, vector in checked:
             row = self._row_of.get(record.id)
             if row is None:
@@ -87,7 +72,7 @@ class InMemoryVectorStore(VectorStore):
 
         Exact, so ``ef`` changes nothing.
         """
-        queries = [_unit(self._check_vector(vector)) for vector in vectors]
+        queries = [self._unit_vector(vector) for vector in vectors]
         self._check_ef(ef)
         if top_k <= 0 or not queries:
             return [[] for _ in queries]
@@ -108,15 +93,8 @@ class InMemoryVectorStore(VectorStore):
         for start in range(0, len(queries), _QUERY_BLOCK):
             scores = np.stack(queries[start : start + _QUERY_BLOCK]) @ candidates.T
             for line in scores:
-                if keep < rows.size:
-                    # Every row scoring at least the keep-th best: ties at the edge are all in,
-                    # so the row-order tie break below picks the same rows a full sort would.
-                    edge = -np.partition(-line, keep - 1)[keep - 1]
-                    best = np.flatnonzero(line >= edge)
-                else:
-                    best = np.arange(rows.size)
                 # Highest first; ties in row (insertion) order.
-                best = best[np.lexsort((best, -line[best]))][:keep]
+                best = best_positions(line, keep)
                 out.append([VectorHit(str(self._ids[rows[i]]), float(line[i])) for i in best])
         return out
 

@@ -114,13 +114,6 @@ def _same_bytes(data: bytes) -> bytes:
     return data
 
 
-def _unit(vector: Vector) -> Vector:
-    """``vector`` at unit length (a zero vector stays zero), so inner products are cosines."""
-    norm = float(np.linalg.norm(vector))
-    unit: Vector = vector if norm == 0.0 else (vector / norm).astype(np.float32)
-    return unit
-
-
 @dataclass
 class _Params:
     """Positional parameters of one statement, numbered as they are bound."""
@@ -280,10 +273,6 @@ class PgVectorStore(VectorStore):
         """Connections of this store's pool opened (or opening) without the codec."""
 
     @property
-    def dimension(self) -> int:
-        return self._dimension
-
-    @property
     def table(self) -> str:
         """The quoted, schema-qualified table holding the vectors."""
         return self._table
@@ -429,7 +418,7 @@ class PgVectorStore(VectorStore):
         rows = [
             (
                 _key(record.id),
-                _unit(self._check_vector(record.vector)),
+                self._unit_vector(record.vector),
                 record.payload.project_id,
                 record.payload.scope_key,
                 record.payload.status,
@@ -492,7 +481,7 @@ class PgVectorStore(VectorStore):
 
         ``ef`` replaces ``ef_search`` for these queries (raised to ``top_k``, at most 1000).
         """
-        queries = [_unit(self._check_vector(vector)) for vector in vectors]
+        queries = [self._unit_vector(vector) for vector in vectors]
         self._check_ef(ef)
         if top_k <= 0 or not queries:
             return [[] for _ in queries]

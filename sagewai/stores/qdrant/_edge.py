@@ -175,8 +175,6 @@ class QdrantEdgeVectorStore(VectorStore):
         optimize_threshold: int | None = 20_000,
         search_threads: int | None = 1,
     ) -> None:
-        if dimension <= 0:
-            raise InvalidInputError("dimension must be positive")
         for name, value in (
             ("hnsw_m", hnsw_m),
             ("ef_construct", ef_construct),
@@ -190,7 +188,7 @@ class QdrantEdgeVectorStore(VectorStore):
         if search_threads is not None and search_threads <= 0:
             raise InvalidInputError("search_threads must be positive or None")
         self._path = Path(path)
-        self._dimension = dimension
+        self._dimension = self._checked_dimension(dimension)
         self._hnsw_m = hnsw_m
         self._ef_construct = ef_construct
         self._ef_search = ef_search
@@ -204,10 +202,6 @@ class QdrantEdgeVectorStore(VectorStore):
         """Serialises every shard call: the shard may not be closed while another thread uses it."""
         self._unindexed_baseline = 0
         """Points outside HNSW segments right after the last optimisation (too small to index)."""
-
-    @property
-    def dimension(self) -> int:
-        return self._dimension
 
     @property
     def path(self) -> Path:

@@ -164,8 +164,6 @@ class QdrantVectorStore(VectorStore):
                 "give exactly one of location=':memory:', path='folder' or url='http://host:6333'"
                 + (f" (got {', '.join(chosen)})" if chosen else "")
             )
-        if dimension <= 0:
-            raise InvalidInputError("dimension must be positive")
         if not collection:
             raise InvalidInputError("collection must not be empty")
         if ef_search <= 0:
@@ -175,16 +173,12 @@ class QdrantVectorStore(VectorStore):
         self._url = url
         self._api_key = api_key
         self._collection = collection
-        self._dimension = dimension
+        self._dimension = self._checked_dimension(dimension)
         self._prefer_grpc = prefer_grpc
         self._ef_search = ef_search
         self._timeout = timeout
         self._client: AsyncQdrantClient | None = None
         self._open_lock = asyncio.Lock()
-
-    @property
-    def dimension(self) -> int:
-        return self._dimension
 
     @property
     def collection(self) -> str:

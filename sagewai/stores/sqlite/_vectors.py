@@ -13,8 +13,10 @@ count, reads the rows numbered above the last one it saw: one indexed range read
 nothing changed, so another process's write is visible to the next search. A deletion keeps the
 point's row with no vector, so other processes learn of it the same way.
 
-Search is exact (a matrix product over the matching rows); see ``docs/backends.md`` for its
-figures at 100k and 1M vectors.
+Search is exact (a matrix product over the matching rows) below ``cells_from`` vectors; from
+there it reads the cells nearest to the query where they were calibrated to find the same results
+(:mod:`sagewai.stores.sqlite._vector_cells`); see ``docs/backends.md`` for the figures at 100k and
+1M vectors.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import json
 import math
 import os
 import sqlite3
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, TypeVar
@@ -34,7 +37,7 @@ from sagewai.core._queries import VectorFilter, VectorHit, VectorPayload, Vector
 from sagewai.errors import ConfigurationError, InvalidInputError
 from sagewai.stores.base._vector import VectorStore
 from sagewai.stores.sqlite._database import MEMORY, SqliteDatabase, write_transaction
-from sagewai.stores.sqlite._vector_index import CHANGE_COLUMNS, Change, VectorIndex
+from sagewai.stores.sqlite._vector_index import CELLS_FROM, CHANGE_COLUMNS, Change, VectorIndex
 
 __all__ = ["SqliteVectorStore"]
 
@@ -60,14 +63,6 @@ _UPDATE_PAYLOAD = (
     " WHERE point_id = ? AND vector IS NOT NULL"
 )
 _DELETE = "UPDATE vectors SET seq = ?, vector = NULL WHERE point_id = ? AND vector IS NOT NULL"
-
-
-def _unit(vector: Vector) -> Vector:
-    norm = float(np.linalg.norm(vector))
-    if norm == 0.0 or not math.isfinite(norm):
-        return vector
-    unit: Vector = (vector / norm).astype(np.float32)
-    return unit
 
 
 def _payload_row(payload: VectorPayload) -> tuple[object, ...]:
@@ -105,6 +100,10 @@ class SqliteVectorStore(VectorStore):
         dimension: Vector length. A file made for another length is refused with
             :class:`~sagewai.errors.ConfigurationError`.
         busy_timeout: Seconds a write waits for another process's write.
+        cells_from: Live vectors from which a search reads only the cells of vectors nearest
+            to the query (an approximate index calibrated to find 99.7 % of the exact top 10,
+            made by this process's first search at that size; see ``docs/backends.md``);
+            ``None``: every search is exact.
 
     Example:
         >>> import asyncio, tempfile
@@ -125,12 +124,15 @@ class SqliteVectorStore(VectorStore):
     """
 
     def __init__(
-        self, path: str | os.PathLike[str], dimension: int, *, busy_timeout: float = 5.0
+        self,
+        path: str | os.PathLike[str],
+        dimension: int,
+        *,
+        busy_timeout: float = 5.0,
+        cells_from: int | None = CELLS_FROM,
     ) -> None:
-        if isinstance(dimension, bool) or not isinstance(dimension, int) or dimension <= 0:
-            raise InvalidInputError(f"dimension must be a positive integer, got {dimension!r}")
         self._path = MEMORY if str(path) == MEMORY else str(Path(path))
-        self._dimension = dimension
+        self._dimension = self._checked_dimension(dimension)
         self._database = SqliteDatabase(
             self._path,
             migrations="sqlite_vectors",
@@ -140,12 +142,13 @@ class SqliteVectorStore(VectorStore):
             after_open=self._check_dimension,
             thread_name="sagewai-vectors",
         )
+        if cells_from is not None and (
+            isinstance(cells_from, bool) or not isinstance(cells_from, int)
+        ):
+            raise InvalidInputError(f"cells_from must be an integer or None, got {cells_from!r}")
+        self._cells_from = cells_from
         self._index: VectorIndex | None = None
         """The copy in memory, made on the first read; touched on the database's thread only."""
-
-    @property
-    def dimension(self) -> int:
-        return self._dimension
 
     @property
     def path(self) -> str:
@@ -191,7 +194,8 @@ class SqliteVectorStore(VectorStore):
         index = self._index
         db = self._database.connection
         if index is None:
-            index = VectorIndex(self._dimension)
+            cells_from = sys.maxsize if self._cells_from is None else self._cells_from
+            index = VectorIndex(self._dimension, cells_from=cells_from)
             # One allocation for the first load instead of one per growth step.
             (stored,) = db.execute(
                 "SELECT count(*) FROM vectors WHERE vector IS NOT NULL"
@@ -221,7 +225,7 @@ class SqliteVectorStore(VectorStore):
         rows = [
             (
                 record.id,
-                _unit(self._check_vector(record.vector)).astype("<f4").tobytes(),
+                self._unit_vector(record.vector).astype("<f4").tobytes(),
                 *_payload_row(record.payload),
             )
             for record in latest.values()
@@ -248,7 +252,7 @@ class SqliteVectorStore(VectorStore):
         ef: int | None = None,
     ) -> list[list[VectorHit]]:
         """Exact: ``ef`` changes nothing (but must be positive when given)."""
-        queries = [_unit(self._check_vector(vector)) for vector in vectors]
+        queries = [self._unit_vector(vector) for vector in vectors]
         self._check_ef(ef)
         if top_k <= 0 or not queries:
             return [[] for _ in queries]
