@@ -64,6 +64,10 @@ async def run_demo(path: Path, project: str) -> int:
         started = time.perf_counter()
         stored = await ctx.add_many(FACTS)
         elapsed = time.perf_counter() - started
-        print(f"stored {len(stored)} facts in {elapsed:.2f} s (embedded: SQLite + Qdrant edge)")
+        # A folder made before vectors.sqlite3 keeps its Qdrant edge index (docs/backends.md).
+        vectors = "SQLite" if (path / "vectors.sqlite3").exists() else "Qdrant edge"
+        print(
+            f"stored {len(stored)} facts in {elapsed:.2f} s (embedded: SQLite, vectors: {vectors})"
+        )
     await _ask(path, project, "after a restart")
     return 0
