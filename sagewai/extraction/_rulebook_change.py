@@ -18,10 +18,12 @@ platform team" is a team, not a home).
 
 from __future__ import annotations
 
+import re
+
 from sagewai.core._records import FactType
 from sagewai.extraction import _patterns
 from sagewai.extraction._kinds import KIND_VALUE, KIND_WORDS
-from sagewai.extraction._patterns import NAME, OBJ_CHAR, Anchor, Rule
+from sagewai.extraction._patterns import NAME, OBJ_CHAR, Anchor, Builder, Rule
 from sagewai.extraction._patterns import compile_rule_pattern as _re
 from sagewai.extraction._readers_change import (
     read_acquired,
@@ -77,11 +79,36 @@ _ROLE_WORDS = frozenset(
 )
 _ROLE = r"(?:" + "|".join(sorted(_ROLE_WORDS, key=len, reverse=True)) + r")s?"
 
-CHANGE_RULES: tuple[Rule, ...] = (
-    Rule(  # "The team standup moved to Wednesday", "the orders service was migrated to MySQL"
-        "change.thing_moved",
+
+def _free(
+    name: str,
+    regex: re.Pattern[str],
+    confidence: float,
+    predicate: str | None = None,
+    *,
+    builder: Builder,
+    keywords: frozenset[str] = frozenset(),
+    triggers: tuple[str, ...] = (),
+    secondary: bool = False,
+) -> Rule:
+    """A change rule: a general fact, searched in the whole sentence (every rule here is one)."""
+    return Rule(
+        name,
         FactType.GENERAL,
         Anchor.FREE,
+        regex,
+        confidence,
+        predicate,
+        builder=builder,
+        keywords=keywords,
+        triggers=triggers,
+        secondary=secondary,
+    )
+
+
+CHANGE_RULES: tuple[Rule, ...] = (
+    _free(  # "The team standup moved to Wednesday", "the orders service was migrated to MySQL"
+        "change.thing_moved",
         _re(
             _THING + r"\s+(?:has\s+been\s+|have\s+been\s+|was\s+|were\s+|got\s+|is\s+being\s+)?"
             r"(?:just\s+|now\s+|officially\s+|finally\s+)?(?P<verb>" + _MOVE_VERBS + r")"
@@ -94,10 +121,8 @@ CHANGE_RULES: tuple[Rule, ...] = (
             "converted pushed transferred"
         ),
     ),
-    Rule(  # "We migrated the orders service to Postgres", "We moved the standup to Fridays"
+    _free(  # "We migrated the orders service to Postgres", "We moved the standup to Fridays"
         "change.moved_thing",
-        FactType.GENERAL,
-        Anchor.FREE,
         _re(
             _WHO
             + _ADVS
@@ -121,10 +146,8 @@ CHANGE_RULES: tuple[Rule, ...] = (
             "converting"
         ),
     ),
-    Rule(  # "Priya moved to Lisbon", "I switched to Neovim", "I moved to the platform team"
+    _free(  # "Priya moved to Lisbon", "I switched to Neovim", "I moved to the platform team"
         "change.moved",
-        FactType.GENERAL,
-        Anchor.FREE,
         _re(
             r"(?:" + _WHO + r"(?:" + _ADVS + r"\s+|(?:\s+[\w'’]+){1,6}?\s+and\s+"
             r"(?:(?:then|finally|just|so)\s+)?)|" + _BARE + r")"
@@ -136,10 +159,8 @@ CHANGE_RULES: tuple[Rule, ...] = (
         builder=read_change,
         keywords=_kw("moved relocated move settled"),
     ),
-    Rule(  # "I switched to Neovim", "Tariq finally converted to VS Code", "I moved to the X team"
+    _free(  # "I switched to Neovim", "Tariq finally converted to VS Code", "I moved to the X team"
         "change.switched",
-        FactType.GENERAL,
-        Anchor.FREE,
         _re(
             _SUBJECT + r"(?P<verb>transferred|switched|changed|migrated|went\s+over|converted|"
             r"made\s+the\s+(?:switch|jump)|upgraded|changed\s+over|jumped\s+ship|"
@@ -155,10 +176,8 @@ CHANGE_RULES: tuple[Rule, ...] = (
             "transferred switched changed migrated went converted switch jump upgraded jumped"
         ),
     ),
-    Rule(  # "We replaced Jenkins with GitHub Actions", "I traded in my Corolla for a Kia Niro"
+    _free(  # "We replaced Jenkins with GitHub Actions", "I traded in my Corolla for a Kia Niro"
         "change.replaced",
-        FactType.GENERAL,
-        Anchor.FREE,
         _re(
             _WHO + _ADVS + r"\s+(?P<verb>replaced|swapped|ditched|traded(?:\s+in)?|exchanged|"
             r"dropped)\s+(?:(?:my|our|the|his|her|their)\s+)?(?P<old>" + OBJ_CHAR + r"{1,40}?)"
@@ -169,10 +188,8 @@ CHANGE_RULES: tuple[Rule, ...] = (
         builder=read_change,
         keywords=_kw("replaced swapped ditched traded exchanged dropped"),
     ),
-    Rule(  # "My new manager is Omar Haddad", "Priya's email is now p@x.io", "my editor is Vim"
+    _free(  # "My new manager is Omar Haddad", "Priya's email is now p@x.io", "my editor is Vim"
         "change.new_noun",
-        FactType.GENERAL,
-        Anchor.FREE,
         _re(
             _WHOSE + r"\s+(?:new\s+|current\s+)?(?P<noun>(?:line\s+|team\s+|text\s+|code\s+|"
             r"phone\s+|mobile\s+|cell\s+|e-?mail\s+|job\s+)?(?:manager|boss|lead|employer|"
@@ -188,10 +205,8 @@ CHANGE_RULES: tuple[Rule, ...] = (
             "email e mail address phone number mobile cell home city title role position"
         ),
     ),
-    Rule(  # "Omar Haddad is my manager now"
+    _free(  # "Omar Haddad is my manager now"
         "change.is_my_noun",
-        FactType.GENERAL,
-        Anchor.FREE,
         _re(
             r"(?P<obj>(?-i:[A-Z][\w.+-]*)(?:\s+(?-i:[A-Z0-9][\w.+-]*)){0,3})"
             + _ADVS
@@ -205,10 +220,8 @@ CHANGE_RULES: tuple[Rule, ...] = (
         builder=read_change,
         keywords=_kw("manager boss lead editor car employer"),
     ),
-    Rule(  # "I now report to Omar Haddad", "Priya reports to Lena"
+    _free(  # "I now report to Omar Haddad", "Priya reports to Lena"
         "change.reports_to",
-        FactType.GENERAL,
-        Anchor.FREE,
         _re(
             _WHO + _ADVS + r"(?:(?:\s+report|\s+reports|\s+am\s+reporting|'m\s+reporting|"
             r"\s+is\s+reporting|\s+are\s+reporting|'re\s+reporting)\s+(?:directly\s+)?"
@@ -221,10 +234,8 @@ CHANGE_RULES: tuple[Rule, ...] = (
         builder=read_change,
         keywords=_kw("report reports reporting under"),
     ),
-    Rule(  # "Priya lives in Lisbon these days", "Priya no longer lives in Porto"
+    _free(  # "Priya lives in Lisbon these days", "Priya no longer lives in Porto"
         "change.named_lives",
-        FactType.GENERAL,
-        Anchor.FREE,
         _re(
             r"(?P<who>" + NAME + r")" + _ADVS + r"(?:\s+left\s+(?P<old>" + NAME + r")\s*,?\s+and)?"
             r"(?P<neg>\s+(?:no\s+longer|doesn't|does\s+not|never))?"
@@ -237,10 +248,8 @@ CHANGE_RULES: tuple[Rule, ...] = (
         builder=read_change,
         keywords=_kw("lives living based resides lived"),
     ),
-    Rule(  # "Priya works at Stripe", "I started a new job at Airbus", "Noah got a job at SAP"
+    _free(  # "Priya works at Stripe", "I started a new job at Airbus", "Noah got a job at SAP"
         "change.works_at",
-        FactType.GENERAL,
-        Anchor.FREE,
         _re(
             _WHO
             + _ADVS
@@ -257,10 +266,8 @@ CHANGE_RULES: tuple[Rule, ...] = (
         builder=read_change,
         keywords=_kw("works work working started got took employed hired staff"),
     ),
-    Rule(  # "I drive a Tesla Model 3", "Priya now drives a Volvo"
+    _free(  # "I drive a Tesla Model 3", "Priya now drives a Volvo"
         "change.drives",
-        FactType.GENERAL,
-        Anchor.FREE,
         _re(
             _WHO + _ADVS + r"(?:\s+drive|\s+drives|\s+am\s+driving|'m\s+driving|\s+is\s+driving|"
             r"\s+are\s+driving|'re\s+driving)\s+" + _VALUE + END_PLACE
@@ -270,10 +277,8 @@ CHANGE_RULES: tuple[Rule, ...] = (
         builder=read_change,
         keywords=_kw("drive drives driving"),
     ),
-    Rule(  # "I'm on the payments team", "Priya joined the growth team"
+    _free(  # "I'm on the payments team", "Priya joined the growth team"
         "change.team",
-        FactType.GENERAL,
-        Anchor.FREE,
         _re(
             _WHO + _ADVS + r"(?P<verb>\s+(?:have\s+|has\s+|'ve\s+|just\s+)?joined|"
             r"\s+(?:was\s+|got\s+|have\s+been\s+|has\s+been\s+)?(?:transferred|moved|switched|"
@@ -288,10 +293,8 @@ CHANGE_RULES: tuple[Rule, ...] = (
         builder=read_change,
         keywords=_kw("team"),
     ),
-    Rule(  # "Priya uses Emacs as an editor", "Priya is using Zed now"
+    _free(  # "Priya uses Emacs as an editor", "Priya is using Zed now"
         "change.named_uses",
-        FactType.GENERAL,
-        Anchor.FREE,
         _re(
             r"(?P<who>" + NAME + r")" + _ADVS + r"\s+(?:uses|is\s+using|has\s+been\s+using)\s+"
             r"(?P<obj>" + OBJ_CHAR + r"{1,40}?)(?:\s+as\s+(?:an?|the|his|her|their)\s+"
@@ -302,10 +305,8 @@ CHANGE_RULES: tuple[Rule, ...] = (
         builder=read_change,
         keywords=_kw("uses using"),
     ),
-    Rule(  # "The orders service uses MySQL", "the billing API runs on Python 3.10"
+    _free(  # "The orders service uses MySQL", "the billing API runs on Python 3.10"
         "change.thing_uses",
-        FactType.GENERAL,
-        Anchor.FREE,
         _re(
             _THING + r"\s+(?:now\s+)?(?:uses|runs\s+on|is\s+on|is\s+now\s+on|is\s+built\s+on|"
             r"is\s+running(?:\s+on)?|is\s+hosted\s+on|lives\s+on|sits\s+on|"
@@ -316,10 +317,8 @@ CHANGE_RULES: tuple[Rule, ...] = (
         builder=read_change,
         keywords=_kw("uses runs on built running stores backed powered"),
     ),
-    Rule(  # "Our team standup is on Monday", "the retro is every Friday", "it meets on Tuesdays"
+    _free(  # "Our team standup is on Monday", "the retro is every Friday", "it meets on Tuesdays"
         "change.schedule",
-        FactType.GENERAL,
-        Anchor.FREE,
         _re(
             _THING + r"\s+(?:is|are|happens|happen|takes\s+place|take\s+place|runs|run|meets|"
             r"meet|is\s+held|are\s+held)\s+(?:now\s+)?(?:on\s+|every\s+|each\s+)?" + _DAYS
@@ -332,10 +331,8 @@ CHANGE_RULES: tuple[Rule, ...] = (
             "wednesdays thursdays fridays saturdays sundays"
         ),
     ),
-    Rule(  # "We have the weekly sync every Tuesday", "We now hold the retro on Fridays"
+    _free(  # "We have the weekly sync every Tuesday", "We now hold the retro on Fridays"
         "change.we_schedule",
-        FactType.GENERAL,
-        Anchor.FREE,
         _re(
             _WHO
             + _ADVS
@@ -350,10 +347,8 @@ CHANGE_RULES: tuple[Rule, ...] = (
             "wednesdays thursdays fridays saturdays sundays"
         ),
     ),
-    Rule(  # "Home for me is Lisbon", "my home is in Oslo now", "my flat is in Porto"
+    _free(  # "Home for me is Lisbon", "my home is in Oslo now", "my flat is in Porto"
         "change.home_is",
-        FactType.GENERAL,
-        Anchor.FREE,
         _re(
             r"(?:(?<![\w'’])home(?:\s+for\s+me|\s+base)?|" + _WHOSE + r"\s+(?:new\s+)?(?:home|"
             r"flat|apartment|house|place|base))\s+(?:is|has\s+been)\s+(?:now\s+)?(?:in\s+)?"
@@ -365,10 +360,8 @@ CHANGE_RULES: tuple[Rule, ...] = (
         builder=read_change,
         keywords=_kw("home flat apartment house place base"),
     ),
-    Rule(  # "I write all my code in VS Code", "Priya codes in Emacs", "we do our coding in Zed"
+    _free(  # "I write all my code in VS Code", "Priya codes in Emacs", "we do our coding in Zed"
         "change.codes_in",
-        FactType.GENERAL,
-        Anchor.FREE,
         _re(
             _SUBJECT + r"(?:(?:'m|am|is|'s|are|'re|have\s+been|'ve\s+been|has\s+been)\s+)?"
             r"(?:code|codes|coding|program|programs|programming|develop|develops|developing|"
@@ -380,10 +373,8 @@ CHANGE_RULES: tuple[Rule, ...] = (
         builder=read_change,
         keywords=_kw("code codes coding program programs develop develops programming"),
     ),
-    Rule(  # "I sold my Volvo and got a Kia Niro", "Priya bought a Tesla Model 3"
+    _free(  # "I sold my Volvo and got a Kia Niro", "Priya bought a Tesla Model 3"
         "change.acquired",
-        FactType.GENERAL,
-        Anchor.FREE,
         _re(
             _SUBJECT + r"(?:(?:sold|gave\s+away|got\s+rid\s+of|wrote\s+off|crashed)\s+"
             r"(?:my|our|his|her|their|the)\s+(?P<old>" + OBJ_CHAR + r"{1,40}?)\s*,?\s+"
@@ -399,28 +390,22 @@ CHANGE_RULES: tuple[Rule, ...] = (
         builder=read_acquired,
         keywords=_kw("got bought purchased picked leased own owns have has"),
     ),
-    Rule(  # "Write to me at ana@x.io", "You can reach me on +49 151 2345678", "New number: ..."
+    _free(  # "Write to me at ana@x.io", "You can reach me on +49 151 2345678", "New number: ..."
         "change.contact",
-        FactType.GENERAL,
-        Anchor.FREE,
         _re(r"(?P<obj>\+?\(?\d[\d ()./-]{6,20}\d)"),
         _CONF,
         builder=read_contact,
         keywords=_kw("number phone mobile cell call reach contact text whatsapp signal ring"),
     ),
-    Rule(  # "Write to me at ana@x.io", "Please use a@b.io from now on instead of c@d.io"
+    _free(  # "Write to me at ana@x.io", "Please use a@b.io from now on instead of c@d.io"
         "change.email",
-        FactType.GENERAL,
-        Anchor.FREE,
         _re(r"(?P<obj>[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,4})"),
         _CONF,
         builder=read_contact,
         triggers=("@",),
     ),
-    Rule(  # "Marco left Spotify and joined Stripe", "I quit Shopify to join Datadog"
+    _free(  # "Marco left Spotify and joined Stripe", "I quit Shopify to join Datadog"
         "change.left_joined",
-        FactType.GENERAL,
-        Anchor.FREE,
         _re(
             _WHO + _ADVS + r"\s+(?:left|quit)\s+(?P<old>" + NAME + r")\s*,?\s+(?:(?:and|to)\s+"
             r"(?:(?:have|has|then|now|just)\s+)?(?P<verb>joined|join|started\s+at|start\s+at|"
@@ -432,10 +417,8 @@ CHANGE_RULES: tuple[Rule, ...] = (
         builder=read_change,
         keywords=_kw("left quit"),
     ),
-    Rule(  # "We're running the checkout service on Node 22 now", "we run the ML pipeline on ..."
+    _free(  # "We're running the checkout service on Node 22 now", "we run the ML pipeline on ..."
         "change.run_thing",
-        FactType.GENERAL,
-        Anchor.FREE,
         _re(
             _WHO + _ADVS + r"\s*(?:run|'re\s+running|are\s+running|have\s+been\s+running|"
             r"'ve\s+been\s+running|host|are\s+hosting|'re\s+hosting)\s+"
@@ -448,19 +431,15 @@ CHANGE_RULES: tuple[Rule, ...] = (
         builder=read_change,
         keywords=_kw("run running host hosting"),
     ),
-    Rule(  # "These days it's all Neovim for me", "Our orders service sits on MySQL"
+    _free(  # "These days it's all Neovim for me", "Our orders service sits on MySQL"
         "change.kind_value",
-        FactType.GENERAL,
-        Anchor.FREE,
         _re(r"\b" + KIND_VALUE),
         0.75,
         builder=read_kind_value,
         keywords=KIND_WORDS,
     ),
-    Rule(  # "I'm an engineer at Datadog", "Priya is a senior designer at Airbus"
+    _free(  # "I'm an engineer at Datadog", "Priya is a senior designer at Airbus"
         "change.role_at",
-        FactType.GENERAL,
-        Anchor.FREE,
         _re(
             _WHO + _ADVS + r"(?:'m|\s+am|\s+is|'s|\s+are|'re)\s+(?:now\s+)?(?:an?|the)\s+"
             r"(?:[a-z-]+\s+){0,2}?" + _ROLE + r"\s+(?:at|for|with)\s+(?P<obj>" + NAME + r")\b"
@@ -472,10 +451,8 @@ CHANGE_RULES: tuple[Rule, ...] = (
         keywords=_ROLE_WORDS,
         secondary=True,
     ),
-    Rule(  # "Priya joined Shopify", "I signed on with Datadog last week", "got hired by SAP"
+    _free(  # "Priya joined Shopify", "I signed on with Datadog last week", "got hired by SAP"
         "change.joined_company",
-        FactType.GENERAL,
-        Anchor.FREE,
         _re(
             _SUBJECT + r"(?P<verb>joined|signed\s+on\s+with|got\s+hired\s+(?:at|by)|"
             r"was\s+hired\s+(?:at|by)|got\s+poached\s+by|was\s+poached\s+by|"
@@ -488,10 +465,8 @@ CHANGE_RULES: tuple[Rule, ...] = (
         builder=read_change,
         keywords=_kw("joined signed hired poached accepted took"),
     ),
-    Rule(  # "I have a new manager now: Omar Haddad", "Tariq got a new manager: Tom Becker"
+    _free(  # "I have a new manager now: Omar Haddad", "Tariq got a new manager: Tom Becker"
         "change.got_new_noun",
-        FactType.GENERAL,
-        Anchor.FREE,
         _re(
             r"(?:" + _WHO + _ADVS + r"\s+|" + _BARE + r")(?:have|has|'ve|got|'ve\s+got|"
             r"have\s+got|has\s+got|get)\s+(?:a\s+)?new\s+(?P<noun>manager|boss|line\s+manager|"
@@ -505,10 +480,8 @@ CHANGE_RULES: tuple[Rule, ...] = (
         builder=read_change,
         keywords=_kw("new"),
     ),
-    Rule(  # "Omar Haddad took over managing Sofia (from Aisha Khan)"
+    _free(  # "Omar Haddad took over managing Sofia (from Aisha Khan)"
         "change.took_over_managing",
-        FactType.GENERAL,
-        Anchor.FREE,
         _re(
             r"(?P<obj>" + NAME + r")" + _ADVS + r"\s+(?:took\s+over\s+(?:managing|as\s+)|"
             r"(?:is|has\s+been)\s+now\s+managing|now\s+manages|is\s+managing|manages)\s*"
@@ -523,10 +496,8 @@ CHANGE_RULES: tuple[Rule, ...] = (
         builder=read_change,
         keywords=_kw("managing manages took"),
     ),
-    Rule(  # "Amara gave up on Neovim and went with Emacs"
+    _free(  # "Amara gave up on Neovim and went with Emacs"
         "change.gave_up",
-        FactType.GENERAL,
-        Anchor.FREE,
         _re(
             _SUBJECT + r"(?:gave\s+up\s+on|got\s+tired\s+of|stopped\s+using|moved\s+on\s+from|"
             r"abandoned|dumped)\s+(?:(?:my|our|his|her|their|the)\s+)?(?P<old>"
