@@ -251,9 +251,11 @@ def read_contact(match: re.Match[str], rule: Rule) -> Reading | None:
     """The speaker's e-mail address or phone number, however it is said ("Write to me at
     a@b.io", "You can call me on +49 151 2345678", "Please use a@b.io from now on").
 
-    The sentence must say it is a way to reach someone (a cue word) and must not name anyone
-    else's ("my sister's number is ...", "call Priya on ..."); "new", "now", "from now on" mark it
-    as a change, which ends the speaker's other addresses or numbers.
+    A phone number needs a word that says it is one (number, phone, call, reach, ...); an
+    e-mail address is one by its shape. Neither may be someone else's ("my sister's number is
+    ...", "call Priya on ...", "email eva@x.io about ...") or the value before ("instead of
+    ...", "the old number ..."); "don't use ... anymore" ends it. "new", "now", "from now on"
+    mark it as a change, which ends the speaker's other addresses or numbers.
     """
     value = match.group("obj").strip()
     text = match.string
