@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from sagewai.context._engine import ContextEngine
 from sagewai.embeddings import Embedder, MiniLMEmbedder
 from sagewai.stores import PostgresMetadataStore
@@ -43,6 +45,14 @@ async def add_dated(ctx: ContextEngine, texts: Sequence[str], now: datetime) -> 
         }
         for i, text in enumerate(texts)
     )
+
+
+def postgres_of(request: pytest.FixtureRequest) -> tuple[str, str] | None:
+    """``(dsn, schema)`` of the test's PostgreSQL when the fixture's param is ``"postgres"``
+    (fails under CI=true without PostgreSQL, skips on a laptop), else ``None``."""
+    if request.param != "postgres":
+        return None
+    return request.getfixturevalue("postgres_dsn"), request.getfixturevalue("postgres_schema")
 
 
 def engine_on(

@@ -20,7 +20,7 @@ from sagewai.context.bridge._names import user_name_key
 from sagewai.core._queries import FactQuery
 from sagewai.intelligence import RuleBasedFactExtractor
 from sagewai.testing import FakeEmbedder
-from tests.helpers import engine_on
+from tests.helpers import engine_on, postgres_of
 
 DANA = re.compile(r"(?<!\w)dana(?!\w)", re.IGNORECASE)
 
@@ -28,12 +28,7 @@ DANA = re.compile(r"(?<!\w)dana(?!\w)", re.IGNORECASE)
 @pytest.fixture(params=["memory", "local", "postgres"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], ContextEngine]:
     """In memory, the embedded folder, and PostgreSQL."""
-    postgres = None
-    if request.param == "postgres":
-        postgres = (
-            request.getfixturevalue("postgres_dsn"),
-            request.getfixturevalue("postgres_schema"),
-        )
+    postgres = postgres_of(request)
     return lambda: engine_on(
         request.param, tmp_path / "m", embedder=FakeEmbedder(), postgres=postgres
     )

@@ -20,7 +20,7 @@ from sagewai.errors import FactNotFoundError, InvalidInputError
 from sagewai.intelligence import LLMFactExtractor, RuleBasedFactExtractor
 from sagewai.llm import LLMResponse, ToolCall
 from sagewai.testing import FakeEmbedder, ScriptedLLM
-from tests.helpers import engine_on
+from tests.helpers import engine_on, postgres_of
 
 Factory = Callable[[], ContextEngine]
 
@@ -28,12 +28,7 @@ Factory = Callable[[], ContextEngine]
 @pytest.fixture(params=["memory", "local", "postgres"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Factory:
     """In memory, the embedded folder, and PostgreSQL."""
-    postgres = None
-    if request.param == "postgres":
-        postgres = (
-            request.getfixturevalue("postgres_dsn"),
-            request.getfixturevalue("postgres_schema"),
-        )
+    postgres = postgres_of(request)
     return lambda: engine_on(
         request.param, tmp_path / "m", embedder=FakeEmbedder(), postgres=postgres
     )

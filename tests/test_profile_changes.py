@@ -27,18 +27,13 @@ from sagewai.core._standing_topics import ends_standing, same_topic, topic_words
 from sagewai.extraction._instructions import is_instruction, read_instructions
 from sagewai.intelligence import RuleBasedFactExtractor
 from sagewai.testing import FakeEmbedder
-from tests.helpers import engine_on
+from tests.helpers import engine_on, postgres_of
 
 
 @pytest.fixture(params=["memory", "local", "postgres"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], ContextEngine]:
     """In memory, the embedded folder, and PostgreSQL."""
-    postgres = None
-    if request.param == "postgres":
-        postgres = (
-            request.getfixturevalue("postgres_dsn"),
-            request.getfixturevalue("postgres_schema"),
-        )
+    postgres = postgres_of(request)
     return lambda: engine_on(
         request.param, tmp_path / "m", embedder=FakeEmbedder(), postgres=postgres
     )

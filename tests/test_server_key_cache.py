@@ -8,12 +8,14 @@ key on every request. The clock is the test's, so no test sleeps.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
 
 from sagewai.errors import AuthenticationError
-from sagewai.server import SqliteServerState, new_key
+from sagewai.server import NewKey, SqliteServerState, new_key
 from sagewai.server._auth import Authenticator
 from sagewai.server._ratelimit import RateLimiter
 
@@ -36,16 +38,25 @@ def _setup(
     return state, auth, clock
 
 
+@asynccontextmanager
+async def _a_key(state: SqliteServerState) -> AsyncIterator[NewKey]:
+    """The state open with one read key in it (its token and record), closed after."""
+    await state.open()
+    made = new_key(project_id="p", role="read")
+    await state.add_key(made.key)
+    try:
+        yield made
+    finally:
+        await state.close()
+
+
 def test_a_revoked_key_is_refused_once_its_cache_entry_is_older_than_the_setting(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     state, auth, clock = _setup(tmp_path, monkeypatch, seconds=2.0)
 
     async def run() -> None:
-        await state.open()
-        made = new_key(project_id="p", role="read")
-        await state.add_key(made.key)
-        try:
+        async with _a_key(state) as made:
             assert (await auth.caller(f"Bearer {made.token}", None)).key.id == made.key.id
             await state.revoke(made.key.id)
             clock.now += 1.9  # within the cache time: still the cached (active) key
@@ -56,8 +67,6 @@ def test_a_revoked_key_is_refused_once_its_cache_entry_is_older_than_the_setting
             clock.now += 10.0  # and stays refused
             with pytest.raises(AuthenticationError, match="revoked"):
                 await auth.caller(f"Bearer {made.token}", None)
-        finally:
-            await state.close()
 
     asyncio.run(run())
 
@@ -68,16 +77,11 @@ def test_a_wrong_secret_is_refused_while_the_key_id_is_cached(
     state, auth, _ = _setup(tmp_path, monkeypatch, seconds=60.0)
 
     async def run() -> None:
-        await state.open()
-        made = new_key(project_id="p", role="read")
-        await state.add_key(made.key)
-        try:
+        async with _a_key(state) as made:
             await auth.caller(None, made.token)
             forged = made.token[:-4] + ("aaaa" if not made.token.endswith("aaaa") else "bbbb")
             with pytest.raises(AuthenticationError, match="not valid"):
                 await auth.caller(None, forged)
-        finally:
-            await state.close()
 
     asyncio.run(run())
 
@@ -88,15 +92,10 @@ def test_no_cache_reads_the_key_on_every_request(
     state, auth, _ = _setup(tmp_path, monkeypatch, seconds=0.0)
 
     async def run() -> None:
-        await state.open()
-        made = new_key(project_id="p", role="read")
-        await state.add_key(made.key)
-        try:
+        async with _a_key(state) as made:
             await auth.caller(None, made.token)
             await state.revoke(made.key.id)  # the clock does not move at all
             with pytest.raises(AuthenticationError, match="revoked"):
                 await auth.caller(None, made.token)
-        finally:
-            await state.close()
 
     asyncio.run(run())

@@ -14,7 +14,7 @@ from sagewai.context import MemoryBridge
 from sagewai.context._ranking import message_text
 from sagewai.intelligence import MemoryConsolidator, RuleBasedFactExtractor
 from sagewai.testing import ScriptedLLM, memory_block
-from tests.helpers import engine_on
+from tests.helpers import engine_on, postgres_of
 
 Factory = Callable[[], ContextEngine]
 
@@ -23,12 +23,7 @@ Factory = Callable[[], ContextEngine]
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Factory:
     """How to make the project's engine: on the embedded default, in memory, on PostgreSQL
     (there with MiniLM: which claim a question asks is read from meaning)."""
-    postgres = None
-    if request.param == "postgres":
-        postgres = (
-            request.getfixturevalue("postgres_dsn"),
-            request.getfixturevalue("postgres_schema"),
-        )
+    postgres = postgres_of(request)
     return lambda: engine_on(request.param, tmp_path / "memory", postgres=postgres)
 
 

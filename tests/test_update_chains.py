@@ -23,7 +23,7 @@ from sagewai import ContextEngine, Fact, FactStatus
 from sagewai.context import MemoryBridge
 from sagewai.intelligence import LLMFactExtractor, RuleBasedFactExtractor
 from sagewai.testing import ScriptedLLM
-from tests.helpers import engine_on
+from tests.helpers import engine_on, postgres_of
 
 Factory = Callable[[], ContextEngine]
 DAY0 = datetime(2026, 3, 2, 9, tzinfo=UTC)
@@ -32,12 +32,7 @@ DAY0 = datetime(2026, 3, 2, 9, tzinfo=UTC)
 @pytest.fixture(params=["local", "postgres"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Factory:
     """How to make the project's engine: the embedded default, or PostgreSQL."""
-    postgres = None
-    if request.param == "postgres":
-        postgres = (
-            request.getfixturevalue("postgres_dsn"),
-            request.getfixturevalue("postgres_schema"),
-        )
+    postgres = postgres_of(request)
     return lambda: engine_on(request.param, tmp_path / "memory", postgres=postgres)
 
 
