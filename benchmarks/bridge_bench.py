@@ -245,11 +245,12 @@ async def bench_locomo(folder: Path, embedder: Embedder, path: Path) -> dict[str
 
 
 class CountingEmbedder:
-    """An embedder that counts the texts (and calls) it embeds for another one."""
+    """An embedder that remembers the texts it embeds (and counts its calls) for another one
+    (also ``tests/test_bridge_vectors.py``'s)."""
 
     def __init__(self, inner: Embedder) -> None:
         self.inner = inner
-        self.texts = 0
+        self.texts: list[str] = []
         self.calls = 0
 
     @property
@@ -261,7 +262,7 @@ class CountingEmbedder:
         return self.inner.name
 
     async def embed_documents(self, texts: Sequence[str]) -> Vectors:
-        self.texts += len(texts)
+        self.texts.extend(texts)
         self.calls += 1
         return await self.inner.embed_documents(texts)
 
@@ -312,8 +313,8 @@ async def bridge_rate(
             "turns_per_s": round(n_turns / elapsed, 1),
             "cpu_seconds": round(cpu, 2),
             "turns_per_cpu_s": round(n_turns / cpu, 1),
-            "texts_embedded": counting.texts,
-            "texts_per_turn": round(counting.texts / n_turns, 3),
+            "texts_embedded": len(counting.texts),
+            "texts_per_turn": round(len(counting.texts) / n_turns, 3),
             "embed_calls": counting.calls,
             "facts_added": bridge.stats.facts_added,
             "facts_reinforced": bridge.stats.facts_reinforced,

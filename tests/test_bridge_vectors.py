@@ -4,47 +4,26 @@ vector, and no text of an ingest is embedded twice (issue 38)."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from benchmarks.bridge_bench import CountingEmbedder
 from sagewai import ContextEngine
 from sagewai.context import MemoryBridge
 from sagewai.context._ranking import is_context_record
 from sagewai.context._reconcile import Candidate, ReconcilingWriter, SharedVector, TextVectors
 from sagewai.context.bridge._sharing import RESTATES, restates, restating_fact
 from sagewai.core import Conversation
-from sagewai.core._embedder import Vector, Vectors
 from sagewai.core._records import Fact, FactKind, Provenance
 from sagewai.extraction import RuleBasedFactExtractor
 from sagewai.testing import FakeEmbedder
 
 
-class CountingEmbedder:
+def counting_embedder() -> CountingEmbedder:
     """The fake embedder, remembering every text (and call) it was given."""
-
-    def __init__(self) -> None:
-        self.inner = FakeEmbedder()
-        self.texts: list[str] = []
-        self.calls = 0
-
-    @property
-    def dimension(self) -> int:
-        return self.inner.dimension
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    async def embed_documents(self, texts: Sequence[str]) -> Vectors:
-        self.calls += 1
-        self.texts.extend(texts)
-        return await self.inner.embed_documents(texts)
-
-    async def embed_query(self, text: str) -> Vector:
-        return await self.inner.embed_query(text)
+    return CountingEmbedder(FakeEmbedder())
 
 
 CHAT = [
@@ -72,7 +51,7 @@ async def _bridge(folder: Path, embedder: CountingEmbedder, *, share: bool = Tru
 
 
 async def test_each_message_text_is_embedded_once(tmp_path: Path) -> None:
-    embedder = CountingEmbedder()
+    embedder = counting_embedder()
     stored = await _bridge(tmp_path, embedder)
     counts = Counter(embedder.texts)
     assert counts, "nothing was embedded"
@@ -92,7 +71,7 @@ async def test_each_message_text_is_embedded_once(tmp_path: Path) -> None:
 
 
 async def test_the_old_path_embeds_every_record(tmp_path: Path) -> None:
-    embedder = CountingEmbedder()
+    embedder = counting_embedder()
     stored = await _bridge(tmp_path, embedder, share=False)
     contexts = {r.content for r in stored if is_context_record(r)}
     assert contexts
@@ -101,7 +80,7 @@ async def test_the_old_path_embeds_every_record(tmp_path: Path) -> None:
 
 
 async def test_a_context_record_sums_the_message_and_the_turn_before(tmp_path: Path) -> None:
-    embedder = CountingEmbedder()
+    embedder = counting_embedder()
     async with ContextEngine.local(tmp_path, embedder=embedder, project_id="p1") as ctx:
         bridge = MemoryBridge(
             context_engine=ctx,
@@ -139,7 +118,7 @@ def test_one_fact_per_message_takes_its_vector() -> None:
 
 async def test_a_vector_that_cannot_be_shared_is_embedded() -> None:
     """A shared vector naming a record with no vector: the record's own text is embedded."""
-    embedder = CountingEmbedder()
+    embedder = counting_embedder()
     async with ContextEngine.in_memory(embedder=embedder, project_id="p1") as ctx:
         writer = ReconcilingWriter(ctx.port)
         record = Fact(id="r1", project_id="p1", content="hello there", kind=FactKind.MESSAGE)
@@ -150,7 +129,7 @@ async def test_a_vector_that_cannot_be_shared_is_embedded() -> None:
 
 @pytest.mark.parametrize("size", [0, 2])
 async def test_text_vectors_remember_recent_texts(size: int) -> None:
-    embedder = CountingEmbedder()
+    embedder = counting_embedder()
     cache = TextVectors(size)
     first = await cache.embed(embedder, ["a", "b", "a"])
     again = await cache.embed(embedder, ["a", "c"])
