@@ -27,7 +27,7 @@ import asyncio
 import logging
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -45,8 +45,10 @@ from sagewai.core._claims import (
     decide,
     is_echo,
     supersedes,
+    unnamed_change_predicate,
 )
 from sagewai.core._embedder import Embedder, Vector, Vectors
+from sagewai.core._predicates import UNNAMED_CHANGE
 from sagewai.core._queries import FactQuery, VectorFilter, VectorHit, WriteBatch
 from sagewai.core._records import (
     Fact,
@@ -375,6 +377,11 @@ class ClaimIndex:
             i for i, other in group.items() if other == claim or supersedes(claim, change, other)
         ]
 
+    def held(self, key: str, subject: str) -> list[Claim]:
+        """The live claims of ``subject`` in the scope (after :meth:`prepare`)."""
+        scope = self._scopes.get(key)
+        return list(scope.subjects.get(subject, {}).values()) if scope is not None else []
+
     @staticmethod
     def _apply(group: dict[str, Claim], fact: Fact) -> None:
         claim = Claim.of(fact) if fact.status in _LIVE else None
@@ -460,7 +467,7 @@ class ReconcilingWriter:
         async with self._lock:  # decisions read what earlier writes stored: one write at a time
             stored = await port.get_many([c.fact.id for c in candidates] + [r.id for r in verbatim])
             known = {fact.id for fact in stored}
-            fresh = [c for c in candidates if c.fact.id not in known]
+            fresh = await self._name_changes([c for c in candidates if c.fact.id not in known])
             records = [r for r in verbatim if r.id not in known]
             outcome.already_stored = len(candidates) - len(fresh)
             if not fresh and not records:
@@ -505,6 +512,43 @@ class ReconcilingWriter:
                     else None,
                 )
         return outcome
+
+    async def _name_changes(self, fresh: list[Candidate]) -> list[Candidate]:
+        """Each change of unnamed kind ("Amara just switched over to Zalando") read as a change
+        of the one named value its subject holds that it can change (where Amara works), so it
+        ends that value like any change; one that cannot be told stays as it is
+        (:func:`~sagewai.core._claims.unnamed_change_predicate`)."""
+        unnamed = [
+            row
+            for row, c in enumerate(fresh)
+            if c.fact.predicate == UNNAMED_CHANGE and c.fact.subject
+        ]
+        if not unnamed:
+            return fresh
+        wanted: dict[str, set[str]] = {}
+        for row in unnamed:
+            fact = fresh[row].fact
+            wanted.setdefault(fact.scope_key, set()).add(fact.subject or "")
+        await self.claims.prepare(wanted)
+        named = list(fresh)
+        for row in unnamed:
+            fact = fresh[row].fact
+            claim = Claim.of(fact)
+            via = fact.metadata.get("via")
+            predicate = (
+                unnamed_change_predicate(
+                    claim,
+                    self.claims.held(fact.scope_key, fact.subject or ""),
+                    via=via if isinstance(via, str) else None,
+                )
+                if claim is not None
+                else None
+            )
+            if predicate is not None:
+                named[row] = replace(
+                    fresh[row], fact=fact.model_copy(update={"predicate": predicate})
+                )
+        return named
 
     async def _vectors(
         self, records: Sequence[Fact], shared: Mapping[str, SharedVector]

@@ -14,6 +14,9 @@ the core so that neither of those layers imports the other.
   A standing instruction or preference is also ended by one about the same topic that says it
   is a change or reverses it ("you can deploy on Fridays now" ends "never deploy on Fridays";
   :mod:`sagewai.core._standing_topics`).
+* A change that does not say of what ("Amara just switched over to Zalando": ``changed_to``) is
+  named before it is decided, from the subject's live claims
+  (:func:`unnamed_change_predicate`), then decided like any change.
 * ``reconcile.negation`` (UPDATE): the candidate negates an existing statement, by triple
   ("likes tea" / ``likes tea`` negated) or, without triples, by wording ("Alice likes tea" /
   "Alice does not like tea").
@@ -26,12 +29,14 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
 from sagewai.core._predicates import (
+    NAMED_VALUES,
     RENEWABLE,
+    USES_PREFIX,
     canonical_polarity,
     is_single_valued,
     normalize_predicate,
@@ -51,6 +56,7 @@ __all__ = [
     "is_echo",
     "negation_pair",
     "supersedes",
+    "unnamed_change_predicate",
 ]
 
 DEFAULT_DUPLICATE_THRESHOLD = 0.92
@@ -203,6 +209,47 @@ def supersedes(claim: Claim, change: StatedChange | None, other: Claim) -> bool:
     if change.replaces is not None:
         return other.object == change.replaces and other.predicate in (claim.predicate, "uses")
     return other.predicate == claim.predicate and claim.predicate in RENEWABLE
+
+
+_AT_PLACES = frozenset({"works_at", "lives_in", "studies_at"})
+"""What "X is at Y now" can be a change of: where X works, lives or studies."""
+
+
+def unnamed_change_predicate(
+    claim: Claim, held: Iterable[Claim], *, via: str | None = None
+) -> str | None:
+    """The predicate a change of unnamed kind changes, or ``None`` when it cannot be told.
+
+    "Amara just switched over to Zalando" does not say what changed. When Amara holds exactly
+    one named value that such a change can replace (where she lives, works or studies, who
+    manages her, what she drives, the tool of a kind she uses: :data:`NAMED_VALUES`), the change
+    is of that; a value she already holds is a repeat of it. ``via`` narrows by the word before
+    the value ("is *at* Zalando now": a workplace, a home or a school). Two candidates or none:
+    ``None``, and the statement stays an unnamed change that ends nothing.
+
+    Example:
+        >>> new = Claim("amara", "changed_to", "zalando", False)
+        >>> held = [Claim("amara", "works_at", "stripe", False)]
+        >>> unnamed_change_predicate(new, held)
+        'works_at'
+        >>> held.append(Claim("amara", "uses_editor", "vim", False))
+        >>> unnamed_change_predicate(new, held) is None
+        True
+        >>> unnamed_change_predicate(new, held, via="at")
+        'works_at'
+    """
+    kinds: set[str] = set()
+    for other in held:
+        if other.subject != claim.subject or other.negated:
+            continue
+        if not (other.predicate in NAMED_VALUES or other.predicate.startswith(USES_PREFIX)):
+            continue
+        if other.object == claim.object:
+            return other.predicate  # "Ravi is at Zalando now" while memory says so: a repeat
+        kinds.add(other.predicate)
+    if via == "at":
+        kinds &= _AT_PLACES
+    return kinds.pop() if len(kinds) == 1 else None
 
 
 # --------------------------------------------------------------------------- wording

@@ -60,9 +60,11 @@ __all__ = [
     "FAVORITE_PREFIX",
     "INSTRUCTION_PREFIX",
     "JOB_TITLES",
+    "NAMED_VALUES",
     "PREDICATES",
     "RENEWABLE",
     "TOOL_KINDS",
+    "UNNAMED_CHANGE",
     "USES_PREFIX",
     "VOCABULARY",
     "Predicate",
@@ -165,6 +167,17 @@ single-valued."""
 
 RENEWABLE: frozenset[str] = frozenset({"email", "phone"})
 """Multi-valued predicates whose old values a stated change replaces ("my new e-mail is")."""
+
+UNNAMED_CHANGE = "changed_to"
+"""The predicate of a change whose kind the sentence does not say ("Amara just switched over to
+Zalando", "Ravi is at Zalando now"): the writer reads it as the one named value its subject
+holds that could change so (:func:`sagewai.core._claims.unnamed_change_predicate`)."""
+
+NAMED_VALUES: frozenset[str] = frozenset(
+    {"lives_in", "works_at", "studies_at", "managed_by", "drives"}
+)
+"""Single-valued predicates whose values are names (a place, a company, a person, a car): the
+ones an unnamed change can be a change of, with every ``uses_<kind>``."""
 
 _SYNONYMS: dict[str, str] = {
     "allergy": "allergic_to",

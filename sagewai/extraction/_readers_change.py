@@ -8,7 +8,10 @@ One reader for the rules of :mod:`.rulebook_change`. It reads the match's named 
   "replaced Jenkins with ..."), a ``noun`` ("my new *manager* is") and ``days`` (a schedule);
 * the predicate: a schedule's when the value is a day of a thing ("the standup moved to
   Wednesday"), else the noun's ("my new *manager* is"), else the value's kind (:mod:`.kinds`:
-  Postgres is a database, Neovim an editor, "the payments team" a team), else the rule's own.
+  Postgres is a database, Neovim an editor, "the payments team" a team), else the rule's own;
+  a change of no known kind said of a person ("Amara just switched over to Zalando", "Ravi is
+  at Zalando now") is ``changed_to``, which the writer names from what the person holds
+  (:func:`sagewai.core._claims.unnamed_change_predicate`).
 
 A reading that changes something carries ``change`` (the word that said so) and, when named,
 ``replaces`` (the old value) in its extra fields; they reach the fact's metadata, where the
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import re
 
+from sagewai.core._predicates import UNNAMED_CHANGE
 from sagewai.core._records import FactType
 from sagewai.extraction._kinds import (
     HABITUAL_MEETING,
@@ -97,7 +101,7 @@ def _valid(predicate: str, value: str) -> bool:
         return "@" in value and " " not in value
     if predicate == "phone":
         return len(_DIGIT.findall(value)) >= 6
-    if predicate in {"managed_by", "works_at", "lives_in", "is_from"}:
+    if predicate in {"managed_by", "works_at", "lives_in", "is_from", UNNAMED_CHANGE}:
         return bool(_CAPITAL.match(value)) and len(value.split()) <= 5
     if predicate == "drives":
         return kind_of(value) == "car" or bool(_CAPITAL.match(value))
@@ -122,6 +126,11 @@ def _schedule(days_text: str, thing: str | None, head: str) -> tuple[str, str | 
         return recurrence(days)
     return days_text.strip(), None
 
+
+_LASTING = re.compile(r"\b(?:these\s+days|nowadays)\b", re.IGNORECASE)
+_UNNAMED = frozenset({"change.switched", "change.now_at"})
+"""Rules whose value may be of no known kind: read as an unnamed change (``changed_to``) that
+the writer names from what its subject holds (``unnamed_change_predicate``)."""
 
 _CHANGE_VERBS = frozenset(
     """moved relocated transferred switched changed migrated upgraded ported bumped converted
@@ -175,6 +184,8 @@ def read_change(match: re.Match[str], rule: Rule) -> Reading | None:
             predicate = noun_predicate(noun)
         else:
             predicate = object_predicate(obj) or rule.predicate
+            if predicate is None and rule.name in _UNNAMED and thing is None:
+                predicate = UNNAMED_CHANGE  # "Amara switched over to Zalando": of what, unsaid
         if predicate is None or predicate == "scheduled_on" or not _valid(predicate, obj):
             return None
     verb = " ".join((group(match, "verb") or "").lower().split())
@@ -185,6 +196,13 @@ def read_change(match: re.Match[str], rule: Rule) -> Reading | None:
         changed = "now"
     if changed is not None:
         extra.append(("change", changed))
+    elif predicate == UNNAMED_CHANGE:
+        return None  # "Ravi is at Zalando": a place he is at, no change said
+    via = group(match, "via")
+    if via is not None:
+        if speaker and via.lower() == "at" and not _LASTING.search(text):
+            return None  # "I'm at Starbucks now, come over": where I am, not where I work
+        extra.append(("via", via.lower()))
     old = _value(group(match, "old"))
     if old is not None and old.casefold() != obj.casefold():
         extra.append(("replaces", old))
