@@ -88,6 +88,8 @@ class RecalledFact:
     quote: str | None = None
     changes: tuple[ClaimChange, ...] = ()
     rested_on: tuple[ClaimChange, ...] = ()
+    later: tuple[Fact, ...] = ()
+    """Later statements that may have changed it (``SearchResult.later``)."""
 
     @property
     def is_message(self) -> bool:
@@ -214,6 +216,7 @@ def fact_item(recalled: RecalledFact, ref: str, query: str = "") -> MemoryItem:
         changed = "; ".join(
             [changed_note(c) for c in recalled.changes]
             + [rested_note(c) for c in recalled.rested_on]
+            + [later_note(f) for f in recalled.later]
         )
         text = f'[{ref}] {lead} "{said}"' + (f" ({changed})" if changed else "")
         return MemoryItem(MESSAGES, text.replace("]  ", "] "), fact.id)
@@ -232,6 +235,7 @@ def fact_item(recalled: RecalledFact, ref: str, query: str = "") -> MemoryItem:
         )
     notes.extend(changed_note(change) for change in recalled.changes)
     notes.extend(rested_note(change) for change in recalled.rested_on)
+    notes.extend(later_note(statement) for statement in recalled.later)
     if recalled.quote and adds_to(recalled.quote, fact.content):
         notes.append(f'said: "{excerpt(recalled.quote, query, QUOTE_CHARS)}"')
     said = excerpt(fact.content, query, FACT_CHARS)
@@ -257,6 +261,22 @@ def changed_note(change: ClaimChange) -> str:
     if change.new is not None:
         note += f", now: {clean_text(change.new.content, limit=160)}"
     return note
+
+
+def later_note(statement: Fact) -> str:
+    """How a record reads when a later statement of its value names another one.
+
+    Example:
+        >>> from datetime import datetime, UTC
+        >>> from sagewai.core._records import Fact
+        >>> later = Fact(project_id="p", content="New apartment in Madrid!",
+        ...              valid_from=datetime(2026, 2, 1, tzinfo=UTC))
+        >>> later_note(later)
+        'maybe changed: said later (2026-02-01): New apartment in Madrid!'
+    """
+    when = day(statement.valid_from or statement.created_at)
+    said = clean_text(verbatim(statement).content, limit=160)
+    return "maybe changed: said later" + (f" ({when})" if when else "") + f": {said}"
 
 
 def rested_note(change: ClaimChange) -> str:
@@ -394,6 +414,7 @@ class MemoryRecaller:
                     quote=quote,
                     changes=r.changes,
                     rested_on=r.rested_on,
+                    later=r.later,
                 )
             )
         return out
@@ -510,7 +531,11 @@ def by_source(results: Sequence[SearchResult]) -> list[SearchResult]:
         group = groups.setdefault(key, [])
         for record in records:
             if all(r.fact.id != record.id for r in group):
-                group.append(SearchResult(fact=record, score=result.score, parts=result.parts))
+                group.append(
+                    SearchResult(
+                        fact=record, score=result.score, parts=result.parts, later=result.later
+                    )
+                )
     chosen: list[SearchResult] = []
     for group in groups.values():
         facts = [r for r in group if r.fact.kind is not FactKind.MESSAGE]
@@ -519,7 +544,12 @@ def by_source(results: Sequence[SearchResult]) -> list[SearchResult]:
         else:
             first = group[0]
             chosen.append(
-                SearchResult(fact=verbatim(first.fact), score=first.score, parts=first.parts)
+                SearchResult(
+                    fact=verbatim(first.fact),
+                    score=first.score,
+                    parts=first.parts,
+                    later=first.later,
+                )
             )
     return chosen
 

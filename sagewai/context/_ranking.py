@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from datetime import date, datetime
 from typing import Literal, NamedTuple
@@ -53,6 +53,7 @@ __all__ = [
     "group_by_source",
     "is_context_record",
     "is_reply_record",
+    "later_first",
     "later_values_first",
     "limit_per_message",
     "message_text",
@@ -65,6 +66,7 @@ __all__ = [
     "recency_score",
     "record_days",
     "rrf_fusion",
+    "said_at",
     "speaker_matches",
     "standardised",
     "time_matches",
@@ -761,7 +763,7 @@ _CHANGE_CUE = re.compile(
 """Words of a statement that changes a value (matched against lower-cased text)."""
 
 
-def _said_at(fact: Fact) -> tuple[datetime, datetime, int]:
+def said_at(fact: Fact) -> tuple[datetime, datetime, int]:
     """When a record was said (its sources' latest time, else when it was stored), when it was
     stored, and its place in its conversation: the order of two statements of a value (the
     turns of one conversation often share a day, and the records of one batch a store time)."""
@@ -799,8 +801,7 @@ def later_values_first(
     """
     stems = [re.compile(rf"\b{re.escape(t[: max(4, len(t) - 2)])}") for t in terms if len(t) > 2]
     need = max(2, math.ceil(len(stems) / 3))
-    head, tail = list(ranked[:window]), list(ranked[window:])
-    if len(stems) < 2 or len(head) < 2:
+    if len(stems) < 2 or len(ranked[:window]) < 2:
         return list(ranked)
 
     def states_value(candidate: RankedCandidate) -> bool:
@@ -812,16 +813,42 @@ def later_values_first(
         # A statement that says it changes something needs less of the query's words.
         return hits >= need or (hits >= 2 and _CHANGE_CUE.search(low) is not None)
 
-    valued = {c.fact.id: _said_at(c.fact) for c in head if states_value(c)}
+    return later_first(ranked, states_value, window=window)
+
+
+def later_first(
+    ranked: Sequence[RankedCandidate],
+    qualifies: Callable[[RankedCandidate], bool],
+    *,
+    window: int,
+    moves: Callable[[RankedCandidate], bool] | None = None,
+) -> list[RankedCandidate]:
+    """Among the first ``window`` candidates, each one that ``qualifies`` (and ``moves``, when
+    given) moves just above every qualifying one said before it; the others keep their places,
+    and so does the order below ``window``. The places keep their scores: the records move
+    between them.
+
+    Example:
+        >>> from datetime import UTC, datetime
+        >>> def c(i: str, day: int, score: float) -> RankedCandidate:
+        ...     at = datetime(2024, 4, day, tzinfo=UTC)
+        ...     return RankedCandidate(Fact(id=i, project_id="p", content=i, created_at=at), score)
+        >>> ranked = [c("old", 1, 0.9), c("other", 3, 0.5), c("new", 9, 0.4)]
+        >>> [x.fact.id for x in later_first(ranked, lambda x: x.fact.id != "other", window=3)]
+        ['new', 'old', 'other']
+    """
+    head, tail = list(ranked[:window]), list(ranked[window:])
+    valued = {c.fact.id: said_at(c.fact) for c in head if qualifies(c)}
     if len(valued) < 2:
         return list(ranked)
+    movers = {c.fact.id for c in head if c.fact.id in valued and (moves is None or moves(c))}
     # Each move puts a later statement above an earlier one, never the reverse: it ends.
     moved = True
     while moved:
         moved = False
         for j, later in enumerate(head):
             when = valued.get(later.fact.id)
-            if when is None:
+            if when is None or later.fact.id not in movers:
                 continue
             for i in range(j):
                 earlier = valued.get(head[i].fact.id)

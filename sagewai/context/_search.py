@@ -60,6 +60,7 @@ from sagewai.context._ranking import (
     prefer_current,
     source_key,
 )
+from sagewai.context._slots import later_statements_first
 from sagewai.context._standing import MAX_CHAIN, claim_changes
 from sagewai.context._subject_search import synthesis_first
 from sagewai.core._arguments import aware_time, check_int, check_number, enum_values, string_list
@@ -322,8 +323,8 @@ class Searcher:
         ranked = await self._with_neighbours(request, found, ranked)  # turns next to the best
         standing = await self._standing(found, ranked)  # changed claims and what holds now
         held = await self._held_then(request, standing)  # an as_of search: what held then
-        ranked = self._present_first(request, ranked, standing, held)  # now before then
-        results = self._results(request, ranked, standing)  # one result per statement, top_k
+        ranked, later = self._present_first(request, ranked, standing, held)  # now first
+        results = self._results(request, ranked, standing, later)  # one per statement, top_k
         results = await synthesis_first(  # a subject asked about: its synthesis first
             self.port, request.text, request.fact_query, results, request.top_k
         )
@@ -523,11 +524,13 @@ class Searcher:
         ranked: list[RankedCandidate],
         standing: _Standing,
         held: dict[str, list[Fact]] | None = None,
-    ) -> list[RankedCandidate]:
+    ) -> tuple[list[RankedCandidate], dict[str, Fact]]:
         """For a question about the present: what holds now before what changed; for a search
         ``as_of`` a past time, what held then before what had changed by then (``held``, from
-        :meth:`_held_then`); answers before a message that holds no statement and echoes the
-        query (the same question asked before, small talk)."""
+        :meth:`_held_then`); for a question about a value now, its later statements first
+        (with, for each earlier one, the later statement that may have changed it); answers
+        before a message that holds no statement and echoes the query (the same question asked
+        before, small talk)."""
         config = request.config
         present = request.as_of is None and not request.analysis.asks_past
         if config.prefer_current and standing.asked and present:
@@ -545,6 +548,12 @@ class Searcher:
         if config.later_values and present and request.analysis.asks_value_now:
             terms = request.analysis.keyword_text.lower().split()
             ranked = later_values_first(ranked, terms, window=_VALUE_WINDOW * request.top_k)
+        analysis = request.analysis
+        later: dict[str, Fact] = {}
+        if config.later_values and analysis.asks_value_now and not analysis.asks_past:
+            ranked, later = later_statements_first(
+                ranked, analysis, window=_VALUE_WINDOW * request.top_k
+            )
         asked = normal_form(request.text)
         chatter = {
             c.fact.id
@@ -556,14 +565,18 @@ class Searcher:
             )
             and is_chatter(message_text(c.fact))
         }
-        return answers_first(ranked, chatter, floor=config.chatter_floor)
+        return answers_first(ranked, chatter, floor=config.chatter_floor), later
 
     def _results(
-        self, request: SearchRequest, ranked: list[RankedCandidate], standing: _Standing
+        self,
+        request: SearchRequest,
+        ranked: list[RankedCandidate],
+        standing: _Standing,
+        later: Mapping[str, Fact],
     ) -> list[SearchResult]:
         """One result per statement: a message with the facts drawn from it, and any repeat of
         the same statement (the same normalised text, said again elsewhere); ``top_k`` of them,
-        each with its standing."""
+        each with its standing and the later statements that may have changed it."""
         config = request.config
         if config.group_by_source:
             groups = group_by_source(ranked, config.related_weight)
@@ -597,6 +610,7 @@ class Searcher:
                     "changes": standing.changes_of(group),
                     "rested_on": standing.rested_on_of(group),
                     "repeats": tuple(repeats),
+                    "later": _later_of(group, later),
                 },
             )
             for group, repeats in kept
@@ -615,3 +629,14 @@ class Searcher:
             if fact.project_id == self.port.project_id
         ]
         self.port.record_access(own, now)
+
+
+def _later_of(group: SourceGroup, later: Mapping[str, Fact]) -> tuple[Fact, ...]:
+    """The later statements that may have changed what a result's records say (not its own)."""
+    own = {group.best.fact.id, *(other.fact.id for other in group.others)}
+    found = {
+        statement.id: statement
+        for record in own
+        if (statement := later.get(record)) is not None and statement.id not in own
+    }
+    return tuple(found.values())

@@ -505,3 +505,7 @@ class SearchResult(BaseModel):
     repeats: tuple[Fact, ...] = ()
     """Other records saying the same thing (the same normalised content, from other messages or
     sessions), folded into this result: the statement was said ``1 + len(repeats)`` times."""
+    later: tuple[Fact, ...] = ()
+    """For a question about a value now: later statements of the same value that name another
+    one ("new apartment in Madrid" after "I live in Lisbon") and that the ranking put above this
+    result; no rule read them as a change, but this result may no longer hold."""

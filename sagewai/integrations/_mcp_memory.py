@@ -90,6 +90,8 @@ def result_view(result: SearchResult) -> dict[str, Any]:
             {"was": c.old.content, "now": None if c.new is None else c.new.content}
             for c in result.rested_on
         ]
+    if result.later:
+        view["said_later"] = [fact.content for fact in result.later]
     if result.repeats:
         view["said_times"] = 1 + len(result.repeats)
     return view

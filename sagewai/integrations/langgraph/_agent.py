@@ -23,7 +23,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.config import get_config
 
 from sagewai._background import run_blocking
-from sagewai.agent._recall import changed_note, rested_note
+from sagewai.agent._recall import changed_note, later_note, rested_note
 from sagewai.integrations._user_memory import user_of
 
 if TYPE_CHECKING:
@@ -80,6 +80,7 @@ async def recall_text(
     for result in results:
         notes = [changed_note(c) for c in result.changes]
         notes += [rested_note(c) for c in result.rested_on]
+        notes += [later_note(f) for f in result.later]
         lines.append(f"- {result.fact.content}" + (f" ({'; '.join(notes)})" if notes else ""))
     return "\n".join(lines)
 
