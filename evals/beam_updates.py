@@ -21,7 +21,7 @@ import argparse
 import asyncio
 import json
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -102,7 +102,16 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                         f"{row['prefer_current']['passed']!s:5} {item['question'][:70]}",
                         flush=True,
                     )
-    embedder.save()
+            # A long run keeps what it has: the vectors and the rows so far, per conversation.
+            embedder.save()
+            report(rows, settings, args.out, quiet=True)
+    return report(rows, settings, args.out)
+
+
+def report(
+    rows: Sequence[dict[str, Any]], settings: Mapping[str, Any], out: Path, *, quiet: bool = False
+) -> dict[str, Any]:
+    """The pass rates of ``rows`` under each setting, written to ``out`` (and printed)."""
     summary = {
         name: round(sum(r[name]["passed"] for r in rows) / max(len(rows), 1), 3)
         for name in settings
@@ -111,11 +120,12 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         name: round(sum(r[name]["updated_rank"] is not None for r in rows) / max(len(rows), 1), 3)
         for name in settings
     }
-    report = {"questions": len(rows), "passed": summary, "updated_in_top10": found, "rows": rows}
-    print(json.dumps({k: v for k, v in report.items() if k != "rows"}, indent=2))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2), encoding="utf-8")
-    return report
+    made = {"questions": len(rows), "passed": summary, "updated_in_top10": found, "rows": rows}
+    if not quiet:
+        print(json.dumps({k: v for k, v in made.items() if k != "rows"}, indent=2))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(made, indent=2), encoding="utf-8")
+    return made
 
 
 def main(argv: Sequence[str] | None = None) -> None:
