@@ -210,7 +210,7 @@ class LLMSummarizer:
 
     Example:
         >>> import asyncio
-        >>> from sagewai.testing._llm import ScriptedLLM
+        >>> from sagewai.testing import ScriptedLLM
         >>> summarizer = LLMSummarizer(ScriptedLLM(["Alice plans a May launch."]))
         >>> asyncio.run(summarizer.summarize([ChatMessage(content="Launch in May?")]))
         'Alice plans a May launch.'
