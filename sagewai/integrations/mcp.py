@@ -52,7 +52,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, TypeVar
 from pydantic import Field
 
 from sagewai._optional import require
-from sagewai.core._records import FactType
+from sagewai.core._profile import ProfileKind
+from sagewai.core._records import FactStatus, FactType
 from sagewai.errors import SagewaiError
 from sagewai.integrations._mcp_memory import LIST_LIMIT, ScopedMemory, ScopeRefusedError, fact_view
 
@@ -302,9 +303,9 @@ def build_mcp_server(
     @server.tool(description="List the user's own facts, oldest first.", annotations=read_only)
     async def list_facts(
         status: Annotated[
-            Literal["active", "superseded", "merged", "flagged", "archived"] | None,
+            FactStatus | None,
             Field(description="only facts of this status (null: every status)"),
-        ] = "active",
+        ] = FactStatus.ACTIVE,
         limit: Annotated[int, Field(ge=1, le=LIST_LIMIT)] = 100,
         project: Project = None,
         user: User = None,
@@ -332,9 +333,9 @@ def build_mcp_server(
     async def set_profile(
         text: Annotated[str | None, Field(description="the entry, in the user's words")] = None,
         kind: Annotated[
-            Literal["instruction", "identity", "preference"],
+            ProfileKind,
             Field(description="what the entry is"),
-        ] = "instruction",
+        ] = ProfileKind.INSTRUCTION,
         remove_id: Annotated[str | None, Field(description="an entry's id to remove")] = None,
         project: Project = None,
         user: User = None,
