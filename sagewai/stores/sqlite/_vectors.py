@@ -118,17 +118,17 @@ class SqliteVectorStore(VectorStore):
         >>> import asyncio, tempfile
         >>> import numpy as np
         >>> from sagewai.core import VectorFilter, VectorPayload, VectorRecord
-        >>> async def demo(folder: str) -> list[str]:
-        ...     payload = VectorPayload("p", "project:p:p", "active", "fact", "general")
-        ...     vector = np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32)
-        ...     async with SqliteVectorStore(f"{folder}/vectors.sqlite3", dimension=4) as store:
-        ...         await store.upsert([VectorRecord("fact-1", vector, payload)])
-        ...     # another process (here: another store on the same file) sees it
-        ...     async with SqliteVectorStore(f"{folder}/vectors.sqlite3", dimension=4) as other:
-        ...         hits = await other.search(vector, 3, VectorFilter(scope_keys=("project:p:p",)))
+        >>> payload = VectorPayload("p", "project:p:p", "active", "fact", "general")
+        >>> one = np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32)
+        >>> async def write_then_read(path: str) -> list[str]:
+        ...     async with SqliteVectorStore(path, dimension=4) as writer:
+        ...         await writer.upsert([VectorRecord("fact-1", one, payload)])
+        ...     # another process (here: another store on the same file) sees the write
+        ...     async with SqliteVectorStore(path, dimension=4) as reader:
+        ...         hits = await reader.search(one, 3, VectorFilter(scope_keys=("project:p:p",)))
         ...     return [hit.id for hit in hits]
         >>> with tempfile.TemporaryDirectory() as folder:
-        ...     asyncio.run(demo(folder))
+        ...     asyncio.run(write_then_read(f"{folder}/vectors.sqlite3"))
         ['fact-1']
     """
 
