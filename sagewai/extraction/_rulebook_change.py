@@ -19,6 +19,7 @@ platform team" is a team, not a home).
 from __future__ import annotations
 
 from sagewai.core._records import FactType
+from sagewai.core._text import word_set
 from sagewai.extraction import _patterns
 from sagewai.extraction._kinds import KIND_VALUE, KIND_WORDS, WEEKDAYS
 from sagewai.extraction._patterns import NAME, OBJ_CHAR, Anchor, Builder, Rule
@@ -99,7 +100,7 @@ def _change(
         confidence,
         predicate,
         builder=builder,
-        keywords=frozenset(keywords.split()) if isinstance(keywords, str) else keywords,
+        keywords=word_set(keywords) if isinstance(keywords, str) else keywords,
         triggers=triggers,
         secondary=secondary,
     )
