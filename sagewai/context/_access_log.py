@@ -43,7 +43,8 @@ class AccessLog:
 
     Example:
         >>> import asyncio
-        >>> from sagewai.core._records import Fact, utcnow
+        >>> from sagewai import Fact
+        >>> from sagewai.core import utcnow
         >>> from sagewai.stores import InMemoryMetadataStore
         >>> from sagewai.core import WriteBatch
         >>> async def demo() -> bool:
