@@ -115,7 +115,7 @@ class UniversalAgent:
         >>> import asyncio
         >>> from sagewai import ContextEngine
         >>> from sagewai.testing import FakeEmbedder
-        >>> from sagewai.testing._llm import ScriptedLLM
+        >>> from sagewai.testing import ScriptedLLM
         >>> async def demo() -> str:
         ...     async with ContextEngine.in_memory(embedder=FakeEmbedder()) as ctx:
         ...         await ctx.add("The user's favourite tea is sencha.", user_id="ana")

@@ -63,7 +63,7 @@ def render_profile(
     """The entries that fit ``budget`` tokens, in order, as one delimited section.
 
     Example:
-        >>> from sagewai.core._records import Fact
+        >>> from sagewai import Fact
         >>> rule = Fact(project_id="p", content="Always answer in French.", scope="user",
         ...             user_id="dana", metadata={"profile": "instruction"})
         >>> section = render_profile([rule], budget=60)

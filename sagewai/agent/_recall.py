@@ -201,7 +201,7 @@ def fact_item(recalled: RecalledFact, ref: str, query: str = "") -> MemoryItem:
     """One block line: a fact with its type, date, older value and quote; or a message.
 
     Example:
-        >>> from sagewai.core._records import Fact
+        >>> from sagewai import Fact
         >>> fact = Fact(project_id="p", content="The user prefers tea.")
         >>> fact_item(RecalledFact(fact, 1.0, quote="I prefer tea!"), "m1").text[:26]
         '[m1] The user prefers tea.'
@@ -247,7 +247,7 @@ def changed_note(change: ClaimChange) -> str:
 
     Example:
         >>> from datetime import datetime, UTC
-        >>> from sagewai.core._records import Fact
+        >>> from sagewai import Fact
         >>> old = Fact(project_id="p", content="Lives in Berlin.",
         ...            valid_from=datetime(2025, 1, 1, tzinfo=UTC),
         ...            valid_to=datetime(2026, 3, 9, tzinfo=UTC))
@@ -491,7 +491,7 @@ def quote_of(fact: Fact, message: str) -> str:
     """The part of ``message`` the fact was read from (its source span), else the message.
 
     Example:
-        >>> from sagewai.core._records import Fact
+        >>> from sagewai import Fact
         >>> fact = Fact(project_id="p", content="The user lives in Porto.",
         ...             metadata={"source_span": [0, 15]})
         >>> quote_of(fact, "I live in Porto and I work at Initech.")
@@ -560,7 +560,7 @@ def verbatim(record: Fact) -> Fact:
 
     Example:
         >>> from sagewai.context._ranking import CONTEXT_MARK
-        >>> from sagewai.core._records import FactKind
+        >>> from sagewai import FactKind
         >>> around = Fact(project_id="p", content="Did you go? Yes, on Friday.",
         ...               kind=FactKind.MESSAGE, metadata={CONTEXT_MARK: 12})
         >>> verbatim(around).content

@@ -43,9 +43,10 @@ class AccessLog:
 
     Example:
         >>> import asyncio
-        >>> from sagewai.core._records import Fact, utcnow
-        >>> from sagewai.stores.memory._metadata import InMemoryMetadataStore
-        >>> from sagewai.stores.base._metadata import WriteBatch
+        >>> from sagewai import Fact
+        >>> from sagewai.core import utcnow
+        >>> from sagewai.stores import InMemoryMetadataStore
+        >>> from sagewai.core import WriteBatch
         >>> async def demo() -> bool:
         ...     store = InMemoryMetadataStore()
         ...     fact = Fact(project_id="p", content="Alice prefers tea")

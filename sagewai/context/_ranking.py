@@ -251,7 +251,7 @@ def is_context_record(fact: Fact) -> bool:
     :attr:`~sagewai.context.bridge.MemoryBridge.context_records`), not the message verbatim.
 
     Example:
-        >>> from sagewai.core._records import FactKind
+        >>> from sagewai import FactKind
         >>> record = Fact(project_id="p", content="Q? Yes.", kind=FactKind.MESSAGE,
         ...               metadata={CONTEXT_MARK: 3})
         >>> is_context_record(record), is_context_record(record.model_copy(update={"metadata": {}}))
@@ -384,7 +384,7 @@ def speaker_matches(fact: Fact, names: Iterable[str]) -> bool:
     """True when a name the query mentions is a word of the fact's speaker or subject.
 
     Example:
-        >>> from sagewai.core._records import Provenance
+        >>> from sagewai import Provenance
         >>> fact = Fact(project_id="p", content="I paint", sources=(Provenance(speaker="Mel"),))
         >>> speaker_matches(fact, ["mel"]), speaker_matches(fact, ["caroline"])
         (True, False)
@@ -635,7 +635,7 @@ def source_key(fact: Fact) -> SourceKey | None:
     A message record and the facts drawn from it share this key (the records' contract).
 
     Example:
-        >>> from sagewai.core._records import Provenance
+        >>> from sagewai import Provenance
         >>> fact = Fact(project_id="p", content="x",
         ...             sources=(Provenance(session_id="s1", message_id="m7"),))
         >>> source_key(fact)
@@ -665,7 +665,7 @@ def group_by_source(
     than one matched by a single record, and scores stay in [0, 1].
 
     Example:
-        >>> from sagewai.core._records import Provenance
+        >>> from sagewai import Provenance
         >>> def c(i: str, m: str | None, score: float) -> RankedCandidate:
         ...     src = (Provenance(session_id="s", message_id=m),) if m else ()
         ...     return RankedCandidate(Fact(id=i, project_id="p", content=i, sources=src), score)
@@ -702,7 +702,7 @@ def message_text(fact: Fact) -> str:
     the turn before it; any other record's content.
 
     Example:
-        >>> from sagewai.core._records import FactKind
+        >>> from sagewai import FactKind
         >>> record = Fact(project_id="p", content="Q?\\nYes.", kind=FactKind.MESSAGE,
         ...               metadata={CONTEXT_MARK: 3})
         >>> message_text(record)

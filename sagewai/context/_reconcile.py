@@ -136,7 +136,7 @@ class LLMReconciler:
 
     Example:
         >>> import asyncio
-        >>> from sagewai.testing._llm import ScriptedLLM
+        >>> from sagewai.testing import ScriptedLLM
         >>> llm = ScriptedLLM(['{"action": "NOOP", "targets": [1], "reason": "same"}'])
         >>> old = Fact(project_id="p", content="Alice enjoys green tea")
         >>> new = Fact(project_id="p", content="Alice is fond of green tea")

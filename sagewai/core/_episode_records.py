@@ -31,7 +31,7 @@ class Episode(BaseModel):
     so an agent can recall *how* something was discussed, not only *what* was concluded.
 
     Example:
-        >>> from sagewai.core._conversation import ChatMessage
+        >>> from sagewai.core import ChatMessage
         >>> episode = Episode(session_id="s1", summary="Alice likes tea.",
         ...                   messages=(ChatMessage(role="user", content="I like tea"),))
         >>> episode.messages[0].content

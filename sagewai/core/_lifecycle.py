@@ -12,7 +12,7 @@ and rows in one batch.
 
 Example:
     >>> from datetime import UTC, datetime
-    >>> from sagewai.core._records import Fact
+    >>> from sagewai import Fact
     >>> old = Fact(project_id="p", content="Alice lives in Paris")
     >>> at = datetime(2030, 1, 1, tzinfo=UTC)
     >>> why = Cause("engine", "engine.supersede", "moved", at=at)

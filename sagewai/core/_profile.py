@@ -112,7 +112,7 @@ def origin_of(fact: Fact) -> Origin:
     known speaker is untrusted); a record with no role at all was added by an explicit call.
 
     Example:
-        >>> from sagewai.core._records import Provenance
+        >>> from sagewai import Provenance
         >>> origin_of(Fact(project_id="p", content="x", sources=(Provenance(role="user"),)))
         <Origin.USER: 'user'>
         >>> origin_of(Fact(project_id="p", content="x", kind="document"))
@@ -150,7 +150,7 @@ def is_profile_entry(fact: Fact) -> bool:
     a rule.
 
     Example:
-        >>> from sagewai.core._records import Provenance
+        >>> from sagewai import Provenance
         >>> said = (Provenance(role="user"),)
         >>> is_profile_entry(Fact(project_id="p", content="Answer in French.", tags=("profile",),
         ...                       sources=said))

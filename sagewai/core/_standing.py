@@ -121,7 +121,7 @@ def depends_on(record: Fact, old: Fact, at: datetime, *, text: str | None = None
 
     Example:
         >>> from datetime import datetime, UTC
-        >>> from sagewai.core._records import Provenance
+        >>> from sagewai import Provenance
         >>> said = datetime(2026, 3, 1, tzinfo=UTC)
         >>> home = Fact(project_id="p", user_id="u", content="The user lives in Berlin.",
         ...             subject="user", predicate="lives_in", object="Berlin", valid_from=said)
@@ -164,7 +164,7 @@ def source_record_ids(project_id: str, fact: Fact) -> list[str]:
     and its context record (a long message's other parts say the rest of the message).
 
     Example:
-        >>> from sagewai.core._records import Provenance
+        >>> from sagewai import Provenance
         >>> fact = Fact(project_id="p", content="x",
         ...             sources=(Provenance(session_id="s", message_id="m"),))
         >>> len(source_record_ids("p", fact))

@@ -129,8 +129,8 @@ class HybridFactExtractor:
 
     Example:
         >>> import asyncio
-        >>> from sagewai.testing._llm import ScriptedLLM
-        >>> from sagewai.extraction._llm import LLMFactExtractor
+        >>> from sagewai.testing import ScriptedLLM
+        >>> from sagewai.extraction import LLMFactExtractor
         >>> llm = ScriptedLLM(['{"facts": []}'])
         >>> hybrid = HybridFactExtractor(llm_extractor=LLMFactExtractor(client=llm))
         >>> facts = asyncio.run(hybrid.extract("I moved to Berlin last month."))

@@ -94,7 +94,7 @@ class LLMFactExtractor:
 
     Example:
         >>> import asyncio
-        >>> from sagewai.testing._llm import ScriptedLLM
+        >>> from sagewai.testing import ScriptedLLM
         >>> llm = ScriptedLLM(['{"facts": [{"content": "Alice lives in Berlin", '
         ...     '"fact_type": "general", "confidence": 0.9, "subject": "Alice", '
         ...     '"predicate": "lives_in", "object": "Berlin", "negated": false, '

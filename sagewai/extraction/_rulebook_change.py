@@ -18,11 +18,10 @@ platform team" is a team, not a home).
 
 from __future__ import annotations
 
-import re
-
 from sagewai.core._records import FactType
+from sagewai.core._text import word_set
 from sagewai.extraction import _patterns
-from sagewai.extraction._kinds import KIND_VALUE, KIND_WORDS
+from sagewai.extraction._kinds import KIND_VALUE, KIND_WORDS, WEEKDAYS
 from sagewai.extraction._patterns import NAME, OBJ_CHAR, Anchor, Builder, Rule
 from sagewai.extraction._patterns import compile_rule_pattern as _re
 from sagewai.extraction._readers_change import (
@@ -33,10 +32,6 @@ from sagewai.extraction._readers_change import (
 )
 
 __all__ = ["CHANGE_RULES"]
-
-
-def _kw(words: str) -> frozenset[str]:
-    return frozenset(words.split())
 
 
 def _inside_values(end: str) -> str:
@@ -65,6 +60,7 @@ _VALUE = r"(?P<obj>" + OBJ_CHAR + r"{1,60}?)"
 _OLD = r"(?:\s+(?:from|off(?:\s+of)?)\s+(?P<old>" + OBJ_CHAR + r"{1,40}?))?"
 _DAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?"
 _DAYS = r"(?P<days>" + _DAY + r"(?:\s*(?:,|and|&|,\s*and)\s*" + _DAY + r"){0,4})\b"
+_DAY_WORDS = frozenset(f"{day}{plural}" for day in WEEKDAYS for plural in ("", "s"))
 _MOVE_VERBS = (
     r"moved|changed|shifted|rescheduled|switched|migrated|upgraded|ported|bumped|converted|"
     r"pushed|transferred|updated|update|change|set"
@@ -80,434 +76,327 @@ _ROLE_WORDS = frozenset(
 _ROLE = r"(?:" + "|".join(sorted(_ROLE_WORDS, key=len, reverse=True)) + r")s?"
 
 
-def _free(
+def _change(
     name: str,
-    regex: re.Pattern[str],
-    confidence: float,
-    predicate: str | None = None,
+    pattern: str,
     *,
-    builder: Builder,
-    keywords: frozenset[str] = frozenset(),
+    keywords: str | frozenset[str] = "",
+    predicate: str | None = None,
+    confidence: float = _CONF,
+    builder: Builder = read_change,
     triggers: tuple[str, ...] = (),
     secondary: bool = False,
 ) -> Rule:
-    """A change rule: a general fact, searched in the whole sentence (every rule here is one)."""
+    """A change rule from its spec: a general fact, searched in the whole sentence, read by
+    :func:`~.readers_change.read_change` at 0.85 unless told otherwise (every rule here is one).
+
+    ``keywords`` are the words of which one must be in the sentence, as one string or a set.
+    """
     return Rule(
         name,
         FactType.GENERAL,
         Anchor.FREE,
-        regex,
+        _re(pattern),
         confidence,
         predicate,
         builder=builder,
-        keywords=keywords,
+        keywords=word_set(keywords) if isinstance(keywords, str) else keywords,
         triggers=triggers,
         secondary=secondary,
     )
 
 
 CHANGE_RULES: tuple[Rule, ...] = (
-    _free(  # "The team standup moved to Wednesday", "the orders service was migrated to MySQL"
+    _change(  # "The team standup moved to Wednesday", "the orders service was migrated to MySQL"
         "change.thing_moved",
-        _re(
-            _THING + r"\s+(?:has\s+been\s+|have\s+been\s+|was\s+|were\s+|got\s+|is\s+being\s+)?"
-            r"(?:just\s+|now\s+|officially\s+|finally\s+)?(?P<verb>" + _MOVE_VERBS + r")"
-            r"(?:\s+(?:back|over|up))?" + _OLD + r"\s+(?:to|onto)\s+" + _VALUE + END_PLACE
-        ),
-        _CONF,
-        builder=read_change,
-        keywords=_kw(
-            "moved changed shifted rescheduled switched migrated upgraded ported bumped updated "
-            "converted pushed transferred"
+        _THING + r"\s+(?:has\s+been\s+|have\s+been\s+|was\s+|were\s+|got\s+|is\s+being\s+)?"
+        r"(?:just\s+|now\s+|officially\s+|finally\s+)?(?P<verb>" + _MOVE_VERBS + r")"
+        r"(?:\s+(?:back|over|up))?" + _OLD + r"\s+(?:to|onto)\s+" + _VALUE + END_PLACE,
+        keywords=(
+            "moved changed shifted rescheduled switched migrated upgraded ported bumped "
+            "updated converted pushed transferred"
         ),
     ),
-    _free(  # "We migrated the orders service to Postgres", "We moved the standup to Fridays"
+    _change(  # "We migrated the orders service to Postgres", "We moved the standup to Fridays"
         "change.moved_thing",
-        _re(
-            _WHO
-            + _ADVS
-            + r"(?:\s+(?:finished|started|are|'re|am|'m|have\s+been|'ve\s+been|is|was|were))?"
-            + r"\s*(?P<verb>"
-            + _MOVE_VERBS
-            + r"|moving|migrating|switching|porting|upgrading|bumping|converting)\s+"
-            + _THING
-            + r"(?:\s+(?:back|over|up))?"
-            + _OLD
-            + r"\s+(?:to|onto)\s+"
-            + _VALUE
-            + END_PLACE
-        ),
-        _CONF,
-        builder=read_change,
-        keywords=_kw(
-            "moved changed shifted rescheduled switched migrated upgraded ported bumped update "
-            "updated change set "
-            "converted pushed transferred moving migrating switching porting upgrading bumping "
-            "converting"
+        _WHO
+        + _ADVS
+        + r"(?:\s+(?:finished|started|are|'re|am|'m|have\s+been|'ve\s+been|is|was|were))?"
+        + r"\s*(?P<verb>"
+        + _MOVE_VERBS
+        + r"|moving|migrating|switching|porting|upgrading|bumping|converting)\s+"
+        + _THING
+        + r"(?:\s+(?:back|over|up))?"
+        + _OLD
+        + r"\s+(?:to|onto)\s+"
+        + _VALUE
+        + END_PLACE,
+        keywords=(
+            "moved changed shifted rescheduled switched migrated upgraded ported bumped "
+            "update updated change set converted pushed transferred moving migrating "
+            "switching porting upgrading bumping converting"
         ),
     ),
-    _free(  # "Priya moved to Lisbon", "I switched to Neovim", "I moved to the platform team"
+    _change(  # "Priya moved to Lisbon", "I switched to Neovim", "I moved to the platform team"
         "change.moved",
-        _re(
-            r"(?:" + _WHO + r"(?:" + _ADVS + r"\s+|(?:\s+[\w'’]+){1,6}?\s+and\s+"
-            r"(?:(?:then|finally|just|so)\s+)?)|" + _BARE + r")"
-            r"(?P<verb>moved|relocated|made\s+the\s+move|settled(?:\s+down)?)"
-            r"(?:\s+(?:back|over|house))?" + _OLD + r"\s+(?:to|into|in)\s+" + _VALUE + _END_MOVE
-        ),
-        _CONF,
-        "lives_in",
-        builder=read_change,
-        keywords=_kw("moved relocated move settled"),
+        r"(?:" + _WHO + r"(?:" + _ADVS + r"\s+|(?:\s+[\w'’]+){1,6}?\s+and\s+"
+        r"(?:(?:then|finally|just|so)\s+)?)|" + _BARE + r")"
+        r"(?P<verb>moved|relocated|made\s+the\s+move|settled(?:\s+down)?)"
+        r"(?:\s+(?:back|over|house))?" + _OLD + r"\s+(?:to|into|in)\s+" + _VALUE + _END_MOVE,
+        keywords="moved relocated move settled",
+        predicate="lives_in",
     ),
-    _free(  # "I switched to Neovim", "Tariq finally converted to VS Code", "I moved to the X team"
+    _change(  # "I switched to Neovim", "Tariq finally converted to VS Code", "I moved to the team"
         "change.switched",
-        _re(
-            _SUBJECT + r"(?P<verb>transferred|switched|changed|migrated|went\s+over|converted|"
-            r"made\s+the\s+(?:switch|jump)|upgraded|changed\s+over|jumped\s+ship|"
-            r"went\s+back)(?:\s+(?:back|over|jobs|teams|ship))?"
-            + _OLD
-            + r"\s+(?:to|into)\s+"
-            + _VALUE
-            + END_PLACE
-        ),
-        _CONF,
-        builder=read_change,
-        keywords=_kw(
-            "transferred switched changed migrated went converted switch jump upgraded jumped"
-        ),
+        _SUBJECT + r"(?P<verb>transferred|switched|changed|migrated|went\s+over|converted|"
+        r"made\s+the\s+(?:switch|jump)|upgraded|changed\s+over|jumped\s+ship|"
+        r"went\s+back)(?:\s+(?:back|over|jobs|teams|ship))?"
+        + _OLD
+        + r"\s+(?:to|into)\s+"
+        + _VALUE
+        + END_PLACE,
+        keywords="transferred switched changed migrated went converted switch jump upgraded jumped",
     ),
-    _free(  # "We replaced Jenkins with GitHub Actions", "I traded in my Corolla for a Kia Niro"
+    _change(  # "We replaced Jenkins with GitHub Actions", "I traded in my Corolla for a Kia Niro"
         "change.replaced",
-        _re(
-            _WHO + _ADVS + r"\s+(?P<verb>replaced|swapped|ditched|traded(?:\s+in)?|exchanged|"
-            r"dropped)\s+(?:(?:my|our|the|his|her|their)\s+)?(?P<old>" + OBJ_CHAR + r"{1,40}?)"
-            r"\s+(?:with|for)\s+" + _VALUE + r"(?:\s+(?:in|for|on)\s+" + _THING + r")?" + END_PLACE
-        ),
-        _CONF,
-        "uses",
-        builder=read_change,
-        keywords=_kw("replaced swapped ditched traded exchanged dropped"),
+        _WHO + _ADVS + r"\s+(?P<verb>replaced|swapped|ditched|traded(?:\s+in)?|exchanged|"
+        r"dropped)\s+(?:(?:my|our|the|his|her|their)\s+)?(?P<old>" + OBJ_CHAR + r"{1,40}?)"
+        r"\s+(?:with|for)\s+" + _VALUE + r"(?:\s+(?:in|for|on)\s+" + _THING + r")?" + END_PLACE,
+        keywords="replaced swapped ditched traded exchanged dropped",
+        predicate="uses",
     ),
-    _free(  # "My new manager is Omar Haddad", "Priya's email is now p@x.io", "my editor is Vim"
+    _change(  # "My new manager is Omar Haddad", "Priya's email is now p@x.io", "my editor is Vim"
         "change.new_noun",
-        _re(
-            _WHOSE + r"\s+(?:new\s+|current\s+)?(?P<noun>(?:line\s+|team\s+|text\s+|code\s+|"
-            r"phone\s+|mobile\s+|cell\s+|e-?mail\s+|job\s+)?(?:manager|boss|lead|employer|"
-            r"company|workplace|team|car|ride|editor|ide|browser|e-?mail|address|phone|number|"
-            r"mobile|cell|home|city|title|role|position))(?:\s+of\s+choice|\s+these\s+days|"
-            r"\s+nowadays|\s+at\s+the\s+moment|\s+right\s+now)?\s+(?:is|:)\s+(?:now\s+)?"
-            r"(?:an?\s+|the\s+)?" + _VALUE + END
-        ),
-        _CONF,
-        builder=read_change,
-        keywords=_kw(
+        _WHOSE + r"\s+(?:new\s+|current\s+)?(?P<noun>(?:line\s+|team\s+|text\s+|code\s+|"
+        r"phone\s+|mobile\s+|cell\s+|e-?mail\s+|job\s+)?(?:manager|boss|lead|employer|"
+        r"company|workplace|team|car|ride|editor|ide|browser|e-?mail|address|phone|number|"
+        r"mobile|cell|home|city|title|role|position))(?:\s+of\s+choice|\s+these\s+days|"
+        r"\s+nowadays|\s+at\s+the\s+moment|\s+right\s+now)?\s+(?:is|:)\s+(?:now\s+)?"
+        r"(?:an?\s+|the\s+)?" + _VALUE + END,
+        keywords=(
             "manager boss lead employer company workplace team car ride editor ide browser "
             "email e mail address phone number mobile cell home city title role position"
         ),
     ),
-    _free(  # "Omar Haddad is my manager now"
+    _change(  # "Omar Haddad is my manager now"
         "change.is_my_noun",
-        _re(
-            r"(?P<obj>(?-i:[A-Z][\w.+-]*)(?:\s+(?-i:[A-Z0-9][\w.+-]*)){0,3})"
-            + _ADVS
-            + r"\s+(?:is|has\s+become|"
-            r"became|took\s+over\s+as|stepped\s+in\s+as|is\s+now)\s+(?:now\s+)?"
-            + _WHOSE
-            + r"\s+(?:new\s+|current\s+)?"
-            r"(?P<noun>manager|boss|line\s+manager|team\s+lead|editor|car|employer)\b"
-        ),
-        _CONF,
-        builder=read_change,
-        keywords=_kw("manager boss lead editor car employer"),
+        r"(?P<obj>(?-i:[A-Z][\w.+-]*)(?:\s+(?-i:[A-Z0-9][\w.+-]*)){0,3})"
+        + _ADVS
+        + r"\s+(?:is|has\s+become|"
+        r"became|took\s+over\s+as|stepped\s+in\s+as|is\s+now)\s+(?:now\s+)?"
+        + _WHOSE
+        + r"\s+(?:new\s+|current\s+)?"
+        r"(?P<noun>manager|boss|line\s+manager|team\s+lead|editor|car|employer)\b",
+        keywords="manager boss lead editor car employer",
     ),
-    _free(  # "I now report to Omar Haddad", "Priya reports to Lena"
+    _change(  # "I now report to Omar Haddad", "Priya reports to Lena"
         "change.reports_to",
-        _re(
-            _WHO + _ADVS + r"(?:(?:\s+report|\s+reports|\s+am\s+reporting|'m\s+reporting|"
-            r"\s+is\s+reporting|\s+are\s+reporting|'re\s+reporting)\s+(?:directly\s+)?"
-            r"(?:in)?to|\s+work\s+under|\s+works\s+under|'m\s+working\s+under|"
-            r"\s+am\s+working\s+under|\s+is\s+working\s+under)\s+"
-            r"(?P<obj>" + NAME + r")"
-        ),
-        _CONF,
-        "managed_by",
-        builder=read_change,
-        keywords=_kw("report reports reporting under"),
+        _WHO + _ADVS + r"(?:(?:\s+report|\s+reports|\s+am\s+reporting|'m\s+reporting|"
+        r"\s+is\s+reporting|\s+are\s+reporting|'re\s+reporting)\s+(?:directly\s+)?"
+        r"(?:in)?to|\s+work\s+under|\s+works\s+under|'m\s+working\s+under|"
+        r"\s+am\s+working\s+under|\s+is\s+working\s+under)\s+"
+        r"(?P<obj>" + NAME + r")",
+        keywords="report reports reporting under",
+        predicate="managed_by",
     ),
-    _free(  # "Priya lives in Lisbon these days", "Priya no longer lives in Porto"
+    _change(  # "Priya lives in Lisbon these days", "Priya no longer lives in Porto"
         "change.named_lives",
-        _re(
-            r"(?P<who>" + NAME + r")" + _ADVS + r"(?:\s+left\s+(?P<old>" + NAME + r")\s*,?\s+and)?"
-            r"(?P<neg>\s+(?:no\s+longer|doesn't|does\s+not|never))?"
-            + _ADVS
-            + r"\s+(?:lives|is\s+living|is\s+based|resides|has\s+lived|has\s+been\s+living|"
-            r"is\s+now\s+based|is\s+settled)\s+(?:in|at|out\s+of)\s+" + _VALUE + END_PLACE
-        ),
-        _CONF,
-        "lives_in",
-        builder=read_change,
-        keywords=_kw("lives living based resides lived"),
+        r"(?P<who>" + NAME + r")" + _ADVS + r"(?:\s+left\s+(?P<old>" + NAME + r")\s*,?\s+and)?"
+        r"(?P<neg>\s+(?:no\s+longer|doesn't|does\s+not|never))?"
+        + _ADVS
+        + r"\s+(?:lives|is\s+living|is\s+based|resides|has\s+lived|has\s+been\s+living|"
+        r"is\s+now\s+based|is\s+settled)\s+(?:in|at|out\s+of)\s+" + _VALUE + END_PLACE,
+        keywords="lives living based resides lived",
+        predicate="lives_in",
     ),
-    _free(  # "Priya works at Stripe", "I started a new job at Airbus", "Noah got a job at SAP"
+    _change(  # "Priya works at Stripe", "I started a new job at Airbus", "Noah got a job at SAP"
         "change.works_at",
-        _re(
-            _WHO
-            + _ADVS
-            + r"(?P<neg>\s+(?:no\s+longer|doesn't|does\s+not))?"
-            + _ADVS
-            + r"(?P<verb>\s+works|\s+work|\s+is\s+working|'m\s+working|\s+am\s+working|"
-            r"\s+has\s+been\s+working|\s+started\s+(?:a\s+new\s+job|working|a\s+job)|"
-            r"\s+got\s+a\s+(?:new\s+)?job|\s+took\s+a\s+(?:new\s+)?job|"
-            r"(?:'m|\s+am|\s+is|'s|\s+are|'re|\s+was|\s+got|\s+have\s+been|\s+has\s+been)\s+"
-            r"(?:now\s+)?(?:employed|hired|on\s+staff))\s+(?:at|for|with|by)\s+" + _VALUE + END_WORK
-        ),
-        _CONF,
-        "works_at",
-        builder=read_change,
-        keywords=_kw("works work working started got took employed hired staff"),
+        _WHO
+        + _ADVS
+        + r"(?P<neg>\s+(?:no\s+longer|doesn't|does\s+not))?"
+        + _ADVS
+        + r"(?P<verb>\s+works|\s+work|\s+is\s+working|'m\s+working|\s+am\s+working|"
+        r"\s+has\s+been\s+working|\s+started\s+(?:a\s+new\s+job|working|a\s+job)|"
+        r"\s+got\s+a\s+(?:new\s+)?job|\s+took\s+a\s+(?:new\s+)?job|"
+        r"(?:'m|\s+am|\s+is|'s|\s+are|'re|\s+was|\s+got|\s+have\s+been|\s+has\s+been)\s+"
+        r"(?:now\s+)?(?:employed|hired|on\s+staff))\s+(?:at|for|with|by)\s+" + _VALUE + END_WORK,
+        keywords="works work working started got took employed hired staff",
+        predicate="works_at",
     ),
-    _free(  # "I drive a Tesla Model 3", "Priya now drives a Volvo"
+    _change(  # "I drive a Tesla Model 3", "Priya now drives a Volvo"
         "change.drives",
-        _re(
-            _WHO + _ADVS + r"(?:\s+drive|\s+drives|\s+am\s+driving|'m\s+driving|\s+is\s+driving|"
-            r"\s+are\s+driving|'re\s+driving)\s+" + _VALUE + END_PLACE
-        ),
-        _CONF,
-        "drives",
-        builder=read_change,
-        keywords=_kw("drive drives driving"),
+        _WHO + _ADVS + r"(?:\s+drive|\s+drives|\s+am\s+driving|'m\s+driving|\s+is\s+driving|"
+        r"\s+are\s+driving|'re\s+driving)\s+" + _VALUE + END_PLACE,
+        keywords="drive drives driving",
+        predicate="drives",
     ),
-    _free(  # "I'm on the payments team", "Priya joined the growth team"
+    _change(  # "I'm on the payments team", "Priya joined the growth team"
         "change.team",
-        _re(
-            _WHO + _ADVS + r"(?P<verb>\s+(?:have\s+|has\s+|'ve\s+|just\s+)?joined|"
-            r"\s+(?:was\s+|got\s+|have\s+been\s+|has\s+been\s+)?(?:transferred|moved|switched|"
-            r"reassigned|assigned|added|put)\s+(?:over\s+)?(?:to|into|on)|'m|\s+am|\s+is|\s+are|"
-            r"'re|\s+belongs?\s+to|\s+work|\s+works|'m\s+working|\s+am\s+working|"
-            r"\s+is\s+working|\s+sits?\s+(?:on|in|with))\s+(?:now\s+)?"
-            r"(?:on|in|with|part\s+of|a\s+member\s+of|an?\s+\w+\s+(?:on|in|of))?\s*"
-            r"(?P<obj>the\s+[\w&/-]+(?:\s+[\w&/-]+){0,2}?\s+team)\b"
-        ),
-        _CONF,
-        "on_team",
-        builder=read_change,
-        keywords=_kw("team"),
+        _WHO + _ADVS + r"(?P<verb>\s+(?:have\s+|has\s+|'ve\s+|just\s+)?joined|"
+        r"\s+(?:was\s+|got\s+|have\s+been\s+|has\s+been\s+)?(?:transferred|moved|switched|"
+        r"reassigned|assigned|added|put)\s+(?:over\s+)?(?:to|into|on)|'m|\s+am|\s+is|\s+are|"
+        r"'re|\s+belongs?\s+to|\s+work|\s+works|'m\s+working|\s+am\s+working|"
+        r"\s+is\s+working|\s+sits?\s+(?:on|in|with))\s+(?:now\s+)?"
+        r"(?:on|in|with|part\s+of|a\s+member\s+of|an?\s+\w+\s+(?:on|in|of))?\s*"
+        r"(?P<obj>the\s+[\w&/-]+(?:\s+[\w&/-]+){0,2}?\s+team)\b",
+        keywords="team",
+        predicate="on_team",
     ),
-    _free(  # "Priya uses Emacs as an editor", "Priya is using Zed now"
+    _change(  # "Priya uses Emacs as an editor", "Priya is using Zed now"
         "change.named_uses",
-        _re(
-            r"(?P<who>" + NAME + r")" + _ADVS + r"\s+(?:uses|is\s+using|has\s+been\s+using)\s+"
-            r"(?P<obj>" + OBJ_CHAR + r"{1,40}?)(?:\s+as\s+(?:an?|the|his|her|their)\s+"
-            r"(?P<noun>editor|ide|browser|database|car))?" + END_PLACE
-        ),
-        0.8,
-        "uses",
-        builder=read_change,
-        keywords=_kw("uses using"),
+        r"(?P<who>" + NAME + r")" + _ADVS + r"\s+(?:uses|is\s+using|has\s+been\s+using)\s+"
+        r"(?P<obj>" + OBJ_CHAR + r"{1,40}?)(?:\s+as\s+(?:an?|the|his|her|their)\s+"
+        r"(?P<noun>editor|ide|browser|database|car))?" + END_PLACE,
+        keywords="uses using",
+        predicate="uses",
+        confidence=0.8,
     ),
-    _free(  # "The orders service uses MySQL", "the billing API runs on Python 3.10"
+    _change(  # "The orders service uses MySQL", "the billing API runs on Python 3.10"
         "change.thing_uses",
-        _re(
-            _THING + r"\s+(?:now\s+)?(?:uses|runs\s+on|is\s+on|is\s+now\s+on|is\s+built\s+on|"
-            r"is\s+running(?:\s+on)?|is\s+hosted\s+on|lives\s+on|sits\s+on|"
-            r"stores\s+(?:all\s+)?(?:its\s+)?data\s+in|is\s+backed\s+by|"
-            r"is\s+powered\s+by|runs)\s+(?:now\s+)?" + _VALUE + END_PLACE
-        ),
-        _CONF,
-        builder=read_change,
-        keywords=_kw("uses runs on built running stores backed powered"),
+        _THING + r"\s+(?:now\s+)?(?:uses|runs\s+on|is\s+on|is\s+now\s+on|is\s+built\s+on|"
+        r"is\s+running(?:\s+on)?|is\s+hosted\s+on|lives\s+on|sits\s+on|"
+        r"stores\s+(?:all\s+)?(?:its\s+)?data\s+in|is\s+backed\s+by|"
+        r"is\s+powered\s+by|runs)\s+(?:now\s+)?" + _VALUE + END_PLACE,
+        keywords="uses runs on built running stores backed powered",
     ),
-    _free(  # "Our team standup is on Monday", "the retro is every Friday", "it meets on Tuesdays"
+    _change(  # "Our team standup is on Monday", "the retro is every Friday", "it meets on Tuesdays"
         "change.schedule",
-        _re(
-            _THING + r"\s+(?:is|are|happens|happen|takes\s+place|take\s+place|runs|run|meets|"
-            r"meet|is\s+held|are\s+held)\s+(?:now\s+)?(?:on\s+|every\s+|each\s+)?" + _DAYS
-        ),
-        0.9,
-        "scheduled_on",
-        builder=read_change,
-        keywords=_kw(
-            "monday tuesday wednesday thursday friday saturday sunday mondays tuesdays "
-            "wednesdays thursdays fridays saturdays sundays"
-        ),
+        _THING + r"\s+(?:is|are|happens|happen|takes\s+place|take\s+place|runs|run|meets|"
+        r"meet|is\s+held|are\s+held)\s+(?:now\s+)?(?:on\s+|every\s+|each\s+)?" + _DAYS,
+        keywords=_DAY_WORDS,
+        predicate="scheduled_on",
+        confidence=0.9,
     ),
-    _free(  # "We have the weekly sync every Tuesday", "We now hold the retro on Fridays"
+    _change(  # "We have the weekly sync every Tuesday", "We now hold the retro on Fridays"
         "change.we_schedule",
-        _re(
-            _WHO
-            + _ADVS
-            + r"\s+(?:have|hold|do|run|meet\s+for|(?:are\s+|'re\s+)?(?:having|holding|doing|"
-            r"running))\s+(?:now\s+)?" + _THING + r"\s+(?:on|every|each)\s+" + _DAYS
-        ),
-        0.9,
-        "scheduled_on",
-        builder=read_change,
-        keywords=_kw(
-            "monday tuesday wednesday thursday friday saturday sunday mondays tuesdays "
-            "wednesdays thursdays fridays saturdays sundays"
-        ),
+        _WHO
+        + _ADVS
+        + r"\s+(?:have|hold|do|run|meet\s+for|(?:are\s+|'re\s+)?(?:having|holding|doing|"
+        r"running))\s+(?:now\s+)?" + _THING + r"\s+(?:on|every|each)\s+" + _DAYS,
+        keywords=_DAY_WORDS,
+        predicate="scheduled_on",
+        confidence=0.9,
     ),
-    _free(  # "Home for me is Lisbon", "my home is in Oslo now", "my flat is in Porto"
+    _change(  # "Home for me is Lisbon", "my home is in Oslo now", "my flat is in Porto"
         "change.home_is",
-        _re(
-            r"(?:(?<![\w'’])home(?:\s+for\s+me|\s+base)?|" + _WHOSE + r"\s+(?:new\s+)?(?:home|"
-            r"flat|apartment|house|place|base))\s+(?:is|has\s+been)\s+(?:now\s+)?(?:in\s+)?"
-            + _VALUE
-            + END_PLACE
-        ),
-        _CONF,
-        "lives_in",
-        builder=read_change,
-        keywords=_kw("home flat apartment house place base"),
+        r"(?:(?<![\w'’])home(?:\s+for\s+me|\s+base)?|" + _WHOSE + r"\s+(?:new\s+)?(?:home|"
+        r"flat|apartment|house|place|base))\s+(?:is|has\s+been)\s+(?:now\s+)?(?:in\s+)?"
+        + _VALUE
+        + END_PLACE,
+        keywords="home flat apartment house place base",
+        predicate="lives_in",
     ),
-    _free(  # "I write all my code in VS Code", "Priya codes in Emacs", "we do our coding in Zed"
+    _change(  # "I write all my code in VS Code", "Priya codes in Emacs", "we do our coding in Zed"
         "change.codes_in",
-        _re(
-            _SUBJECT + r"(?:(?:'m|am|is|'s|are|'re|have\s+been|'ve\s+been|has\s+been)\s+)?"
-            r"(?:code|codes|coding|program|programs|programming|develop|develops|developing|"
-            r"(?:write|writes|writing|do|does|doing)\s+(?:all\s+|most\s+)?(?:of\s+)?"
-            r"(?:my|our|his|her|their|the)?\s*(?:code|coding|programming|development|work))"
-            r"\s+(?:in|with)\s+" + _VALUE + END_PLACE
-        ),
-        _CONF,
-        builder=read_change,
-        keywords=_kw("code codes coding program programs develop develops programming"),
+        _SUBJECT + r"(?:(?:'m|am|is|'s|are|'re|have\s+been|'ve\s+been|has\s+been)\s+)?"
+        r"(?:code|codes|coding|program|programs|programming|develop|develops|developing|"
+        r"(?:write|writes|writing|do|does|doing)\s+(?:all\s+|most\s+)?(?:of\s+)?"
+        r"(?:my|our|his|her|their|the)?\s*(?:code|coding|programming|development|work))"
+        r"\s+(?:in|with)\s+" + _VALUE + END_PLACE,
+        keywords="code codes coding program programs develop develops programming",
     ),
-    _free(  # "I sold my Volvo and got a Kia Niro", "Priya bought a Tesla Model 3"
+    _change(  # "I sold my Volvo and got a Kia Niro", "Priya bought a Tesla Model 3"
         "change.acquired",
-        _re(
-            _SUBJECT + r"(?:(?:sold|gave\s+away|got\s+rid\s+of|wrote\s+off|crashed)\s+"
-            r"(?:my|our|his|her|their|the)\s+(?P<old>" + OBJ_CHAR + r"{1,40}?)\s*,?\s+"
-            r"(?:and|so|then)(?:\s+(?:now|then|just))?\s+)?"
-            r"(?P<verb>(?:got|bought|purchased|picked\s+up|leased|own|owns|have|has|"
-            r"'ve\s+got|'s\s+got|have\s+got|has\s+got))\s+"
-            r"(?:(?:myself|herself|himself|themselves|ourselves)\s+)?(?:a|an)\s+"
-            r"(?:(?:new|brand\s+new|used|second-hand|shiny|little|red|blue|black|white|grey|"
-            r"silver)\s+)*" + _VALUE + END_PLACE
-        ),
-        _CONF,
-        "drives",
+        _SUBJECT + r"(?:(?:sold|gave\s+away|got\s+rid\s+of|wrote\s+off|crashed)\s+"
+        r"(?:my|our|his|her|their|the)\s+(?P<old>" + OBJ_CHAR + r"{1,40}?)\s*,?\s+"
+        r"(?:and|so|then)(?:\s+(?:now|then|just))?\s+)?"
+        r"(?P<verb>(?:got|bought|purchased|picked\s+up|leased|own|owns|have|has|"
+        r"'ve\s+got|'s\s+got|have\s+got|has\s+got))\s+"
+        r"(?:(?:myself|herself|himself|themselves|ourselves)\s+)?(?:a|an)\s+"
+        r"(?:(?:new|brand\s+new|used|second-hand|shiny|little|red|blue|black|white|grey|"
+        r"silver)\s+)*" + _VALUE + END_PLACE,
+        keywords="got bought purchased picked leased own owns have has",
+        predicate="drives",
         builder=read_acquired,
-        keywords=_kw("got bought purchased picked leased own owns have has"),
     ),
-    _free(  # "Write to me at ana@x.io", "You can reach me on +49 151 2345678", "New number: ..."
+    _change(  # "Write to me at ana@x.io", "You can reach me on +49 151 2345678", "New number: ..."
         "change.contact",
-        _re(r"(?P<obj>\+?\(?\d[\d ()./-]{6,20}\d)"),
-        _CONF,
+        r"(?P<obj>\+?\(?\d[\d ()./-]{6,20}\d)",
+        keywords="number phone mobile cell call reach contact text whatsapp signal ring",
         builder=read_contact,
-        keywords=_kw("number phone mobile cell call reach contact text whatsapp signal ring"),
     ),
-    _free(  # "Write to me at ana@x.io", "Please use a@b.io from now on instead of c@d.io"
+    _change(  # "Write to me at ana@x.io", "Please use a@b.io from now on instead of c@d.io"
         "change.email",
-        _re(r"(?P<obj>[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,4})"),
-        _CONF,
+        r"(?P<obj>[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,4})",
         builder=read_contact,
         triggers=("@",),
     ),
-    _free(  # "Marco left Spotify and joined Stripe", "I quit Shopify to join Datadog"
+    _change(  # "Marco left Spotify and joined Stripe", "I quit Shopify to join Datadog"
         "change.left_joined",
-        _re(
-            _WHO + _ADVS + r"\s+(?:left|quit)\s+(?P<old>" + NAME + r")\s*,?\s+(?:(?:and|to)\s+"
-            r"(?:(?:have|has|then|now|just)\s+)?(?P<verb>joined|join|started\s+at|start\s+at|"
-            r"went\s+to|moved\s+to|signed\s+on\s+with|sign\s+on\s+with)|for)\s+"
-            r"(?P<obj>" + NAME + r")"
-        ),
-        _CONF,
-        "works_at",
-        builder=read_change,
-        keywords=_kw("left quit"),
+        _WHO + _ADVS + r"\s+(?:left|quit)\s+(?P<old>" + NAME + r")\s*,?\s+(?:(?:and|to)\s+"
+        r"(?:(?:have|has|then|now|just)\s+)?(?P<verb>joined|join|started\s+at|start\s+at|"
+        r"went\s+to|moved\s+to|signed\s+on\s+with|sign\s+on\s+with)|for)\s+"
+        r"(?P<obj>" + NAME + r")",
+        keywords="left quit",
+        predicate="works_at",
     ),
-    _free(  # "We're running the checkout service on Node 22 now", "we run the ML pipeline on ..."
+    _change(  # "We're running the checkout service on Node 22 now", "we run the ML pipeline on ..."
         "change.run_thing",
-        _re(
-            _WHO + _ADVS + r"\s*(?:run|'re\s+running|are\s+running|have\s+been\s+running|"
-            r"'ve\s+been\s+running|host|are\s+hosting|'re\s+hosting)\s+"
-            + _THING
-            + r"\s+(?:on|with)\s+"
-            + _VALUE
-            + END_PLACE
-        ),
-        _CONF,
-        builder=read_change,
-        keywords=_kw("run running host hosting"),
+        _WHO + _ADVS + r"\s*(?:run|'re\s+running|are\s+running|have\s+been\s+running|"
+        r"'ve\s+been\s+running|host|are\s+hosting|'re\s+hosting)\s+"
+        + _THING
+        + r"\s+(?:on|with)\s+"
+        + _VALUE
+        + END_PLACE,
+        keywords="run running host hosting",
     ),
-    _free(  # "These days it's all Neovim for me", "Our orders service sits on MySQL"
+    _change(  # "These days it's all Neovim for me", "Our orders service sits on MySQL"
         "change.kind_value",
-        _re(r"\b" + KIND_VALUE),
-        0.75,
-        builder=read_kind_value,
+        r"\b" + KIND_VALUE,
         keywords=KIND_WORDS,
+        confidence=0.75,
+        builder=read_kind_value,
     ),
-    _free(  # "I'm an engineer at Datadog", "Priya is a senior designer at Airbus"
+    _change(  # "I'm an engineer at Datadog", "Priya is a senior designer at Airbus"
         "change.role_at",
-        _re(
-            _WHO + _ADVS + r"(?:'m|\s+am|\s+is|'s|\s+are|'re)\s+(?:now\s+)?(?:an?|the)\s+"
-            r"(?:[a-z-]+\s+){0,2}?" + _ROLE + r"\s+(?:at|for|with)\s+(?P<obj>" + NAME + r")\b"
-            r"(?!\.\s*(?-i:[A-Z]))"
-        ),
-        0.8,
-        "works_at",
-        builder=read_change,
+        _WHO + _ADVS + r"(?:'m|\s+am|\s+is|'s|\s+are|'re)\s+(?:now\s+)?(?:an?|the)\s+"
+        r"(?:[a-z-]+\s+){0,2}?" + _ROLE + r"\s+(?:at|for|with)\s+(?P<obj>" + NAME + r")\b"
+        r"(?!\.\s*(?-i:[A-Z]))",
         keywords=_ROLE_WORDS,
+        predicate="works_at",
+        confidence=0.8,
         secondary=True,
     ),
-    _free(  # "Priya joined Shopify", "I signed on with Datadog last week", "got hired by SAP"
+    _change(  # "Priya joined Shopify", "I signed on with Datadog last week", "got hired by SAP"
         "change.joined_company",
-        _re(
-            _SUBJECT + r"(?P<verb>joined|signed\s+on\s+with|got\s+hired\s+(?:at|by)|"
-            r"was\s+hired\s+(?:at|by)|got\s+poached\s+by|was\s+poached\s+by|"
-            r"accepted\s+an\s+offer\s+from|took\s+an\s+offer\s+from)\s+(?P<obj>" + NAME + r")"
-            r"(?=\s*(?:[.!,;]|$)|\s+(?:as|last|this|in|back|recently|after|two|three|a\s+few|"
-            r"and|full-time|part-time)\b)"
-        ),
-        0.8,
-        "works_at",
-        builder=read_change,
-        keywords=_kw("joined signed hired poached accepted took"),
+        _SUBJECT + r"(?P<verb>joined|signed\s+on\s+with|got\s+hired\s+(?:at|by)|"
+        r"was\s+hired\s+(?:at|by)|got\s+poached\s+by|was\s+poached\s+by|"
+        r"accepted\s+an\s+offer\s+from|took\s+an\s+offer\s+from)\s+(?P<obj>" + NAME + r")"
+        r"(?=\s*(?:[.!,;]|$)|\s+(?:as|last|this|in|back|recently|after|two|three|a\s+few|"
+        r"and|full-time|part-time)\b)",
+        keywords="joined signed hired poached accepted took",
+        predicate="works_at",
+        confidence=0.8,
     ),
-    _free(  # "I have a new manager now: Omar Haddad", "Tariq got a new manager: Tom Becker"
+    _change(  # "I have a new manager now: Omar Haddad", "Tariq got a new manager: Tom Becker"
         "change.got_new_noun",
-        _re(
-            r"(?:" + _WHO + _ADVS + r"\s+|" + _BARE + r")(?:have|has|'ve|got|'ve\s+got|"
-            r"have\s+got|has\s+got|get)\s+(?:a\s+)?new\s+(?P<noun>manager|boss|line\s+manager|"
-            r"team\s+lead|lead|employer|job|car|editor|e-?mail(?:\s+address)?|address|"
-            r"phone(?:\s+number)?|number|mobile(?:\s+number)?|home|team)(?:\s+now)?"
-            r"\s*(?::|,|-|–|—|\bcalled\b|\bnamed\b|\bat\b|\bin\b)\s*(?:an?\s+|the\s+)?"
-            + _VALUE
-            + END
-        ),
-        _CONF,
-        builder=read_change,
-        keywords=_kw("new"),
+        r"(?:" + _WHO + _ADVS + r"\s+|" + _BARE + r")(?:have|has|'ve|got|'ve\s+got|"
+        r"have\s+got|has\s+got|get)\s+(?:a\s+)?new\s+(?P<noun>manager|boss|line\s+manager|"
+        r"team\s+lead|lead|employer|job|car|editor|e-?mail(?:\s+address)?|address|"
+        r"phone(?:\s+number)?|number|mobile(?:\s+number)?|home|team)(?:\s+now)?"
+        r"\s*(?::|,|-|–|—|\bcalled\b|\bnamed\b|\bat\b|\bin\b)\s*(?:an?\s+|the\s+)?" + _VALUE + END,
+        keywords="new",
     ),
-    _free(  # "Omar Haddad took over managing Sofia (from Aisha Khan)"
+    _change(  # "Omar Haddad took over managing Sofia (from Aisha Khan)"
         "change.took_over_managing",
-        _re(
-            r"(?P<obj>" + NAME + r")" + _ADVS + r"\s+(?:took\s+over\s+(?:managing|as\s+)|"
-            r"(?:is|has\s+been)\s+now\s+managing|now\s+manages|is\s+managing|manages)\s*"
-            r"(?P<who>"
-            + NAME
-            + r")(?:(?:'s|’s)\s+(?:manager|boss))?(?:\s+from\s+(?P<old>"
-            + NAME
-            + r"))?\b"
-        ),
-        _CONF,
-        "managed_by",
-        builder=read_change,
-        keywords=_kw("managing manages took"),
+        r"(?P<obj>" + NAME + r")" + _ADVS + r"\s+(?:took\s+over\s+(?:managing|as\s+)|"
+        r"(?:is|has\s+been)\s+now\s+managing|now\s+manages|is\s+managing|manages)\s*"
+        r"(?P<who>"
+        + NAME
+        + r")(?:(?:'s|’s)\s+(?:manager|boss))?(?:\s+from\s+(?P<old>"
+        + NAME
+        + r"))?\b",
+        keywords="managing manages took",
+        predicate="managed_by",
     ),
-    _free(  # "Amara gave up on Neovim and went with Emacs"
+    _change(  # "Amara gave up on Neovim and went with Emacs"
         "change.gave_up",
-        _re(
-            _SUBJECT + r"(?:gave\s+up\s+on|got\s+tired\s+of|stopped\s+using|moved\s+on\s+from|"
-            r"abandoned|dumped)\s+(?:(?:my|our|his|her|their|the)\s+)?(?P<old>"
-            + OBJ_CHAR
-            + r"{1,40}?)\s*,?\s+(?:and|so)\s+(?:now\s+|just\s+)?(?P<verb>went\s+with|"
-            r"switched\s+to|moved\s+to|picked|chose|got|started\s+using|uses|use|is\s+using|"
-            r"'m\s+using|am\s+using|went\s+for|bought)\s+(?:an?\s+)?" + _VALUE + END_PLACE
-        ),
-        _CONF,
-        builder=read_change,
-        keywords=_kw("gave tired stopped moved abandoned dumped"),
+        _SUBJECT + r"(?:gave\s+up\s+on|got\s+tired\s+of|stopped\s+using|moved\s+on\s+from|"
+        r"abandoned|dumped)\s+(?:(?:my|our|his|her|their|the)\s+)?(?P<old>"
+        + OBJ_CHAR
+        + r"{1,40}?)\s*,?\s+(?:and|so)\s+(?:now\s+|just\s+)?(?P<verb>went\s+with|"
+        r"switched\s+to|moved\s+to|picked|chose|got|started\s+using|uses|use|is\s+using|"
+        r"'m\s+using|am\s+using|went\s+for|bought)\s+(?:an?\s+)?" + _VALUE + END_PLACE,
+        keywords="gave tired stopped moved abandoned dumped",
     ),
 )

@@ -28,7 +28,7 @@ come back as tool errors (``isError``) with the reason, never as a traceback.
 Example:
     >>> import asyncio
     >>> from mcp import Client
-    >>> from sagewai.context._engine import ContextEngine
+    >>> from sagewai import ContextEngine
     >>> from sagewai.testing import FakeEmbedder
     >>> async def demo() -> str:
     ...     engine = ContextEngine.in_memory(project_id="demo", embedder=FakeEmbedder())
@@ -47,12 +47,13 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Awaitable, Collection
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, TypeVar
 
 from pydantic import Field
 
 from sagewai._optional import require
-from sagewai.core._records import FactType
+from sagewai.core._profile import ProfileKind
+from sagewai.core._records import FactStatus, FactType
 from sagewai.errors import SagewaiError
 from sagewai.integrations._mcp_memory import LIST_LIMIT, ScopedMemory, ScopeRefusedError, fact_view
 
@@ -72,6 +73,14 @@ _FACTS_URI = "sagewai://facts"
 _FACTS_TEMPLATE = "sagewai://projects/{project}/users/{user}/facts"
 _PROFILE_URI = "sagewai://profile"
 _PROFILE_TEMPLATE = "sagewai://projects/{project}/users/{user}/profile"
+
+
+class _ScopedRead(Protocol):
+    """A read of :class:`ScopedMemory` that a resource serves (``profile``, ``list_facts``)."""
+
+    def __call__(
+        self, *, project: str | None = None, user: str | None = None
+    ) -> Awaitable[dict[str, Any]]: ...
 
 
 # ---------------------------------------------------------------------- the MCP layer
@@ -294,9 +303,9 @@ def build_mcp_server(
     @server.tool(description="List the user's own facts, oldest first.", annotations=read_only)
     async def list_facts(
         status: Annotated[
-            Literal["active", "superseded", "merged", "flagged", "archived"] | None,
+            FactStatus | None,
             Field(description="only facts of this status (null: every status)"),
-        ] = "active",
+        ] = FactStatus.ACTIVE,
         limit: Annotated[int, Field(ge=1, le=LIST_LIMIT)] = 100,
         project: Project = None,
         user: User = None,
@@ -324,9 +333,9 @@ def build_mcp_server(
     async def set_profile(
         text: Annotated[str | None, Field(description="the entry, in the user's words")] = None,
         kind: Annotated[
-            Literal["instruction", "identity", "preference"],
+            ProfileKind,
             Field(description="what the entry is"),
-        ] = "instruction",
+        ] = ProfileKind.INSTRUCTION,
         remove_id: Annotated[str | None, Field(description="an entry's id to remove")] = None,
         project: Project = None,
         user: User = None,
@@ -337,50 +346,40 @@ def build_mcp_server(
             )
         )
 
-    async def profile_json(project: str | None, user: str | None) -> str:
-        import json
+    def serve_as_json(
+        read: _ScopedRead, uri: str, template: str, name: str, own: str, of_user: str
+    ) -> None:
+        """Serve one read as a JSON resource twice: for the server's user at ``uri``, and for
+        an allowed user of an allowed project at ``template`` (``user-`` + ``name``)."""
 
-        listing = await call(memory.profile(project=project, user=user), resource=True)
-        return json.dumps(listing, ensure_ascii=False)
+        async def as_json(project: str | None, user: str | None) -> str:
+            listing = await call(read(project=project, user=user), resource=True)
+            return json.dumps(listing, ensure_ascii=False)
 
-    @server.resource(
+        @server.resource(uri, name=name, description=own, mime_type="application/json")
+        async def own_resource() -> str:
+            return await as_json(None, None)
+
+        @server.resource(
+            template, name=f"user-{name}", description=of_user, mime_type="application/json"
+        )
+        async def user_resource(project: str, user: str) -> str:
+            return await as_json(project, user)
+
+    serve_as_json(
+        memory.profile,
         _PROFILE_URI,
-        name="profile",
-        description="The server's user's standing instructions, identity and preferences.",
-        mime_type="application/json",
-    )
-    async def own_profile() -> str:
-        return await profile_json(None, None)
-
-    @server.resource(
         _PROFILE_TEMPLATE,
-        name="user-profile",
-        description="The standing profile of an allowed user of an allowed project, as JSON.",
-        mime_type="application/json",
+        "profile",
+        own="The server's user's standing instructions, identity and preferences.",
+        of_user="The standing profile of an allowed user of an allowed project, as JSON.",
     )
-    async def user_profile(project: str, user: str) -> str:
-        return await profile_json(project, user)
-
-    async def facts_json(project: str | None, user: str | None) -> str:
-        listing = await call(memory.list_facts(project=project, user=user), resource=True)
-        return json.dumps(listing, ensure_ascii=False)
-
-    @server.resource(
+    serve_as_json(
+        memory.list_facts,
         _FACTS_URI,
-        name="facts",
-        description="The active facts of the server's user, as JSON.",
-        mime_type="application/json",
-    )
-    async def own_facts() -> str:
-        return await facts_json(None, None)
-
-    @server.resource(
         _FACTS_TEMPLATE,
-        name="user-facts",
-        description="The active facts of an allowed user of an allowed project, as JSON.",
-        mime_type="application/json",
+        "facts",
+        own="The active facts of the server's user, as JSON.",
+        of_user="The active facts of an allowed user of an allowed project, as JSON.",
     )
-    async def user_facts(project: str, user: str) -> str:
-        return await facts_json(project, user)
-
     return server

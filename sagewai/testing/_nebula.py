@@ -12,7 +12,7 @@ It needs ``nebula3-python`` (``pip install "sagewai[nebula]"``) for the result t
 Example:
     >>> import asyncio
     >>> from sagewai.stores import NebulaGraphStore
-    >>> from sagewai.testing._nebula import FakeNebulaSession
+    >>> from sagewai.testing import FakeNebulaSession
     >>> session = FakeNebulaSession()
     >>> store = NebulaGraphStore(session=session)
     >>> asyncio.run(store.setup(wait_seconds=0))

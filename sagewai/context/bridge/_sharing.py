@@ -70,7 +70,7 @@ def restating_fact(
     """The one candidate (of one message) that restates it, mapped to the message's vector.
 
     Example:
-        >>> from sagewai.core._records import Fact, Provenance
+        >>> from sagewai import Fact, Provenance
         >>> fact = Fact(id="f1", project_id="p", content="Dana loves painting.")
         >>> one = Candidate(fact=fact, role="user", source=Provenance(message_id="m1"))
         >>> restating_fact([one], "I love painting!", "m-record")

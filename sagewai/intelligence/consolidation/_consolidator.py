@@ -87,7 +87,7 @@ class MemoryConsolidator:
 
     Example:
         >>> import asyncio
-        >>> from sagewai.context._engine import ContextEngine
+        >>> from sagewai import ContextEngine
         >>> from sagewai.testing import FakeEmbedder
         >>> async def demo() -> int:
         ...     async with ContextEngine.in_memory(project_id="demo",

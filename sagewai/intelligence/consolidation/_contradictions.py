@@ -186,7 +186,8 @@ def resolve_group(
 
     Example:
         >>> from datetime import timedelta
-        >>> from sagewai.core._records import Fact, utcnow
+        >>> from sagewai import Fact
+        >>> from sagewai.core import utcnow
         >>> t = utcnow()
         >>> paris = Fact(project_id="p", content="Alice lives in Paris", subject="Alice",
         ...              predicate="lives_in", object="Paris", created_at=t - timedelta(days=9))

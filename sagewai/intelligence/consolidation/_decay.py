@@ -79,7 +79,8 @@ def decide_decay(
 
     Example:
         >>> from datetime import timedelta
-        >>> from sagewai.core._records import Fact, utcnow
+        >>> from sagewai import Fact
+        >>> from sagewai.core import utcnow
         >>> now = utcnow()
         >>> old = Fact(project_id="p", content="x", created_at=now - timedelta(days=150))
         >>> decide_decay(old, now, halflife_days=30, archive_below=0.05, min_change=0.05).archive

@@ -206,7 +206,7 @@ def merge_refusal(a: DedupProfile, b: DedupProfile) -> str | None:
     Symmetric: ``merge_refusal(a, b)`` refuses exactly when ``merge_refusal(b, a)`` does.
 
     Example:
-        >>> from sagewai.core._records import Fact
+        >>> from sagewai import Fact
         >>> one = DedupProfile.of(Fact(project_id="p", content="deploy to 10.0.0.1"))
         >>> two = DedupProfile.of(Fact(project_id="p", content="Deploy to 10.0.0.2"))
         >>> merge_refusal(one, two)
@@ -261,7 +261,7 @@ def merge_rule(
     (:func:`~.equivalence.same_statement`).
 
     Example:
-        >>> from sagewai.core._records import Fact
+        >>> from sagewai import Fact
         >>> one = DedupProfile.of(Fact(project_id="p", content="Ben really likes ramen."))
         >>> two = DedupProfile.of(Fact(project_id="p", content="Ben likes ramen."))
         >>> merge_rule(one, two, 0.86, threshold=0.92, floor=0.75)
@@ -311,7 +311,7 @@ def reinforced_strength(facts: Sequence[Fact]) -> float:
     strength 1 stays 1.
 
     Example:
-        >>> from sagewai.core._records import Fact
+        >>> from sagewai import Fact
         >>> round(reinforced_strength([Fact(project_id="p", content="x", strength=0.5),
         ...                            Fact(project_id="p", content="x", strength=0.5)]), 2)
         0.75

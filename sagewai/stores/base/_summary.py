@@ -88,7 +88,7 @@ def extractive_summary(
     speaker.
 
     Example:
-        >>> from sagewai.core._conversation import ChatMessage
+        >>> from sagewai.core import ChatMessage
         >>> extractive_summary([
         ...     ChatMessage(role="user", speaker="Alice", content="Hi Bob!"),
         ...     ChatMessage(role="user", speaker="Bob", content="Hey! How was Lisbon?"),
@@ -171,7 +171,7 @@ class ExtractiveSummarizer:
 
     Example:
         >>> import asyncio
-        >>> from sagewai.core._conversation import ChatMessage
+        >>> from sagewai.core import ChatMessage
         >>> asyncio.run(ExtractiveSummarizer().summarize(
         ...     [ChatMessage(role="user", content="We ship version 2.1 on Friday.")]))
         'user: We ship version 2.1 on Friday.'
@@ -210,7 +210,7 @@ class LLMSummarizer:
 
     Example:
         >>> import asyncio
-        >>> from sagewai.testing._llm import ScriptedLLM
+        >>> from sagewai.testing import ScriptedLLM
         >>> summarizer = LLMSummarizer(ScriptedLLM(["Alice plans a May launch."]))
         >>> asyncio.run(summarizer.summarize([ChatMessage(content="Launch in May?")]))
         'Alice plans a May launch.'

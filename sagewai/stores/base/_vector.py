@@ -13,6 +13,7 @@ import operator
 from abc import abstractmethod
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from typing import Any, SupportsIndex
 
 import numpy as np
@@ -217,15 +218,7 @@ class ProjectVectorStore(VectorStore):
     def _where(self, where: VectorFilter) -> VectorFilter:
         if where.ids is None:
             return where
-        return VectorFilter(
-            scope_keys=where.scope_keys,
-            statuses=where.statuses,
-            kinds=where.kinds,
-            fact_types=where.fact_types,
-            tags_any=where.tags_any,
-            valid_at=where.valid_at,
-            ids=tuple(self._key(i) for i in where.ids),
-        )
+        return replace(where, ids=tuple(self._key(i) for i in where.ids))
 
     @property
     def dimension(self) -> int:

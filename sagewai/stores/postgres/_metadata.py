@@ -167,8 +167,8 @@ class PostgresMetadataStore(MetadataStore):
 
     Example:
         >>> import asyncio
-        >>> from sagewai.core._records import Fact
-        >>> from sagewai.stores.base._metadata import FactQuery, WriteBatch
+        >>> from sagewai import Fact
+        >>> from sagewai.core import FactQuery, WriteBatch
         >>> async def demo() -> int:
         ...     async with PostgresMetadataStore("postgresql://postgres@127.0.0.1/test") as store:
         ...         await store.migrate()

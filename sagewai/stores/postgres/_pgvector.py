@@ -192,7 +192,7 @@ class PgVectorStore(VectorStore):
     Example:
         >>> import asyncio
         >>> import numpy as np
-        >>> from sagewai.stores.base._vector import VectorFilter, VectorPayload, VectorRecord
+        >>> from sagewai.core import VectorFilter, VectorPayload, VectorRecord
         >>> async def demo(dsn: str) -> list[str]:
         ...     payload = VectorPayload("p", "project:p:p", "active", "fact", "general")
         ...     vector = np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32)

@@ -150,7 +150,7 @@ class QdrantEdgeVectorStore(VectorStore):
     Example:
         >>> import asyncio, tempfile
         >>> import numpy as np
-        >>> from sagewai.stores.base._vector import VectorFilter, VectorPayload, VectorRecord
+        >>> from sagewai.core import VectorFilter, VectorPayload, VectorRecord
         >>> async def demo(folder: str) -> list[str]:
         ...     payload = VectorPayload("p", "project:p:p", "active", "fact", "general")
         ...     vector = np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32)

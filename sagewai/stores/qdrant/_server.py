@@ -132,7 +132,7 @@ class QdrantVectorStore(VectorStore):
     Example:
         >>> import asyncio
         >>> import numpy as np
-        >>> from sagewai.stores.base._vector import VectorFilter, VectorPayload, VectorRecord
+        >>> from sagewai.core import VectorFilter, VectorPayload, VectorRecord
         >>> async def demo() -> int:
         ...     payload = VectorPayload("p", "project:p:p", "active", "fact", "general")
         ...     vector = np.array([0.0, 1.0, 0.0, 0.0], dtype=np.float32)

@@ -210,8 +210,8 @@ class SqliteMetadataStore(MetadataStore):
 
     Example:
         >>> import asyncio, tempfile
-        >>> from sagewai.core._records import Fact
-        >>> from sagewai.stores.base._metadata import FactQuery, WriteBatch
+        >>> from sagewai import Fact
+        >>> from sagewai.core import FactQuery, WriteBatch
         >>> async def demo(folder: str) -> list[str]:
         ...     async with SqliteMetadataStore(f"{folder}/metadata.db") as store:
         ...         fact = Fact(project_id="demo", content="Alice prefers tea")

@@ -87,6 +87,15 @@ def _next_seqs(db: sqlite3.Connection, count: int) -> int:
     return int(last) + 1
 
 
+def _write_numbered(
+    db: sqlite3.Connection, sql: str, rows: Sequence[tuple[object, ...]], *, seq_at: int
+) -> None:
+    """Run ``sql`` once a row inside the open write transaction, each row given the next change
+    number at position ``seq_at`` (every write is numbered, so other processes catch up)."""
+    first = _next_seqs(db, len(rows))
+    db.executemany(sql, [(*row[:seq_at], first + n, *row[seq_at:]) for n, row in enumerate(rows)])
+
+
 class SqliteVectorStore(VectorStore):
     """Vectors in one SQLite file that any number of processes share (see the module).
 
@@ -108,18 +117,18 @@ class SqliteVectorStore(VectorStore):
     Example:
         >>> import asyncio, tempfile
         >>> import numpy as np
-        >>> from sagewai.core._queries import VectorFilter, VectorPayload, VectorRecord
-        >>> async def demo(folder: str) -> list[str]:
-        ...     payload = VectorPayload("p", "project:p:p", "active", "fact", "general")
-        ...     vector = np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32)
-        ...     async with SqliteVectorStore(f"{folder}/vectors.sqlite3", dimension=4) as store:
-        ...         await store.upsert([VectorRecord("fact-1", vector, payload)])
-        ...     # another process (here: another store on the same file) sees it
-        ...     async with SqliteVectorStore(f"{folder}/vectors.sqlite3", dimension=4) as other:
-        ...         hits = await other.search(vector, 3, VectorFilter(scope_keys=("project:p:p",)))
+        >>> from sagewai.core import VectorFilter, VectorPayload, VectorRecord
+        >>> payload = VectorPayload("p", "project:p:p", "active", "fact", "general")
+        >>> one = np.array([1.0, 0.0, 0.0, 0.0], dtype=np.float32)
+        >>> async def write_then_read(path: str) -> list[str]:
+        ...     async with SqliteVectorStore(path, dimension=4) as writer:
+        ...         await writer.upsert([VectorRecord("fact-1", one, payload)])
+        ...     # another process (here: another store on the same file) sees the write
+        ...     async with SqliteVectorStore(path, dimension=4) as reader:
+        ...         hits = await reader.search(one, 3, VectorFilter(scope_keys=("project:p:p",)))
         ...     return [hit.id for hit in hits]
         >>> with tempfile.TemporaryDirectory() as folder:
-        ...     asyncio.run(demo(folder))
+        ...     asyncio.run(write_then_read(f"{folder}/vectors.sqlite3"))
         ['fact-1']
     """
 
@@ -230,18 +239,7 @@ class SqliteVectorStore(VectorStore):
             )
             for record in latest.values()
         ]
-
-        def write() -> None:
-            db = self._database.connection
-            with write_transaction(db):
-                first = _next_seqs(db, len(rows))
-                db.executemany(
-                    _UPSERT,
-                    [(row[0], first + n, *row[1:]) for n, row in enumerate(rows)],
-                )
-            self._catch_up_if_loaded()
-
-        await self._run(write)
+        await self._write(_UPSERT, rows, seq_at=1)
 
     async def search_many(
         self,
@@ -282,55 +280,42 @@ class SqliteVectorStore(VectorStore):
 
     async def update_payloads(self, payloads: Mapping[str, VectorPayload]) -> None:
         """Replace the payloads of stored ids (unknown ids are skipped)."""
-        rows = [(point_id, _payload_row(payload)) for point_id, payload in payloads.items()]
-        if not rows:
-            return
-
-        def write() -> None:
-            db = self._database.connection
-            with write_transaction(db):
-                first = _next_seqs(db, len(rows))
-                db.executemany(
-                    _UPDATE_PAYLOAD,
-                    [(first + n, *fields, point_id) for n, (point_id, fields) in enumerate(rows)],
-                )
-            self._catch_up_if_loaded()
-
-        await self._run(write)
+        rows = [(*_payload_row(payload), point_id) for point_id, payload in payloads.items()]
+        if rows:
+            await self._write(_UPDATE_PAYLOAD, rows, seq_at=0)
 
     async def delete(self, ids: Sequence[str]) -> None:
         """Delete vectors by id (unknown ids are ignored)."""
-        doomed = list(dict.fromkeys(ids))
+        doomed = [(point_id,) for point_id in dict.fromkeys(ids)]
         if doomed:
-            await self._run(self._delete_sync, doomed)
-
-    def _delete_sync(self, doomed: list[str]) -> None:
-        db = self._database.connection
-        with write_transaction(db):
-            first = _next_seqs(db, len(doomed))
-            db.executemany(_DELETE, [(first + n, i) for n, i in enumerate(doomed)])
-        self._catch_up_if_loaded()
+            await self._write(_DELETE, doomed, seq_at=0)
 
     async def delete_project(self, project_id: str) -> None:
         def delete() -> None:
             db = self._database.connection
             with write_transaction(db):
-                doomed = [
-                    row[0]
-                    for row in db.execute(
-                        "SELECT point_id FROM vectors WHERE project_id = ? AND vector IS NOT NULL",
-                        (project_id,),
-                    )
-                ]
+                doomed = db.execute(
+                    "SELECT point_id FROM vectors WHERE project_id = ? AND vector IS NOT NULL",
+                    (project_id,),
+                ).fetchall()
                 if doomed:
-                    first = _next_seqs(db, len(doomed))
-                    db.executemany(_DELETE, [(first + n, i) for n, i in enumerate(doomed)])
+                    _write_numbered(db, _DELETE, doomed, seq_at=0)
             self._catch_up_if_loaded()
 
         await self._run(delete)
 
     async def count(self, where: VectorFilter) -> int:
         return await self._run(lambda: self._current().count(where))
+
+    async def _write(self, sql: str, rows: Sequence[tuple[object, ...]], *, seq_at: int) -> None:
+        """One numbered write transaction (see :func:`_write_numbered`), durable on return."""
+
+        def write() -> None:
+            with write_transaction(self._database.connection) as db:
+                _write_numbered(db, sql, rows, seq_at=seq_at)
+            self._catch_up_if_loaded()
+
+        await self._run(write)
 
     async def _run(self, function: Callable[..., _T], *args: Any) -> _T:
         await self.open()
