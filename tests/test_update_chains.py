@@ -231,6 +231,44 @@ async def test_a_stated_change_ends_the_old_value(
     assert old not in active
 
 
+UNNAMED_CHANGES = [
+    ("Amara works at Stripe.", "Amara just switched over to Zalando.", "works_at", "Stripe"),
+    ("Ravi works at Stripe.", "Ravi is at Zalando now.", "works_at", "Stripe"),
+    ("Ravi lives in Porto.", "Ravi is now at Lisbon.", "lives_in", "Porto"),
+    ("Tariq is on Emacs.", "Tariq switched over to Kakoune.", "uses_editor", "Emacs"),
+    ("I work at Siemens.", "I'm with Airbus these days.", "works_at", "Siemens"),
+]
+
+
+@pytest.mark.parametrize(("before", "after", "predicate", "old"), UNNAMED_CHANGES)
+async def test_a_change_of_unnamed_kind_changes_what_its_subject_holds(
+    engine: ContextEngine, before: str, after: str, predicate: str, old: str
+) -> None:
+    """ "Amara just switched over to Zalando" says no kind: the one value of a kind Amara holds
+    that such a change can replace is the one it ends."""
+    await say(rules_bridge(engine), before, after)
+    superseded = await claims(engine, FactStatus.SUPERSEDED)
+    active = await claims(engine, FactStatus.ACTIVE)
+    assert any(p == predicate and o == old for _, p, o in superseded), superseded
+    assert any(p == predicate and o != old for _, p, o in active), active
+
+
+async def test_an_unnamed_change_that_cannot_be_told_ends_nothing(engine: ContextEngine) -> None:
+    """Two kinds it could change (an employer and an editor), or a place one is at for now:
+    nothing is ended on a guess."""
+    await say(
+        rules_bridge(engine),
+        "Amara works at Stripe.",
+        "Amara is on Emacs.",
+        "Amara just switched over to Zalando.",
+        "I work at Siemens.",
+        "I'm at Starbucks now, come over!",
+        "Ravi lives in Porto.",
+        "Ravi is at Porto now.",
+    )
+    assert not await claims(engine, FactStatus.SUPERSEDED)
+
+
 async def test_what_is_not_a_change_stays(engine: ContextEngine) -> None:
     """A second tool, a second liking, a second work e-mail: nothing is ended on a guess."""
     await say(
@@ -402,18 +440,25 @@ async def test_update_chains(engine: ContextEngine) -> None:
     assert summary["as_of"] >= 0.95, [r for r in rows if not r["as_of_passed"]]
 
 
-@pytest.mark.parametrize("split", ["heldout", "fresh", "blind"])
-async def test_update_chains_on_other_wordings(engine: ContextEngine, split: str) -> None:
+@pytest.mark.parametrize(
+    ("split", "floor"),
+    [("heldout", 0.9), ("fresh", 0.9), ("blind", 0.9), ("blind3", 0.9), ("blind2", 0.7)],
+)
+async def test_update_chains_on_other_wordings(
+    engine: ContextEngine, split: str, floor: float
+) -> None:
     """22 chains on wordings the dev rules were not written on: ``heldout`` and ``fresh``
-    (written by us later) and ``blind`` (written by someone who never read the rules)."""
+    (written by us later), ``blind`` and ``blind3`` (written by someone who never read the
+    rules) and ``blind2`` (the same, asked to make them harder than the obvious forms)."""
     own = None
-    if split == "blind":
-        own = json.loads((chains.DATA / "update_chains_blind.json").read_text(encoding="utf-8"))
+    if split.startswith("blind"):
+        name = "update_chains_blind.json" if split == "blind" else f"update_chains_{split}.json"
+        own = json.loads((chains.DATA / name).read_text(encoding="utf-8"))
     made = chains.generate(22, seed=11, split="dev" if own else split, wordings=own)
     rows = await chains.run_chains(engine, made)
     summary = chains.summarise(rows)["overall"]
-    assert summary["block"] >= 0.9, [r for r in rows if not r["block"]["passed"]]
-    assert summary["search_first"] >= 0.9, [r for r in rows if not r["search"]["passed"]]
+    assert summary["block"] >= floor, [r for r in rows if not r["block"]["passed"]]
+    assert summary["search_first"] >= floor, [r for r in rows if not r["search"]["passed"]]
 
 
 def test_the_generator_varies_with_its_seed_and_templates() -> None:

@@ -157,6 +157,14 @@ CHANGE_RULES: tuple[Rule, ...] = (
         + END_PLACE,
         keywords="transferred switched changed migrated went converted switch jump upgraded jumped",
     ),
+    _change(  # "Ravi is at Zalando now", "I'm with Datadog these days", "Amara is now at Zalando"
+        "change.now_at",
+        _WHO + r"(?:'s|’s|\s+is|'m|’m|\s+am|\s+are|'re|’re)\s+(?:now\s+)?"
+        r"(?P<via>at|with)\s+(?P<obj>" + NAME + r")"
+        r"(?:\s+(?:now|these\s+days|nowadays)\b|(?=\s*(?:[.!,;]|$)))",
+        keywords="now days nowadays",
+        confidence=0.8,
+    ),
     _change(  # "We replaced Jenkins with GitHub Actions", "I traded in my Corolla for a Kia Niro"
         "change.replaced",
         _WHO + _ADVS + r"\s+(?P<verb>replaced|swapped|ditched|traded(?:\s+in)?|exchanged|"
