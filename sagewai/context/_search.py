@@ -633,6 +633,8 @@ class Searcher:
 
 def _later_of(group: SourceGroup, later: Mapping[str, Fact]) -> tuple[Fact, ...]:
     """The later statements that may have changed what a result's records say (not its own)."""
+    if not later:
+        return ()
     own = {group.best.fact.id, *(other.fact.id for other in group.others)}
     found = {
         statement.id: statement
