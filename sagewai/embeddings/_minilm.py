@@ -160,8 +160,8 @@ class MiniLMEmbedder:
             instead of sleeping. Off by default: the spinning threads burn a core while the
             caller does other work (the bridge extracts and commits between its embedding
             calls) and slow everything else on a busy machine. Measured on 2 cores in use, one
-            query: 7.5 ms of CPU and 7.4 ms p50 without, 16 to 19 ms of CPU and 13 to 14 ms
-            p50 with (``docs/bridge.md``, Performance).
+            query: 7.5 to 8 ms of CPU and 7.3 to 7.6 ms p50 without, 16 to 19 ms of CPU and
+            12.9 to 14.5 ms p50 with (``docs/bridge.md``, Performance).
 
     Raises:
         InvalidInputError: If a numeric argument is out of range.
