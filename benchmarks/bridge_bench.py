@@ -295,6 +295,7 @@ async def bridge_rate(
     the shared vectors (``share``) or every record's text embedded (the path before)."""
     counting = CountingEmbedder(embedder)
     async with ContextEngine.local(folder, embedder=counting, project_id="ratio") as ctx:
+        await ctx.open()  # making the folder's stores is not ingest (the model is warm too)
         bridge = MemoryBridge(
             context_engine=ctx,
             fact_extractor=RuleBasedFactExtractor(),

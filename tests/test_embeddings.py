@@ -238,6 +238,26 @@ def test_intra_op_threads_setting_runs(minilm: MiniLMEmbedder) -> None:
     np.testing.assert_allclose(single, minilm.embed_sync(texts), atol=1e-5)
 
 
+@pytest.mark.parametrize(("spinning", "entries"), [(False, {"0"}), (True, {None, "1"})])
+def test_onnxruntime_threads_sleep_between_runs_unless_told(
+    spinning: bool, entries: set[str | None]
+) -> None:
+    # Spinning threads burn a core while the caller does other work (docs/bridge.md).
+    embedder = MiniLMEmbedder(spinning=spinning)
+    embedder.load()
+    assert embedder._loaded is not None
+    options = embedder._loaded.session.get_session_options()
+    try:  # onnxruntime's default (spin) is no entry at all
+        entry = options.get_session_config_entry("session.intra_op.allow_spinning")
+    except RuntimeError:
+        entry = None
+    assert entry in entries
+    texts = ["the same vectors", "either way"]
+    np.testing.assert_allclose(
+        embedder.embed_sync(texts), MiniLMEmbedder(spinning=not spinning).embed_sync(texts)
+    )
+
+
 # --------------------------------------------------------------------------- loading
 
 

@@ -275,3 +275,41 @@ async def test_a_consolidation_in_one_engine_reaches_the_next_search_of_another(
         [kept] = hits
         merged = await reader.get("b" if kept == "a" else "a")
         assert merged.status.value == "merged"
+
+
+@pytest.mark.parametrize("dense", [True, False])
+def test_a_batch_of_queries_scores_alike_in_one_thread_and_through_blas(
+    monkeypatch: pytest.MonkeyPatch, dense: bool
+) -> None:
+    # A batch is scored in numpy's own loop up to _ONE_THREAD_SCORES (no BLAS threads left
+    # spinning after a bridge's write), by BLAS above it, and one query at a time up to
+    # _FEW_QUERIES: the three give the same hits.
+    from sagewai.core._queries import VectorFilter, VectorHit
+    from sagewai.stores.sqlite import _vector_index
+    from sagewai.stores.sqlite._vector_index import VectorIndex
+
+    rng = np.random.default_rng(3)
+    rows = rng.normal(size=(3000, 16)).astype("<f4")
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    index = VectorIndex(16)
+    scope = [f"user:p:u{0 if dense else n % 3}" for n in range(len(rows))]
+    payload = ("active", "fact", "general", "[]", 1.0, 1.0, math.inf)
+    index.apply(
+        [(n + 1, f"p{n}", row.tobytes(), "p", scope[n], *payload) for n, row in enumerate(rows)]
+    )
+    queries = rows[:40] * 0.6 + rng.normal(size=(40, 16)).astype("<f4") * 0.4
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    where = VectorFilter(scope_keys=("user:p:u0",))
+
+    def ranked(found: list[list[VectorHit]]) -> tuple[list[list[str]], np.ndarray]:
+        return [[h.id for h in line] for line in found], np.array(
+            [[h.score for h in line] for line in found]
+        )
+
+    one_thread = ranked(index.search(queries, 10, where))
+    one_by_one = ranked([index.search(q[None, :], 10, where)[0] for q in queries])
+    monkeypatch.setattr(_vector_index, "_ONE_THREAD_SCORES", 0)
+    through_blas = ranked(index.search(queries, 10, where))
+    for other in (one_by_one, through_blas):
+        assert other[0] == one_thread[0]
+        assert np.allclose(other[1], one_thread[1], atol=1e-5)

@@ -227,3 +227,34 @@ async def test_a_value_asked_about_the_past_keeps_the_evidence_order(
         "How many commits were merged into the main branch at first?", user_id="u"
     )
     assert says(before[0], "150")
+
+
+async def test_a_changed_statement_asked_in_its_own_words_is_found(engine: ContextEngine) -> None:
+    # Ten people move twice, in one session: asked with the exact words of a first move (what
+    # the many-process test's searchers do), the message is what the user is looking for. It is
+    # shown changed, right below what replaced it, not pushed out of the top 5 by the moves of
+    # other people (issue 38: a changed record was scaled below five unrelated facts).
+    bridge = bridge_of(engine)
+    people = ["Alice", "Bob", "Carol", "Dana", "Eve", "Frank", "Grace", "Hana", "Ivan", "Jo"]
+    places = ["Lisbon", "Kyoto", "Berlin", "Oslo", "Porto", "Quito", "Hanoi", "Lima", "Accra"]
+    things = ["green tea", "the violin", "sourdough", "pottery", "jazz", "kubernetes", "chess"]
+    first: list[str] = []
+    for n in range(20):
+        who = people[n % 10]
+        text = (
+            f"{who} moved to {places[(n * 7 + n // 10) % 9]} and now prefers "
+            f"{things[n % 7]}; ticket W1-{n:05d} tracks it."
+        )
+        await bridge.process_message(text, session_id="s1", user_id="u")
+        if n < 10:
+            first.append(text)
+    for text in first:
+        results = await engine.search(text, top_k=5, user_id="u", session_id="s1")
+        found = [r for r in results if text in (f.content for f in (r.fact, *r.related))]
+        assert found, (text, [r.fact.content for r in results])
+        assert found[0].standing.value == "changed"
+        moved_on = results.index(found[0])
+        assert moved_on > 0
+        above = results[moved_on - 1]  # what replaced it, right above it
+        assert found[0].changes[0].new is not None
+        assert found[0].changes[0].new.id in {f.id for f in (above.fact, *above.related)}

@@ -194,7 +194,15 @@ class SearchConfig(BaseModel):
     changed_weight: float = Field(default=0.5, ge=0, le=1)
     """Scale of the score of a record whose claim changed since (a message that said "I live in
     Berlin" after the move to Munich; see :func:`prefer_current`) when the query asks about the
-    present; what replaced the claim takes the record's place, just above it."""
+    present; what replaced the claim takes the record's place, just above it. A record the
+    query quotes (see ``changed_quoted``) is not scaled."""
+    changed_quoted: float = Field(default=0.95, ge=0, le=1)
+    """Cosine to the query from which the query quotes a changed record (its own words asked
+    again: "Eve moved to Kyoto and now prefers sourdough; ticket W1-00027 tracks it."). Such a
+    record is what the user is looking for: it keeps its score and ranks right below what
+    replaced it, shown as changed, instead of giving way by ``changed_weight`` to records the
+    query matches far less (at 0.5 an exact quote fell below five unrelated facts). A question
+    about the present ("Where does Eve live?") is far below this cosine."""
     later_values: bool = True
     """For a question about a value as it stands now ("How many commits have been merged?"),
     of two records near the top that speak of the query's subject and each state a value (a
@@ -689,8 +697,11 @@ def group_by_source(
             continue
         for other in candidates[1:]:
             missing *= 1.0 - related_weight * max(0.0, other.score)
-        # The record shown is the message or a fact, not the context record that found them.
-        best = next((c for c in candidates if not is_context_record(c.fact)), top)
+        # The record shown is the message or a fact, not the context record that found them;
+        # of two that score the same, the message (the words as said): a fact that restates
+        # its message shares the message's vector, so the two often tie exactly.
+        shown = [c for c in candidates if not is_context_record(c.fact)] or [top]
+        best = min(shown, key=lambda c: (-c.score, c.fact.kind is not FactKind.MESSAGE))
         others = tuple(c for c in candidates if c is not best)
         groups.append(SourceGroup(1.0 - missing, best, others))
     groups.sort(key=lambda g: (-g.score, g.best.fact.id))
@@ -720,6 +731,7 @@ def prefer_current(
     successors: Mapping[str, Sequence[Fact]],
     *,
     changed_weight: float,
+    quoted_from: float = 1.0,
 ) -> list[RankedCandidate]:
     """The ranking for a question about the present: a changed claim gives way to its successor.
 
@@ -727,6 +739,9 @@ def prefer_current(
     facts that hold now in its place. The candidate's score is scaled by ``changed_weight``; each
     successor ranks at least where the candidate ranked (just above it), joining the candidates
     if it was not one: the question the old record answered is answered by what replaced it.
+    A candidate the query quotes (its dense cosine at least ``quoted_from``: the query is its
+    own text) keeps its score: the user asks for that record, so it stays right below its
+    successor instead of below records the query matches far less.
 
     Example:
         >>> berlin = Fact(id="berlin", project_id="p", content="I live in Berlin")
@@ -736,13 +751,19 @@ def prefer_current(
         >>> [(c.fact.id, round(c.score, 2)) for c in prefer_current(
         ...     [old, new], {"berlin": [munich]}, changed_weight=0.5)]
         [('munich', 0.6), ('berlin', 0.3)]
+        >>> quoted = old._replace(part_values=(0.99, *NO_PARTS[1:]))  # asked in its own words
+        >>> [(c.fact.id, round(c.score, 2)) for c in prefer_current(
+        ...     [quoted, new], {"berlin": [munich]}, changed_weight=0.5, quoted_from=0.95)]
+        [('munich', 0.6), ('berlin', 0.6)]
     """
     out = {candidate.fact.id: candidate for candidate in ranked}
     for candidate in ranked:
         replacing = successors.get(candidate.fact.id)
         if not replacing:
             continue
-        out[candidate.fact.id] = candidate._replace(score=candidate.score * changed_weight)
+        dense = candidate.part_values[0]
+        if dense is None or dense < quoted_from:
+            out[candidate.fact.id] = candidate._replace(score=candidate.score * changed_weight)
         for fact in replacing:
             present = out.get(fact.id)
             if present is None or present.score <= candidate.score:

@@ -333,13 +333,22 @@ class ClaimIndex:
                     self._scopes.popitem(last=False)
             else:
                 self._scopes.move_to_end(key)
-                changed = await port.find(
-                    FactQuery(project_id=project_id, scope_keys=(key,), updated_since=scope.synced)
-                )
-                for fact in changed:
-                    group = scope.subjects.get(fact.subject or "")
-                    if group is not None:
-                        self._apply(group, fact)
+                # Only the subjects whose groups are kept: a change to any other is not read
+                # (the margin re-reads every write of the last seconds, and a conversation's
+                # messages are most of them).
+                if scope.subjects:
+                    changed = await port.find(
+                        FactQuery(
+                            project_id=project_id,
+                            scope_keys=(key,),
+                            subjects=tuple(scope.subjects),
+                            updated_since=scope.synced,
+                        )
+                    )
+                    for fact in changed:
+                        group = scope.subjects.get(fact.subject or "")
+                        if group is not None:
+                            self._apply(group, fact)
                 scope.synced = started - self.margin
             for subject in subjects:
                 if subject not in scope.subjects:

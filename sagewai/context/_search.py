@@ -542,9 +542,19 @@ class Searcher:
                 ]
                 for changed in standing.asked
             }
-            ranked = prefer_current(ranked, successors, changed_weight=config.changed_weight)
+            ranked = prefer_current(
+                ranked,
+                successors,
+                changed_weight=config.changed_weight,
+                quoted_from=config.changed_quoted,
+            )
         elif held:
-            ranked = prefer_current(ranked, held, changed_weight=config.changed_weight)
+            ranked = prefer_current(
+                ranked,
+                held,
+                changed_weight=config.changed_weight,
+                quoted_from=config.changed_quoted,
+            )
         if config.later_values and present and request.analysis.asks_value_now:
             terms = request.analysis.keyword_text.lower().split()
             ranked = later_values_first(ranked, terms, window=_VALUE_WINDOW * request.top_k)

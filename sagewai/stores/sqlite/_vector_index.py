@@ -41,6 +41,12 @@ Change = tuple[Any, ...]
 
 _FEW_QUERIES: Final = 4
 """Up to this many queries are scored one by one (see :meth:`VectorIndex.search`)."""
+_ONE_THREAD_SCORES: Final = 1 << 20
+"""Up to this many scores per product (rows times queries), a batch is scored in numpy's own
+loop, one thread: BLAS's worker threads spin for about a tenth of a second after each product,
+waiting for more, which costs more CPU than the product of a small matrix itself (a bridge's
+write searches a few thousand rows with a few dozen queries; measured in ``docs/bridge.md``,
+Performance)."""
 _SCORES_PER_BLOCK: Final = 1 << 24
 """Scores computed per matrix product (64 MB of float32): bounds the memory of a large batch."""
 
@@ -376,6 +382,8 @@ class VectorIndex:
                 # matrix-vector product over threads that spin while they wait for memory: at
                 # 100k vectors it cost three times the CPU for the same scores (measured).
                 scores = np.stack([np.einsum("ij,j->i", candidates, query) for query in part])
+            elif len(part) * candidates.shape[0] <= _ONE_THREAD_SCORES:
+                scores = np.einsum("kj,ij->ki", part, candidates)
             else:
                 scores = part @ candidates.T
             if dense:
