@@ -97,6 +97,7 @@ __all__ = [
 
 MAX_QUERY_CHARS = 4_000
 _VALUE_WINDOW = 2
+_SLOT_WINDOW = 5
 """A later statement of a value moves up among the first ``top_k`` times this many candidates
 (a source's message and its facts are several candidates of one result)."""
 MAX_TOP_K = 1_000
@@ -562,7 +563,7 @@ class Searcher:
         later: dict[str, Fact] = {}
         if config.later_values and analysis.asks_value_now and not analysis.asks_past:
             ranked, later = later_statements_first(
-                ranked, analysis, window=_VALUE_WINDOW * request.top_k
+                ranked, analysis, window=_SLOT_WINDOW * request.top_k
             )
         asked = normal_form(request.text)
         chatter = {

@@ -78,9 +78,9 @@ SLOTS: tuple[Slot, ...] = (
             r"|who\b.*\bwork(?:s|ing)? for\b"
         ),
         _words(
-            r"work works worked working job jobs employer company hired joined join joining "
-            r"offer onboard\w* started starting quit left paycheck role position poached "
-            r"office colleagues linkedin resigned"
+            r"work works worked working job jobs employer employed employee company hired joined "
+            r"join joining offer onboard\w* started starting quit left paycheck role position "
+            r"poached office colleagues linkedin resigned"
         ),
     ),
     Slot(
