@@ -205,15 +205,12 @@ def later_statements_first(
         >>> from datetime import UTC, datetime
         >>> from sagewai.context._query import analyse_query
         >>> from sagewai.core._records import Fact
-        >>> def c(i: str, text: str, day: int, score: float) -> RankedCandidate:
-        ...     at = datetime(2026, 1, day, tzinfo=UTC)
-        ...     return RankedCandidate(
-        ...         Fact(id=i, project_id="p", content=text, created_at=at), score)
-        >>> ranked = [
-        ...     c("old", "I live in Lisbon.", 1, 0.8),
-        ...     c("cat", "I adopted a cat called Miso.", 3, 0.4),
-        ...     c("new", "Done unpacking the last boxes at the new apartment in Madrid!", 9, 0.2),
-        ... ]
+        >>> said = [("old", "I live in Lisbon.", 1, 0.8),
+        ...         ("cat", "I adopted a cat called Miso.", 3, 0.4),
+        ...         ("new", "Done unpacking the boxes at the new apartment in Madrid!", 9, 0.2)]
+        >>> ranked = [RankedCandidate(Fact(id=i, project_id="p", content=text,
+        ...                                created_at=datetime(2026, 1, day, tzinfo=UTC)), score)
+        ...           for i, text, day, score in said]
         >>> order, later = later_statements_first(ranked, analyse_query("Where do I live?"),
         ...                                       window=10)
         >>> [x.fact.id for x in order], {old: new.id for old, new in later.items()}
