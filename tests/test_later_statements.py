@@ -57,7 +57,7 @@ def test_the_last_statement_of_a_home_first_whatever_its_words() -> None:
         candidate("old", "I live in Lisbon.", 0, 0.8),
         candidate("cat", "I adopted a cat called Miso.", 20, 0.6),
         candidate("new", "Done unpacking the last boxes at the new apartment in Madrid!", 9, 0.2),
-    ) == ["new", "cat", "old"]
+    ) == ["new", "old", "cat"]
 
 
 def test_someone_elses_statement_or_another_subject_keeps_its_place() -> None:

@@ -818,7 +818,7 @@ def later_values_first(
         ... ]
         >>> [x.fact.id for x in later_values_first(ranked, ["commits", "merged", "main"],
         ...                                        window=10)]
-        ['new', 'tea', 'old']
+        ['new', 'old', 'tea']
     """
     stems = [re.compile(rf"\b{re.escape(t[: max(4, len(t) - 2)])}") for t in terms if len(t) > 2]
     need = max(2, math.ceil(len(stems) / 3))
@@ -856,33 +856,29 @@ def later_first(
         ...     return RankedCandidate(Fact(id=i, project_id="p", content=i, created_at=at), score)
         >>> ranked = [c("old", 1, 0.9), c("other", 3, 0.5), c("new", 9, 0.4)]
         >>> [x.fact.id for x in later_first(ranked, lambda x: x.fact.id != "other", window=3)]
-        ['new', 'other', 'old']
+        ['new', 'old', 'other']
     """
     head, tail = list(ranked[:window]), list(ranked[window:])
     valued = {c.fact.id: said_at(c.fact) for c in head if qualifies(c)}
     if len(valued) < 2:
         return list(ranked)
     movers = {c.fact.id for c in head if c.fact.id in valued and (moves is None or moves(c))}
-    # The qualifying records are reordered among the places they hold; the others stay put.
-    slots = [k for k, c in enumerate(head) if c.fact.id in valued]
-    statements = [head[k] for k in slots]
     # Each move puts a later statement above an earlier one, never the reverse: it ends.
     moved = True
     while moved:
         moved = False
-        for j, later in enumerate(statements):
-            if later.fact.id not in movers:
+        for j, later in enumerate(head):
+            when = valued.get(later.fact.id)
+            if when is None or later.fact.id not in movers:
                 continue
-            when = valued[later.fact.id]
             for i in range(j):
-                if valued[statements[i].fact.id] < when:
-                    statements.insert(i, statements.pop(j))
+                earlier = valued.get(head[i].fact.id)
+                if earlier is not None and earlier < when:
+                    head.insert(i, head.pop(j))
                     moved = True
                     break
             if moved:
                 break
-    for k, statement in zip(slots, statements, strict=True):
-        head[k] = statement
     # The places keep their scores, the records move between them (later steps sort by score).
     scores = sorted((c.score for c in head), reverse=True)
     size = len(head)

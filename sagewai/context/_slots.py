@@ -214,7 +214,7 @@ def later_statements_first(
         >>> order, later = later_statements_first(ranked, analyse_query("Where do I live?"),
         ...                                       window=10)
         >>> [x.fact.id for x in order], {old: new.id for old, new in later.items()}
-        (['new', 'cat', 'old'], {'old': 'new'})
+        (['new', 'old', 'cat'], {'old': 'new'})
     """
     unchanged: tuple[list[RankedCandidate], dict[str, Fact]] = (list(ranked), {})
     slot = slot_of(analysis.text)
