@@ -845,9 +845,14 @@ def later_first(
     moves: Callable[[RankedCandidate], bool] | None = None,
 ) -> list[RankedCandidate]:
     """Among the first ``window`` candidates, each one that ``qualifies`` (and ``moves``, when
-    given) moves just above every qualifying one said before it; the others keep their places,
-    and so does the order below ``window``. The places keep their scores: the records move
-    between them.
+    given) moves just above every qualifying one said before it; the others keep their order
+    (what a statement moves above moves down one place with its neighbours, the other records
+    of its message among them), and so does the order below ``window``. The places keep their
+    scores: the records move between them.
+
+    Keeping the others exactly in their places was tried: on BEAM knowledge updates it left
+    the other records of a demoted message where they stood, so the message still ranked above
+    its update (conversations 2 and 5 lost, 6 gained).
 
     Example:
         >>> from datetime import UTC, datetime
