@@ -34,12 +34,18 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def update_questions(folder: Path) -> list[dict[str, Any]]:
-    """The knowledge-update questions of one conversation with their two kinds of evidence."""
+    """The knowledge-update questions of one conversation with their two kinds of evidence.
+
+    A question that names one message as both its original and its updated evidence is left
+    out: no ranking can put a message above itself.
+    """
     data = json.loads((folder / "probing_questions.json").read_text(encoding="utf-8"))
     out = []
     for item in data.get("knowledge_update", []):
         ids = item.get("source_chat_ids")
         if isinstance(ids, dict) and ids.get("original_info") and ids.get("updated_info"):
+            if set(map(str, ids["original_info"])) & set(map(str, ids["updated_info"])):
+                continue  # one message as both (conversation 8): no order to check, left out
             out.append(
                 {
                     "question": item["question"],
