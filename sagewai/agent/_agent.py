@@ -303,7 +303,7 @@ class UniversalAgent:
             recollection = await self.recaller.recall(
                 text, user_id=session.user_id, session_id=session.session_id
             )
-            profile, shown = await self._profile(session.user_id)
+            profile, shown = await self._profile(session.user_id, text)
             items = recollection.items(session.ref_for)
             exchange = await self._exchange(shown, text, {i.fact_id for i in items}, session)
             block = render_memory_block(
@@ -371,14 +371,20 @@ class UniversalAgent:
         finally:
             session.lock.release()
 
-    async def _profile(self, user_id: str | None) -> tuple[ProfileSection, list[Fact]]:
-        """The user's standing profile (and the project's team rules), fitted to its budget,
-        and the entries it shows."""
+    async def _profile(
+        self, user_id: str | None, message: str
+    ) -> tuple[ProfileSection, list[Fact]]:
+        """The user's standing profile (and the project's team rules), fitted to its budget
+        (the entries ``message`` is about first when it does not all fit), and the entries it
+        shows."""
         budget = self.settings.profile_tokens
         if budget <= 0:
             return ProfileSection("", 0), []
         entries = await self.context.profile(user_id=user_id).entries()
-        section = render_profile(entries, budget=budget, count_tokens=self.count_tokens)
+        first = [entry.id for entry in about(entries, message, limit=None)]
+        section = render_profile(
+            entries, budget=budget, count_tokens=self.count_tokens, first=first
+        )
         shown = set(section.fact_ids)
         return section, [entry for entry in entries if entry.id in shown]
 
