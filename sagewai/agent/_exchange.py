@@ -63,9 +63,19 @@ def _topic(text: str) -> frozenset[str]:
     return topic_words(text) - _GENERIC
 
 
-def about(entries: Sequence[Fact], message: str, limit: int | None = MAX_ENTRIES) -> list[Fact]:
+def about(
+    entries: Sequence[Fact],
+    message: str,
+    limit: int | None = MAX_ENTRIES,
+    recalled: Sequence[Fact] = (),
+) -> list[Fact]:
     """The entries ``message`` is about, the most shared topic words first (at most
     ``limit``; ``None``: all of them).
+
+    ``recalled`` are the records recall found for the message: an entry whose statement, or a
+    record of the same user's session soon after it (within :data:`WINDOW` turns), is among
+    them counts one shared word more (the search, by meaning with a real embedder, agrees it
+    is about the message). Ties keep the entries' order.
 
     Example:
         >>> rule = Fact(project_id="p", content="x", object="Always compare methods when I "
@@ -76,15 +86,36 @@ def about(entries: Sequence[Fact], message: str, limit: int | None = MAX_ENTRIES
         []
     """
     words = _topic(message)
-    if not words:
-        return []
+    said = [where for where in map(_said, recalled) if where is not None]
     scored = []
     for index, entry in enumerate(entries):
         shared = len(words & _topic(entry.object or entry.content))
+        where = _said(entry)
+        if where is not None and any(_soon_after(where, turn) for turn in said):
+            shared += 1
         if shared >= MIN_SHARED:
             scored.append((-shared, index, entry))
     scored.sort(key=lambda item: (item[0], item[1]))
     return [entry for _, _, entry in scored[:limit]]
+
+
+def _said(record: Fact) -> tuple[str | None, str, int] | None:
+    """Who said a record, in which session, at which turn (``None``: not from a session)."""
+    source = record.sources[0] if record.sources else None
+    if source is None or source.session_id is None or source.turn_index is None:
+        return None
+    return (record.user_id, source.session_id, source.turn_index)
+
+
+def _soon_after(statement: tuple[str | None, str, int], turn: tuple[str | None, str, int]) -> bool:
+    """``turn`` is the statement's, or a turn of its user's session soon after it."""
+    user, session, index = statement
+    return (
+        user is not None
+        and turn[0] == user
+        and turn[1] == session
+        and index <= turn[2] <= index + WINDOW
+    )
 
 
 class ExchangeReader:
