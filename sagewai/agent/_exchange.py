@@ -72,10 +72,10 @@ def about(
     """The entries ``message`` is about, the most shared topic words first (at most
     ``limit``; ``None``: all of them).
 
-    ``recalled`` are the records recall found for the message: an entry whose statement, or a
-    record of the same user's session soon after it (within :data:`WINDOW` turns), is among
-    them counts one shared word more (the search, by meaning with a real embedder, agrees it
-    is about the message). Ties keep the entries' order.
+    ``recalled`` are the records recall found for the message: among entries sharing as
+    many words, one whose statement, or a record of the same user's session soon after it
+    (within :data:`WINDOW` turns), is among them comes first (the search, by meaning with a
+    real embedder, agrees it is about the message); then the entries' order.
 
     Example:
         >>> rule = Fact(project_id="p", content="x", object="Always compare methods when I "
@@ -86,17 +86,19 @@ def about(
         []
     """
     words = _topic(message)
+    if not words:
+        return []
     said = [where for where in map(_said, recalled) if where is not None]
     scored = []
     for index, entry in enumerate(entries):
         shared = len(words & _topic(entry.object or entry.content))
+        if shared < MIN_SHARED:
+            continue
         where = _said(entry)
-        if where is not None and any(_soon_after(where, turn) for turn in said):
-            shared += 1
-        if shared >= MIN_SHARED:
-            scored.append((-shared, index, entry))
-    scored.sort(key=lambda item: (item[0], item[1]))
-    return [entry for _, _, entry in scored[:limit]]
+        found = where is not None and any(_soon_after(where, turn) for turn in said)
+        scored.append((-shared, not found, index, entry))
+    scored.sort(key=lambda item: item[:3])
+    return [item[3] for item in scored[:limit]]
 
 
 def _said(record: Fact) -> tuple[str | None, str, int] | None:
