@@ -22,14 +22,17 @@ Method (issue 42, acceptance 2; ``docs/profile.md`` has the figures):
   by similarity to the question: the behaviour before issue 42) and with the profile section.
 * The records shown to the model are the memory block's items (with the profile on, the
   block also holds the exchange of the entries a question is about: the user's next turns of
-  the session the entry was said in, ``sagewai/agent/_exchange.py``) and the profile section's
-  entries; their source message ids are compared with the question's evidence ids. A question
+  the session the entry was said in that belong to its thread, ``sagewai/agent/_exchange.py``)
+  and the profile section's entries; their source message ids are compared with the question's
+  evidence ids. ``prompt_tokens_mean`` is what they cost (memory block plus profile). A question
   is **found** when every evidence message is in the prompt (``all``); ``any`` counts a
   question when at least one is; ``statement`` when its first evidence message (the
   instruction or the preference as the user stated it; the others are follow-ups such as "Got
   it, thanks!") is; ``evidence_recall`` is the mean share of evidence messages in the prompt.
 * Splits: conversations 1-10 are the tuning split (the instruction rules were read against
-  them), 11-20 the held-out split, reported separately.
+  them), 11-20 the held-out split, reported separately. ``--profile-tokens`` below what a
+  conversation's profile needs (150) shows how the section chooses when it does not all fit,
+  as in a longer conversation.
 """
 
 from __future__ import annotations

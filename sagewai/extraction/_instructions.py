@@ -486,25 +486,30 @@ RATHER_WORDS = 14
 """Most words before "rather than" read as what the user prefers."""
 
 
-def _rather_than(sentence: str) -> tuple[str, int] | None:
+def _rather_than(sentence: str) -> tuple[str, int, int] | None:
     """A choice said as "doing A rather than B", with no "prefer" ("how can I make sure I'm
     blocking my creative work in the morning, rather than multitasking ..."): the clause
     from its first "-ing" word among the last :data:`RATHER_WORDS` words before the cue (a
     way of doing things, not a narrated event: "we walked rather than drove" is none), with
-    what it is preferred to; and where it starts in ``sentence``."""
+    what it is preferred to; and where it starts and ends in ``sentence``."""
     found = _RATHER_THAN.search(sentence)
     if found is None:
         return None
-    before = _RATHER_LEAD.sub("", sentence[: found.start()].rstrip(" ,;:-"))
-    words = before.split()[-RATHER_WORDS:]
-    doing = next((i for i, w in enumerate(words) if w.lower().endswith("ing") and len(w) > 4), None)
+    before = sentence[: found.start()].rstrip(" ,;:-")
+    lead = _RATHER_LEAD.match(before)
+    words = list(re.finditer(r"\S+", before[lead.end() if lead else 0 :]))[-RATHER_WORDS:]
+    offset = lead.end() if lead else 0
+    doing = next(
+        (w for w in words if w.group().lower().endswith("ing") and len(w.group()) > 4), None
+    )
     what = found.group("what")
     end = _CLAUSE_END.search(what)
     other = (what[: end.start()] if end else what).strip(" ,:-\"'")
-    if doing is None or len(words) - doing < 2 or len(other) < 3:
+    if doing is None or words[-1].start() == doing.start() or len(other) < 3:
         return None
-    choice = " ".join(words[doing:]).strip(" ,:-\"'")
-    return f"{choice} rather than {other}", max(sentence.find(choice), 0)
+    start = offset + doing.start()
+    choice = before[start:].strip(" ,:-\"'")
+    return f"{choice} rather than {other}", start, found.start("what") + len(other)
 
 
 def read_preferences(text: str, *, speaker: str | None = None) -> list[ExtractedFact]:
@@ -526,7 +531,7 @@ def read_preferences(text: str, *, speaker: str | None = None) -> list[Extracted
         ["The user's preference: wants it without too much jargon."]
         >>> [f.object for f in read_preferences("How can I make sure I'm blocking my mornings "
         ...                                     "for writing, rather than multitasking?")]
-        ['blocking my mornings for writing rather than multitasking']
+        ['blocking their mornings for writing rather than multitasking']
         >>> read_preferences("We walked rather than drove to the park.")
         []
     """
@@ -574,19 +579,18 @@ def read_preferences(text: str, *, speaker: str | None = None) -> list[Extracted
             )
         rather = None if found_here else _rather_than(sentence)
         if rather is not None and rather[0].lower() not in seen:
-            clause, at = rather
-            seen.add(clause.lower())
-            start = span.start + at
+            seen.add(rather[0].lower())
+            clause = _MY.sub("their", rather[0])
             out.append(
                 ExtractedFact(
-                    content=f"{_owner(subject)} preference: {_MY.sub('their', clause)}.",
+                    content=f"{_owner(subject)} preference: {clause}.",
                     fact_type=FactType.PREFERENCE,
                     confidence=0.7,
                     subject=subject,
                     predicate="prefers",
                     object=clause[:300],
                     metadata={"negated": False, PROFILE_KEY: ProfileKind.PREFERENCE.value},
-                    source_span=(start, start + len(clause)),
+                    source_span=(span.start + rather[1], span.start + rather[2]),
                     speaker=speaker,
                     extractor="rules.preference",
                 )
