@@ -22,14 +22,17 @@ Method (issue 42, acceptance 2; ``docs/profile.md`` has the figures):
   by similarity to the question: the behaviour before issue 42) and with the profile section.
 * The records shown to the model are the memory block's items (with the profile on, the
   block also holds the exchange of the entries a question is about: the user's next turns of
-  the session the entry was said in, ``sagewai/agent/_exchange.py``) and the profile section's
-  entries; their source message ids are compared with the question's evidence ids. A question
+  the session the entry was said in that belong to its thread, ``sagewai/agent/_exchange.py``)
+  and the profile section's entries; their source message ids are compared with the question's
+  evidence ids. ``prompt_tokens_mean`` is what they cost (memory block plus profile). A question
   is **found** when every evidence message is in the prompt (``all``); ``any`` counts a
   question when at least one is; ``statement`` when its first evidence message (the
   instruction or the preference as the user stated it; the others are follow-ups such as "Got
   it, thanks!") is; ``evidence_recall`` is the mean share of evidence messages in the prompt.
 * Splits: conversations 1-10 are the tuning split (the instruction rules were read against
-  them), 11-20 the held-out split, reported separately.
+  them), 11-20 the held-out split, reported separately. ``--profile-tokens`` below what a
+  conversation's profile needs (150) shows how the section chooses when it does not all fit,
+  as in a longer conversation.
 """
 
 from __future__ import annotations
@@ -68,13 +71,16 @@ class Tally:
     found_any: int = 0
     found_first: int = 0
     recall: float = 0.0
+    tokens: int = 0
+    """Tokens of the memory block and the profile section, summed over the questions."""
     by_category: dict[str, list[int]] = field(default_factory=dict)
     missed: list[str] = field(default_factory=list)
 
-    def add(self, question: Question, shown: set[str], conversation: str) -> None:
+    def add(self, question: Question, shown: set[str], conversation: str, tokens: int = 0) -> None:
         evidence = set(question.evidence)
         every, some = evidence <= shown, bool(evidence & shown)
         self.questions += 1
+        self.tokens += tokens
         self.found_all += every
         self.found_any += some
         self.found_first += question.evidence[0] in shown
@@ -93,6 +99,7 @@ class Tally:
             "evidence_in_prompt_any": round(self.found_any / n, 4),
             "statement_in_prompt": round(self.found_first / n, 4),
             "evidence_recall": round(self.recall / n, 4),
+            "prompt_tokens_mean": round(self.tokens / n, 1),
             "by_category": {
                 name: round(found / max(total, 1), 4)
                 for name, (total, found) in sorted(self.by_category.items())
@@ -150,7 +157,12 @@ async def ask(
             for index, question in enumerate(questions):
                 reply = await agent.respond(question.text, session_id=f"{name}-{index}")
                 ids = [*reply.memory.fact_ids, *reply.profile.fact_ids]
-                tallies[name].add(question, await shown_sources(engine, ids), conversation.name)
+                tallies[name].add(
+                    question,
+                    await shown_sources(engine, ids),
+                    conversation.name,
+                    reply.memory.tokens + reply.profile.tokens,
+                )
 
 
 def make_embedder(name: str, cache: Path | None) -> Embedder:
@@ -239,7 +251,9 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             f"{off['evidence_in_prompt_any']:.3f} / {off['statement_in_prompt']:.3f} / "
             f"{off['evidence_recall']:.3f}, with the profile "
             f"{on['evidence_in_prompt_all']:.3f} / {on['evidence_in_prompt_any']:.3f} / "
-            f"{on['statement_in_prompt']:.3f} / {on['evidence_recall']:.3f}"
+            f"{on['statement_in_prompt']:.3f} / {on['evidence_recall']:.3f}; prompt tokens "
+            f"(memory block + profile, mean) {off['prompt_tokens_mean']:.0f} -> "
+            f"{on['prompt_tokens_mean']:.0f}"
         )
     write_json(args.out, payload)
     return payload

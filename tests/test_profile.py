@@ -71,6 +71,11 @@ async def texts(ctx: ContextEngine, user_id: str | None = "dana") -> list[str]:
         ("My name is Dana and I lead the platform team.", "identity"),
         ("I'm vegetarian.", "identity"),
         ("I love jazz.", "preference"),
+        (
+            "How can I make sure I'm blocking my creative work in the morning, rather than "
+            "multitasking throughout the day?",
+            "preference",
+        ),
     ],
 )
 async def test_the_users_instructions_preferences_and_identity_enter_the_profile(
@@ -99,6 +104,20 @@ async def test_narration_questions_and_requests_are_not_instructions(said: str) 
         await bridge_of(ctx).process_message(said, session_id="s1", user_id="dana")
         instructions = await ctx.profile(user_id="dana").entries(kinds=["instruction"])
         assert instructions == [], said
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "We walked rather than drove to the park yesterday.",
+        "It was more of a gut feeling rather than a plan.",
+    ],
+)
+async def test_narrated_rather_than_is_no_preference(said: str) -> None:
+    async with ContextEngine.in_memory(embedder=FakeEmbedder()) as ctx:
+        await bridge_of(ctx).process_message(said, session_id="s1", user_id="dana")
+        entries = await ctx.profile(user_id="dana").entries()
+        assert not any("rather than" in (e.object or "") for e in entries), said
 
 
 async def test_a_changed_instruction_supersedes_the_old_one_on_every_backend(

@@ -10,7 +10,7 @@ evidence of instruction following (``evals.beam_profile``).
 from __future__ import annotations
 
 from sagewai import ContextEngine, UniversalAgent
-from sagewai.agent._exchange import about
+from sagewai.agent._exchange import about, thread
 from sagewai.core._records import Fact
 from sagewai.testing import FakeEmbedder, ScriptedLLM
 
@@ -61,3 +61,80 @@ async def test_a_message_about_the_instruction_shows_its_exchange() -> None:
         ) as agent:
             off = await agent.respond("How do I calculate a triangle's area from its sides?")
             assert off.profile.text == ""
+
+
+def test_a_turn_continuing_the_thread_belongs_to_the_exchange() -> None:
+    entry = "prefers using Trello and Google Calendar for task organization"
+    statement = f"I {entry}, can you help me set it up?"
+    turns = [
+        ("Sounds good! I'll set up Trello first; I may need help with the IFTTT recipe.", ""),
+        ("That looks great! I'll head over to IFTTT and set up the recipe.", ""),  # continues
+        ("By the way, my cat knocked over a plant this morning.", ""),  # breaks the thread
+        ("hmm, could the recipe water the plant too?", ""),  # not the statement's thread
+    ]
+    assert thread(entry, statement, turns) == [0, 1]
+    # Small talk continues nothing: "Got it, thanks!" shares no topic with "Got it!".
+    chatter = [("Got it, thanks!", ""), ("Great, got it, sounds good, thanks!", "")]
+    assert thread(entry, "Got it! I prefer Trello.", chatter) == []
+    # The reply a turn answers may carry the entry's topic ("Got it" after a Trello answer).
+    assert thread(entry, statement, [("Got it, thanks!", "... in Trello. Got it, thanks!")]) == [0]
+
+
+async def test_the_exchange_follows_the_thread_through_the_agent() -> None:
+    async with ContextEngine.in_memory(embedder=FakeEmbedder()) as ctx:
+        said = [
+            "I prefer using Trello and Google Calendar for task organization, can you help?",
+            "Sounds good! I'll set up Trello first; I may need help with the IFTTT recipe.",
+            "That looks great! I'll head over to IFTTT and set up the recipe.",
+            "By the way, my cat knocked over a plant this morning.",
+            "hmm, could the recipe water the plant too?",
+        ]
+        async with UniversalAgent(
+            name="helper", context=ctx, llm=ScriptedLLM(["ok"] * 8), user_id="dana"
+        ) as agent:
+            for message in said:
+                await agent.chat(message, session_id="s1")
+        [entry] = await ctx.profile(user_id="dana").entries()
+        async with UniversalAgent(
+            name="helper", context=ctx, llm=ScriptedLLM(["ok"]), user_id="dana", learn=False
+        ) as agent:
+            turns = [record.content for record in await agent._exchanges.turns(entry)]
+            assert turns == said[1:3]
+            reply = await agent.respond("Which tools should I use to organize my tasks?")
+            assert "IFTTT and set up the recipe" in reply.memory.text
+
+
+async def test_a_long_profile_keeps_the_entries_the_message_is_about() -> None:
+    topics = [
+        "sourdough baking",
+        "trail running shoes",
+        "jazz vinyl records",
+        "tax forms",
+        "houseplant watering",
+        "chess openings",
+        "ski resorts",
+        "espresso machines",
+        "bird watching",
+        "vintage watches",
+    ]
+    async with ContextEngine.in_memory(embedder=FakeEmbedder()) as ctx:
+        profile = ctx.profile(user_id="dana")
+        for topic in topics:
+            await profile.set(f"Always include prices when I ask about {topic}.")
+        entries = await profile.entries()
+        async with UniversalAgent(
+            name="helper",
+            context=ctx,
+            llm=ScriptedLLM(["ok"] * (len(topics) + 1)),
+            user_id="dana",
+            profile_tokens=150,
+            learn=False,
+        ) as agent:
+            for topic in topics:
+                reply = await agent.respond(f"Any tips on {topic}?")
+                assert topic in reply.profile.text
+                assert reply.profile.tokens <= 150
+                assert 0 < len(reply.profile.fact_ids) < len(entries)  # not all of it fits
+            # A message about none of them: the profile's order (the newest first).
+            reply = await agent.respond("Write a haiku about rain.")
+            assert reply.profile.fact_ids[0] == entries[0].id

@@ -303,9 +303,10 @@ class UniversalAgent:
             recollection = await self.recaller.recall(
                 text, user_id=session.user_id, session_id=session.session_id
             )
-            profile, shown = await self._profile(session.user_id)
+            found = [recalled.fact for recalled in recollection.facts]
+            profile, shown = await self._profile(session.user_id, text, found)
             items = recollection.items(session.ref_for)
-            exchange = await self._exchange(shown, text, {i.fact_id for i in items}, session)
+            exchange = await self._exchange(shown, text, found, {i.fact_id for i in items}, session)
             block = render_memory_block(
                 [*exchange, *items],
                 budget=self.settings.memory_token_budget,
@@ -371,14 +372,20 @@ class UniversalAgent:
         finally:
             session.lock.release()
 
-    async def _profile(self, user_id: str | None) -> tuple[ProfileSection, list[Fact]]:
-        """The user's standing profile (and the project's team rules), fitted to its budget,
-        and the entries it shows."""
+    async def _profile(
+        self, user_id: str | None, message: str, found: Sequence[Fact]
+    ) -> tuple[ProfileSection, list[Fact]]:
+        """The user's standing profile (and the project's team rules), fitted to its budget
+        (the entries ``message`` is about first when it does not all fit; ``found``: what
+        recall found for it), and the entries it shows."""
         budget = self.settings.profile_tokens
         if budget <= 0:
             return ProfileSection("", 0), []
         entries = await self.context.profile(user_id=user_id).entries()
-        section = render_profile(entries, budget=budget, count_tokens=self.count_tokens)
+        first = [entry.id for entry in about(entries, message, limit=None, recalled=found)]
+        section = render_profile(
+            entries, budget=budget, count_tokens=self.count_tokens, first=first
+        )
         shown = set(section.fact_ids)
         return section, [entry for entry in entries if entry.id in shown]
 
@@ -386,13 +393,16 @@ class UniversalAgent:
         self,
         entries: Sequence[Fact],
         message: str,
+        found: Sequence[Fact],
         recalled: set[str | None],
         session: AgentSession,
     ) -> list[MemoryItem]:
-        """The user's turns that followed the statement of the entries ``message`` is about,
-        as said (:mod:`sagewai.agent._exchange`), minus what recall already found."""
+        """The user's turns that followed the statement of the entries ``message`` is about
+        (``found``: what recall found for it), as said (:mod:`sagewai.agent._exchange`), minus
+        what recall already shows."""
         out: list[MemoryItem] = []
-        for entry in about([e for e in entries if e.user_id is not None], message):
+        users = [e for e in entries if e.user_id is not None]
+        for entry in about(users, message, recalled=found):
             for record in await self._exchanges.turns(entry):
                 if record.id in recalled:
                     continue

@@ -48,10 +48,13 @@ _GENERIC = frozenset(
     """
     help show find suggest explain tell give get know way mak start if through up far much
     many good best new one two some ask provid includ want lik could would should
+    got hmm thank great sound yeah yep sure cool awesom perfect nice i'll you'll we'll gonna
+    wanna kinda
     """.split()  # noqa: SIM905 - a word list reads best as prose
 )
-"""Stems of request words ("can you help me find ...", "always provide ... when I ask"): a
-message and an entry sharing only these are not about the same thing."""
+"""Stems of request words ("can you help me find ...", "always provide ... when I ask") and of
+small talk ("Got it, thanks!", "hmm, sounds great"): a message and an entry, or two turns,
+sharing only these are not about the same thing."""
 _CACHED = 1000
 _SESSION_LIMIT = 2000
 
@@ -60,8 +63,19 @@ def _topic(text: str) -> frozenset[str]:
     return topic_words(text) - _GENERIC
 
 
-def about(entries: Sequence[Fact], message: str) -> list[Fact]:
-    """The entries ``message`` is about, the most shared topic words first.
+def about(
+    entries: Sequence[Fact],
+    message: str,
+    limit: int | None = MAX_ENTRIES,
+    recalled: Sequence[Fact] = (),
+) -> list[Fact]:
+    """The entries ``message`` is about, the most shared topic words first (at most
+    ``limit``; ``None``: all of them).
+
+    ``recalled`` are the records recall found for the message: among entries sharing as
+    many words, one whose statement, or a record of the same user's session soon after it
+    (within :data:`WINDOW` turns), is among them comes first (the search, by meaning with a
+    real embedder, agrees it is about the message); then the entries' order.
 
     Example:
         >>> rule = Fact(project_id="p", content="x", object="Always compare methods when I "
@@ -74,13 +88,36 @@ def about(entries: Sequence[Fact], message: str) -> list[Fact]:
     words = _topic(message)
     if not words:
         return []
+    said = [where for where in map(_said, recalled) if where is not None]
     scored = []
     for index, entry in enumerate(entries):
         shared = len(words & _topic(entry.object or entry.content))
-        if shared >= MIN_SHARED:
-            scored.append((-shared, index, entry))
-    scored.sort(key=lambda item: (item[0], item[1]))
-    return [entry for _, _, entry in scored[:MAX_ENTRIES]]
+        if shared < MIN_SHARED:
+            continue
+        where = _said(entry)
+        found = where is not None and any(_soon_after(where, turn) for turn in said)
+        scored.append((-shared, not found, index, entry))
+    scored.sort(key=lambda item: item[:3])
+    return [item[3] for item in scored[:limit]]
+
+
+def _said(record: Fact) -> tuple[str | None, str, int] | None:
+    """Who said a record, in which session, at which turn (``None``: not from a session)."""
+    source = record.sources[0] if record.sources else None
+    if source is None or source.session_id is None or source.turn_index is None:
+        return None
+    return (record.user_id, source.session_id, source.turn_index)
+
+
+def _soon_after(statement: tuple[str | None, str, int], turn: tuple[str | None, str, int]) -> bool:
+    """``turn`` is the statement's, or a turn of its user's session soon after it."""
+    user, session, index = statement
+    return (
+        user is not None
+        and turn[0] == user
+        and turn[1] == session
+        and index <= turn[2] <= index + WINDOW
+    )
 
 
 class ExchangeReader:
@@ -125,6 +162,7 @@ class ExchangeReader:
         )
         later: dict[int, Fact] = {}
         context: dict[int, str] = {}
+        statement = ""
         for record in records:
             said = record.sources[0] if record.sources else None
             if (
@@ -132,16 +170,56 @@ class ExchangeReader:
                 or said.turn_index is None
                 or record.user_id != entry.user_id
                 or origin_of(record) is not Origin.USER
-                or said.message_id == source.message_id
-                or not start < said.turn_index <= start + WINDOW
             ):
+                continue
+            if said.message_id == source.message_id:
+                if not is_context_record(record):
+                    statement = statement or record.content
+                continue
+            if not start < said.turn_index <= start + WINDOW:
                 continue
             if is_context_record(record):  # the turn with the end of the reply it answers
                 context[said.turn_index] = record.content
             else:
                 later.setdefault(said.turn_index, record)  # a long message's first part
-        topic = _topic(entry.object or entry.content)
-        related = [
-            later[i] for i in sorted(later) if topic & _topic(context.get(i, later[i].content))
-        ]
-        return tuple(related[:TURNS])
+        order = sorted(later)
+        turns = [(later[i].content, context.get(i, later[i].content)) for i in order]
+        chosen = thread(entry.object or entry.content, statement, turns)
+        return tuple(later[order[k]] for k in chosen)
+
+
+def thread(
+    entry: str, statement: str, turns: Sequence[tuple[str, str]], limit: int = TURNS
+) -> list[int]:
+    """Which of the user's ``turns`` after a statement belong to its exchange (their indexes).
+
+    ``turns`` are the user's next turns, in order, each as ``(said, with the reply end)``: the
+    message, and the message with the end of the reply it answers. A turn belongs when it
+    shares a topic word with the entry (itself, or with the reply it answers: "Got it,
+    thanks!" after an answer about the topic), or when it **continues the thread**: it comes
+    right after the statement or after the last turn that belongs, and shares a topic word
+    with that one ("hmm, what if I name both as co-executors?" after "I'm considering naming
+    Douglas as my executor ..."). Small talk ("Got it!", "Sounds great") makes no topic.
+
+    Example:
+        >>> turns = [("hmm, what if my mornings start at 8 instead?", ""),
+        ...          ("Got it, thanks!", "... a structured routine. Got it, thanks!"),
+        ...          ("What is the capital of Peru?", ""),
+        ...          ("And mornings with the kids around?", "")]
+        >>> thread("I prefer a structured daily routine.",
+        ...        "I prefer a structured daily routine, can you plan my mornings?", turns)
+        [0, 1]
+    """
+    topic = _topic(entry)
+    previous = _topic(statement) | topic
+    last = -1
+    chosen: list[int] = []
+    for index, (said, around) in enumerate(turns):
+        own = _topic(said)
+        continues = index == last + 1 and bool(own & previous)
+        if continues or topic & _topic(around or said):
+            chosen.append(index)
+            last, previous = index, own
+            if len(chosen) >= limit:
+                break
+    return chosen

@@ -6,8 +6,10 @@ memory block is chosen by similarity to the message and would miss it. So the pr
 own section, after the agent's instructions and before the recalled memory, with its own
 token budget (``AgentSettings.profile_tokens``). Entries come in the profile's order
 (instructions, identity, preferences; the user's before the team's; newest first) and are never
-cut: an entry is in or out. Only current entries are shown: a superseded instruction has left
-the profile, its successor is there.
+cut: an entry is in or out. When the whole profile does not fit, the entries the message is
+about are chosen first (the agent names them), then the others in order, and the section still
+lists them in the profile's order: a long profile keeps what this turn needs. Only current
+entries are shown: a superseded instruction has left the profile, its successor is there.
 """
 
 from __future__ import annotations
@@ -58,9 +60,17 @@ def _line(fact: Fact) -> str:
 
 
 def render_profile(
-    entries: Sequence[Fact], *, budget: int, count_tokens: TokenCounter = estimate_tokens
+    entries: Sequence[Fact],
+    *,
+    budget: int,
+    count_tokens: TokenCounter = estimate_tokens,
+    first: Sequence[str] = (),
 ) -> ProfileSection:
     """The entries that fit ``budget`` tokens, in order, as one delimited section.
+
+    When they do not all fit, the entries whose ids are in ``first`` (those the message is
+    about, best first) are taken first, then the others in order; the section shows the
+    chosen ones in the entries' order.
 
     Example:
         >>> from sagewai import Fact
@@ -71,26 +81,35 @@ def render_profile(
         (True, True)
         >>> render_profile([rule], budget=10).text
         ''
+        >>> tea = Fact(project_id="p", content="The user prefers green tea.", scope="user",
+        ...            user_id="dana", metadata={"profile": "preference"})
+        >>> render_profile([rule, tea], budget=50).fact_ids == (rule.id,)  # not both
+        True
+        >>> render_profile([rule, tea], budget=50, first=[tea.id]).fact_ids == (tea.id,)
+        True
     """
     if budget <= 0 or not entries:
         return ProfileSection("", 0, left_out=len(entries))
     frame = "\n".join((PROFILE_OPEN, PROFILE_TITLE, PROFILE_CLOSE))
     used = count_tokens(frame + "\n")
-    lines: list[str] = []
-    ids: list[str] = []
-    for fact in entries:
-        line = _line(fact)
-        cost = count_tokens(line + "\n")
-        if used + cost > budget:
+    lines = {fact.id: _line(fact) for fact in entries}
+    costs = {key: count_tokens(line + "\n") for key, line in lines.items()}
+    wanted = list(entries)
+    if used + sum(costs.values()) > budget and first:
+        rank = {key: index for index, key in enumerate(first)}
+        wanted.sort(key=lambda fact: rank.get(fact.id, len(rank)))  # stable: then in order
+    taken: set[str] = set()
+    for fact in wanted:
+        if fact.id in taken or used + costs[fact.id] > budget:
             continue  # a shorter entry further down may still fit
-        lines.append(line)
-        ids.append(fact.id)
-        used += cost
-    while lines:
-        text = "\n".join((PROFILE_OPEN, PROFILE_TITLE, *lines, PROFILE_CLOSE))
+        taken.add(fact.id)
+        used += costs[fact.id]
+    ids = list(dict.fromkeys(fact.id for fact in entries if fact.id in taken))
+    while ids:
+        shown = [lines[key] for key in ids]
+        text = "\n".join((PROFILE_OPEN, PROFILE_TITLE, *shown, PROFILE_CLOSE))
         tokens = count_tokens(text)
         if tokens <= budget:
             return ProfileSection(text, tokens, tuple(ids), len(entries) - len(ids))
-        lines.pop()  # a counter that is not additive: drop the last entry until it fits
-        ids.pop()
+        ids.pop()  # a counter that is not additive: drop the last entry until it fits
     return ProfileSection("", 0, left_out=len(entries))

@@ -474,6 +474,42 @@ _CLAUSE_END = re.compile(
 )
 MAX_PREFERENCE_CHARS = 200
 _MY = re.compile(r"\bmy\b", re.IGNORECASE)
+_RATHER_THAN = re.compile(r"\brather than\s+(?P<what>.+)", re.IGNORECASE)
+_RATHER_LEAD = re.compile(
+    r"^.*?\b(?:how (?:can|do|should|could) i(?: make sure)?(?: that)?|can you(?: help me)?|"
+    r"(?:so|and|but|because|since) i(?:'m| am)?|i(?:'m| am) (?:kinda |really )?(?:trying|"
+    r"looking|hoping|planning|going) to|i (?:want|need|like|love|aim) to)\s+"
+    r"(?:i(?:'m|\s+am)?\s+)?",
+    re.IGNORECASE,
+)
+RATHER_WORDS = 14
+"""Most words before "rather than" read as what the user prefers."""
+
+
+def _rather_than(sentence: str) -> tuple[str, int, int] | None:
+    """A choice said as "doing A rather than B", with no "prefer" ("how can I make sure I'm
+    blocking my creative work in the morning, rather than multitasking ..."): the clause
+    from its first "-ing" word among the last :data:`RATHER_WORDS` words before the cue (a
+    way of doing things, not a narrated event: "we walked rather than drove" is none), with
+    what it is preferred to; and where it starts and ends in ``sentence``."""
+    found = _RATHER_THAN.search(sentence)
+    if found is None:
+        return None
+    before = sentence[: found.start()].rstrip(" ,;:-")
+    lead = _RATHER_LEAD.match(before)
+    words = list(re.finditer(r"\S+", before[lead.end() if lead else 0 :]))[-RATHER_WORDS:]
+    offset = lead.end() if lead else 0
+    doing = next(
+        (w for w in words if w.group().lower().endswith("ing") and len(w.group()) > 4), None
+    )
+    what = found.group("what")
+    end = _CLAUSE_END.search(what)
+    other = (what[: end.start()] if end else what).strip(" ,:-\"'")
+    if doing is None or words[-1].start() == doing.start() or len(other) < 3:
+        return None
+    start = offset + doing.start()
+    choice = before[start:].strip(" ,:-\"'")
+    return f"{choice} rather than {other}", start, found.start("what") + len(other)
 
 
 def read_preferences(text: str, *, speaker: str | None = None) -> list[ExtractedFact]:
@@ -493,6 +529,11 @@ def read_preferences(text: str, *, speaker: str | None = None) -> list[Extracted
         []
         >>> [f.content for f in read_preferences("Help me write it without too much jargon.")]
         ["The user's preference: wants it without too much jargon."]
+        >>> [f.object for f in read_preferences("How can I make sure I'm blocking my mornings "
+        ...                                     "for writing, rather than multitasking?")]
+        ['blocking their mornings for writing rather than multitasking']
+        >>> read_preferences("We walked rather than drove to the park.")
+        []
     """
     subject = default_subject(speaker, "user")
     out: list[ExtractedFact] = []
@@ -501,7 +542,9 @@ def read_preferences(text: str, *, speaker: str | None = None) -> list[Extracted
         sentence = span.text
         if sentence.rstrip().endswith("?") and not re.search(r"\bi\b|\bi'", sentence, re.I):
             continue
+        found_here = False
         for match in _PREFERENCE_CLAUSE.finditer(sentence):
+            found_here = True
             what = match.group("what")
             end = _CLAUSE_END.search(what)
             clause = (what[: end.start()] if end else what).strip(" ,:-\"'")
@@ -530,6 +573,24 @@ def read_preferences(text: str, *, speaker: str | None = None) -> list[Extracted
                     object=clause[:300],
                     metadata={"negated": False, PROFILE_KEY: ProfileKind.PREFERENCE.value},
                     source_span=(start, start + len(match.group(0))),
+                    speaker=speaker,
+                    extractor="rules.preference",
+                )
+            )
+        rather = None if found_here else _rather_than(sentence)
+        if rather is not None and rather[0].lower() not in seen:
+            seen.add(rather[0].lower())
+            clause = _MY.sub("their", rather[0])
+            out.append(
+                ExtractedFact(
+                    content=f"{_owner(subject)} preference: {clause}.",
+                    fact_type=FactType.PREFERENCE,
+                    confidence=0.7,
+                    subject=subject,
+                    predicate="prefers",
+                    object=clause[:300],
+                    metadata={"negated": False, PROFILE_KEY: ProfileKind.PREFERENCE.value},
+                    source_span=(span.start + rather[1], span.start + rather[2]),
                     speaker=speaker,
                     extractor="rules.preference",
                 )
