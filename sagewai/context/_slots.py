@@ -8,12 +8,12 @@ the question asks about now, and the later statement is the answer.
 For a question about a value as it stands now (:func:`~sagewai.context._query.asks_for_a_value_now`)
 of one of the values people hold one at a time (:data:`SLOTS`: a home, a workplace, an editor, a
 car, a manager, a team, a database, a meeting's day, a phone number, an e-mail address), the
-records near the top that speak of the
-question's subject and of that value (a word of its family: "apartment", "moved", "lease" for a
-home; "hired", "onboarding", "offer" for a workplace) and name one (a name, a number, an
-address) are put in the order they were said, the last first
-(:func:`~sagewai.context._ranking.later_first`). A record that speaks of something else keeps
-its place, so does a question about the past, and so does the order below the window.
+records near the top that speak of the question's subject and of that value (a word of its
+family: "apartment", "moved", "lease" for a home; "hired", "onboarding", "offer" for a
+workplace) and name one (a name, a number, an address) are put in the order they were said, the
+last first (:func:`~sagewai.context._ranking.later_first`). A record that speaks of something
+else keeps its order among the others; a question about the past, and the order below the
+window, are left as ranked.
 
 The word families are the lexicon; the values are open (any city, company, car).
 """
