@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -79,3 +79,25 @@ def engine_on(
         embedder=embedder,
         project_id=project_id,
     )
+
+
+@pytest.fixture(params=["memory", "local", "postgres"])
+def every_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], ContextEngine]:
+    """How to make an engine in memory, in the embedded folder and on PostgreSQL (fake
+    embedder); PostgreSQL is looked for here, outside the event loop."""
+    postgres = postgres_of(request)
+    return lambda: engine_on(
+        request.param, tmp_path / "m", embedder=FakeEmbedder(), postgres=postgres
+    )
+
+
+@pytest.fixture
+async def engine_on_every_backend(
+    every_backend: Callable[[], ContextEngine],
+) -> AsyncIterator[ContextEngine]:
+    """A migrated engine of :func:`every_backend`; a suite takes it under its own name
+    (``engine = engine_on_every_backend``) and imports ``every_backend`` beside it."""
+    ctx = every_backend()
+    async with ctx:
+        await ctx.migrate()
+        yield ctx

@@ -9,37 +9,19 @@ was running keeps the name no longer. On memory, the embedded folder and Postgre
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Callable
-from pathlib import Path
-
-import pytest
 
 from sagewai import ContextEngine
 from sagewai.context import MemoryBridge
 from sagewai.context.bridge._names import user_name_key
 from sagewai.core._queries import FactQuery
 from sagewai.intelligence import RuleBasedFactExtractor
-from sagewai.testing import FakeEmbedder
-from tests.helpers import engine_on, postgres_of
+from tests.helpers import engine_on_every_backend, every_backend  # noqa: F401
 
 DANA = re.compile(r"(?<!\w)dana(?!\w)", re.IGNORECASE)
 
 
-@pytest.fixture(params=["memory", "local", "postgres"])
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], ContextEngine]:
-    """In memory, the embedded folder, and PostgreSQL."""
-    postgres = postgres_of(request)
-    return lambda: engine_on(
-        request.param, tmp_path / "m", embedder=FakeEmbedder(), postgres=postgres
-    )
-
-
-@pytest.fixture
-async def engine(backend: Callable[[], ContextEngine]) -> AsyncIterator[ContextEngine]:
-    ctx = backend()
-    async with ctx:
-        await ctx.migrate()
-        yield ctx
+engine = engine_on_every_backend
+"""In memory, the embedded folder and PostgreSQL (``tests.helpers``)."""
 
 
 def bridge_of(ctx: ContextEngine) -> MemoryBridge:

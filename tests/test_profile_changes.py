@@ -8,9 +8,6 @@ short answers."; an instruction about something else lifts nothing
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-from pathlib import Path
-
 import pytest
 
 from evals.profile_changes import (
@@ -26,25 +23,10 @@ from sagewai.context import MemoryBridge
 from sagewai.core._standing_topics import ends_standing, same_topic, topic_words
 from sagewai.extraction._instructions import is_instruction, read_instructions
 from sagewai.intelligence import RuleBasedFactExtractor
-from sagewai.testing import FakeEmbedder
-from tests.helpers import engine_on, postgres_of
+from tests.helpers import engine_on_every_backend, every_backend  # noqa: F401
 
-
-@pytest.fixture(params=["memory", "local", "postgres"])
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], ContextEngine]:
-    """In memory, the embedded folder, and PostgreSQL."""
-    postgres = postgres_of(request)
-    return lambda: engine_on(
-        request.param, tmp_path / "m", embedder=FakeEmbedder(), postgres=postgres
-    )
-
-
-@pytest.fixture
-async def engine(backend: Callable[[], ContextEngine]) -> AsyncIterator[ContextEngine]:
-    ctx = backend()
-    async with ctx:
-        await ctx.migrate()
-        yield ctx
+engine = engine_on_every_backend
+"""In memory, the embedded folder and PostgreSQL (``tests.helpers``)."""
 
 
 async def entries(ctx: ContextEngine, user: str = "dana") -> list[str]:
