@@ -599,3 +599,19 @@ async def test_forgetting_reaches_a_nebula_graph_with_hostile_names() -> None:
         assert (done.graph_entities, done.graph_relations) == (2, 2)
         assert sorted(e.name for e in await view.entities()) == ["Ana", "Initech"]
         assert [r.predicate for r in await view.relations()] == ["works_at"]
+
+
+async def test_a_forgotten_word_is_in_no_byte_of_the_folder(tmp_path: Path) -> None:
+    """The keyword index keeps a deleted row's words in its segments until they merge: after
+    forget(subject=...), no file of the embedded folder holds the word, in any page."""
+    from sagewai.testing import FakeEmbedder
+
+    folder = tmp_path / "memory"
+    async with ContextEngine.local(folder, project_id="p", embedder=FakeEmbedder()) as ctx:
+        for text in ("Zorbulak works at Stripe.", "Zorbulak moved to Oslo.", "I like tea."):
+            await ctx.add(text, user_id="u")
+        await ctx.forget(subject="Zorbulak")
+    held = [
+        p.name for p in folder.rglob("*") if p.is_file() and b"zorbulak" in p.read_bytes().lower()
+    ]
+    assert not held, held

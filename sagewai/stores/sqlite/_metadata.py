@@ -376,6 +376,10 @@ class SqliteMetadataStore(MetadataStore):
                     " WHERE project_id = ?1 AND id IN (SELECT value FROM json_each(?2))",
                     doomed,
                 ).rowcount
+                # FTS5 marks a deleted row's terms as deleted and keeps the words in its index
+                # segments until they merge: only erasure deletes, so the index is merged now
+                # and a forgotten word is in no page of the file.
+                db.execute("INSERT INTO facts_fts (facts_fts) VALUES ('optimize')")
             if facts:
                 added = self._upsert_sync(project_id, facts)
                 grown += added
