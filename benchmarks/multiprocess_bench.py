@@ -11,9 +11,14 @@ Printed and written as JSON (``--out``, default ``benchmarks/results/multiproces
 * search: p50/p95 of every search the searchers ran during the run;
 * staleness: from a write's return in its writer to the end of the first search of another
   process that found it (searchers learn of a write from the writer's log, right after it
-  returns, and search for it until found): p50, p95 and max; on a busy machine this is mostly
-  the searcher's own queue, so the share of writes found by the first search made for them
-  (``found_by_the_first_search``) is given too;
+  returns, and search for it until found): p50, p95 and max. A searcher follows the newest
+  write only (and any it searched for and did not find yet; ``not_followed`` counts the ones
+  it let go), so that a searcher
+  slower than the writers measures visibility, not its own queue; the share of writes found by
+  the first search made for them (``found_by_the_first_search``) is given too, and
+  ``staleness_to_search_start``, from a write's return to the start of the search that found
+  it (when the first search finds every write, a bound on visibility without the search's own
+  time);
 * consolidation: runs, exit codes, durations;
 * MCP: remembers, recalls that found the fact just remembered, errors;
 * check: after everything stopped, each accepted message is stored exactly once (lost,
@@ -37,7 +42,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from benchmarks._common import RESULTS, write_json
 
@@ -125,11 +130,16 @@ def _found(results: Any, text: str) -> bool:
     )
 
 
+_FOLLOWED: Final = 1
+"""New writes a searcher follows at once, the newest (see :func:`run_searcher`)."""
+
+
 async def run_searcher(
     folder: Path, start: float, until: float, logs: list[Path], out_path: Path
 ) -> None:
-    """A reader process: searches for every write it learns of until it finds it, and meanwhile
-    searches at random; records each search's time and each write's staleness."""
+    """A reader process: searches for the newest writes it learns of until it finds them, and
+    meanwhile searches at random; records each search's time and each followed write's
+    staleness."""
     from sagewai import ContextEngine
 
     ctx = ContextEngine.local(folder, project_id=PROJECT)
@@ -137,9 +147,12 @@ async def run_searcher(
     pending: list[dict[str, Any]] = []
     latencies: list[float] = []
     staleness: list[float] = []
+    asked: list[float] = []
+    """Per write found: from its return to the start of the search that found it."""
     missed: list[int] = []
     """Per write found: the searches for it that ran before and did not find it."""
     unseen_at_end = 0
+    not_followed = 0
     rng = random.Random(os.getpid())
     async with ctx:
         await ctx.search("warm up")
@@ -163,9 +176,17 @@ async def run_searcher(
                         pending.append(line)
                     elif "done" in line:
                         finished.add(log)
+            if len(pending) > _FOLLOWED:
+                # Follow the newest write (and any searched for and not found yet): a searcher
+                # slower than the writers would otherwise measure its own queue (every write
+                # waiting for the ones before it), not how soon a write becomes visible. The
+                # writes let go are counted; the check at the end reads every write anyway.
+                kept = [line for line in pending[:-_FOLLOWED] if line.get("missed")]
+                not_followed += len(pending) - _FOLLOWED - len(kept)
+                pending = kept + pending[-_FOLLOWED:]
             if pending:
-                for line in list(pending[:8]):
-                    began = time.perf_counter()
+                for line in reversed(pending):
+                    began, began_at = time.perf_counter(), time.time()
                     results = await ctx.search(
                         line["text"],
                         top_k=5,
@@ -175,6 +196,7 @@ async def run_searcher(
                     latencies.append((time.perf_counter() - began) * 1000)
                     if _found(results, line["text"]):
                         staleness.append((time.time() - line["returned"]) * 1000)
+                        asked.append((began_at - line["returned"]) * 1000)
                         missed.append(line.get("missed", 0))
                         pending.remove(line)
                     else:
@@ -189,8 +211,10 @@ async def run_searcher(
     report = {
         "latencies_ms": latencies,
         "staleness_ms": staleness,
+        "asked_ms": asked,
         "missed": missed,
         "unseen": unseen_at_end,
+        "not_followed": not_followed,
     }
     await asyncio.to_thread(out_path.write_text, json.dumps(report), encoding="utf-8")
 
@@ -468,7 +492,12 @@ async def conduct(
         "refused_examples": [line["refused"] for line in refused[:5]],
         "search": _summary([v for s in searched for v in s["latencies_ms"]]),
         "staleness": _summary([v for s in searched for v in s["staleness_ms"]]),
+        # The start of the search that found a write, from its return: since the first search
+        # made for a write finds it (``found_by_the_first_search``), a bound on how long the
+        # write took to become visible, without the finding search's own duration.
+        "staleness_to_search_start": _summary([v for s in searched for v in s["asked_ms"]]),
         "never_seen_by_a_searcher": sum(s["unseen"] for s in searched),
+        "not_followed": sum(s.get("not_followed", 0) for s in searched),
         # Staleness counts the searcher's own queue (under load, its searches wait for the CPU);
         # this is how often the first search for a write, started after it returned, found it.
         "found_by_the_first_search": round(

@@ -13,7 +13,11 @@ Usage:
 
 Deployments (one ``ContextEngine`` each, filled through ``add_many``):
 
-* ``local``: ``ContextEngine.local(folder)``, the embedded default (SQLite + Qdrant edge);
+* ``local``: ``ContextEngine.local(folder)``, the embedded default (SQLite, vectors in
+  ``vectors.sqlite3``);
+* ``local+qdrant-edge`` (only when named in ``--backends``): ``SqliteMetadataStore`` +
+  ``QdrantEdgeVectorStore``, the embedded default before issue 38, to compare the two indexes
+  side by side;
 * ``postgres+qdrant-edge``: ``PostgresMetadataStore`` + ``QdrantEdgeVectorStore`` (a folder);
 * ``postgres+pgvector``: ``PostgresMetadataStore`` + ``PgVectorStore``, one PostgreSQL for both.
 
@@ -103,6 +107,10 @@ from sagewai import ContextEngine
 from sagewai.embeddings import MiniLMEmbedder, Vector, Vectors
 
 BACKENDS = ("local", "postgres+qdrant-edge", "postgres+pgvector")
+EMBEDDED = ("local", "local+qdrant-edge")
+"""Deployments without PostgreSQL (``local+qdrant-edge`` is not in the default run: the embedded
+default before issue 38, its vectors in Qdrant's embedded engine, for ``--backends
+local,local+qdrant-edge``)."""
 PROJECT = "scale"
 NOISE = 0.01
 
@@ -360,6 +368,15 @@ def make_engine(
 
     if backend == "local":
         return ContextEngine.local(folder, project_id=PROJECT, embedder=embedder)
+    if backend == "local+qdrant-edge":
+        from sagewai.stores import SqliteMetadataStore
+
+        return ContextEngine(
+            metadata_store=SqliteMetadataStore(folder / "metadata.sqlite3"),
+            vector_store=QdrantEdgeVectorStore(folder / "vectors", dimension=embedder.dimension),
+            project_id=PROJECT,
+            embedder=embedder,
+        )
     metadata = PostgresMetadataStore(dsn, schema=schema)
     if backend == "postgres+qdrant-edge":
         vectors: Any = QdrantEdgeVectorStore(folder / "vectors", dimension=embedder.dimension)
@@ -509,7 +526,7 @@ async def fill_and_index(
         # What autovacuum does after a bulk load: the vectors' statistics.
         await execute(dsn, f'VACUUM ANALYZE "{schema}".fact_vectors')
     disk = await asyncio.to_thread(folder_mb, folder)
-    if backend != "local":
+    if backend not in EMBEDDED:
         disk += await schema_mb(dsn, schema)
     result["disk_mb"] = round(disk, 1)
     return result
@@ -1010,7 +1027,7 @@ async def warm_file_for(folder: Path, measured: Path) -> Path:
 
 async def drop_kept(backend: str, folder: Path, dsn: str, schema: str) -> None:
     shutil.rmtree(folder, ignore_errors=True)
-    if backend != "local":
+    if backend not in EMBEDDED:
         await execute(dsn, f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
@@ -1038,7 +1055,7 @@ async def run(args: argparse.Namespace) -> None:
         "results": [],
     }
     try:
-        needs_postgres = args.multiprocess or any(b != "local" for b in backends)
+        needs_postgres = args.multiprocess or any(b not in EMBEDDED for b in backends)
         if not dsn and needs_postgres:
             server, dsn = start_embedded_postgres(
                 tmp, keep=keep is not None, shared_buffers=args.shared_buffers
@@ -1118,7 +1135,7 @@ async def one_deployment(
         result = dict(kept["fill"])
         place = (backend, Path(kept["folder"]), kept["schema"])
         try:
-            if backend != "local":  # a deploy step: the kept schema may predate a migration
+            if backend not in EMBEDDED:  # a deploy step: the kept schema may predate a migration
                 await migrate_kept(place[0], place[1], dsn, place[2])
             result.update(run_search_process(*place, dsn=dsn, queries_file=queries_file, args=args))
         except Exception as exc:

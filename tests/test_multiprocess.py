@@ -1,10 +1,11 @@
 """One embedded folder, many real OS processes at once (DESIGN invariant 10).
 
-Two agent processes write through ``MemoryBridge.process_message``, a third searches for every
-write it learns of, ``python -m sagewai consolidate`` runs again and again, and a ``sagewai mcp``
-server answers the MCP SDK's real client over stdio, all on one folder: nothing is refused,
-lost or stored twice, every consolidation exits 0. Then the documented Claude Desktop + Cursor
-configuration: two ``sagewai mcp`` servers on one store beside the user's own agent process.
+Two agent processes write through ``MemoryBridge.process_message``, a third searches for the
+newest writes it learns of, ``python -m sagewai consolidate`` runs again and again, and a
+``sagewai mcp`` server answers the MCP SDK's real client over stdio, all on one folder: nothing
+is refused, lost or stored twice, every consolidation exits 0. Then the documented Claude
+Desktop + Cursor configuration: two ``sagewai mcp`` servers on one store beside the user's own
+agent process.
 
 The scenario is the one ``python -m benchmarks.multiprocess_bench`` measures for two minutes;
 here it runs for a few seconds and its figures are not asserted (speed lives in the benchmark).
@@ -40,7 +41,8 @@ async def test_writers_searcher_consolidation_and_mcp_share_one_folder(tmp_path:
     assert (check["lost"], check["duplicated"], check["without_vector"]) == (0, 0, 0), check
     assert report["never_seen_by_a_searcher"] == 0
     assert report["searches_that_missed_a_returned_write"] == 0
-    assert report["staleness"]["count"] == report["writes_total"]
+    # Every write was either followed and found, or let go for newer ones (a slow searcher).
+    assert report["staleness"]["count"] + report["not_followed"] == report["writes_total"]
     consolidation = report["consolidation"]
     assert consolidation["runs"] >= 1
     assert consolidation["exit_codes"] == [0], consolidation["failed"]
