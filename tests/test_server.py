@@ -375,8 +375,37 @@ def test_listing_filters_and_pages(served: tuple[ServerProcess, dict[str, str]])
         problem_of(writer.get("/v1/facts", params={"cursor": "!!"}), 422, "InvalidInputError")
         problem_of(writer.get("/v1/facts", params={"limit": 0}), 422, "InvalidInputError")
         profile = writer.get("/v1/profile", params={"user_id": "carol"}).json()
-        assert profile == {"user_id": "carol", "preferences": []}
+        assert profile == {"user_id": "carol", "entries": []}
         problem_of(writer.get("/v1/profile"), 422, "InvalidInputError")
+
+
+def test_profile_is_the_standing_profile_the_agent_shows(
+    served: tuple[ServerProcess, dict[str, str]],
+) -> None:
+    server, tokens = served
+    with server.client(tokens["alice"]) as alice, server.client(tokens["bob"]) as bob:
+        alice.post(
+            "/v1/memories",
+            json={
+                "messages": [
+                    {"content": "I prefer green tea."},
+                    {"content": "Always answer in French from now on."},
+                ],
+                "session_id": "standing-1",
+            },
+        )
+        profile = alice.get("/v1/profile").json()
+        assert profile["user_id"] == "alice"
+        kinds = [(e["kind"], e["fact"]["content"]) for e in profile["entries"]]
+        assert kinds[0][0] == "instruction" and "French" in kinds[0][1], kinds
+        assert any(k == "preference" and "green tea" in c for k, c in kinds), kinds
+        # A key bound to another user reads that user's profile, never alice's.
+        assert all(
+            "French" not in e["fact"]["content"] for e in bob.get("/v1/profile").json()["entries"]
+        )
+        problem_of(
+            bob.get("/v1/profile", params={"user_id": "alice"}), 403, "PermissionDeniedError"
+        )
 
 
 def test_forget_previews_then_forgets(served: tuple[ServerProcess, dict[str, str]]) -> None:

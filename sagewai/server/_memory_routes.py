@@ -10,6 +10,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from starlette.responses import Response
 
+from sagewai.core._profile import ProfileKind, profile_kind
 from sagewai.core._records import Fact, FactKind, FactStatus, FactType, SearchResult
 from sagewai.errors import FactNotFoundError, InvalidInputError, PermissionDeniedError
 from sagewai.server._auth import Caller
@@ -24,6 +25,7 @@ from sagewai.server._models import (
     ForgetResponse,
     HistoryResponse,
     Identifier,
+    ProfileEntry,
     ProfileResponse,
     ProvenanceResponse,
     RememberRequest,
@@ -359,15 +361,17 @@ async def profile(
     user_id: Identifier | None = None,
     project: Identifier | None = None,
 ) -> Response:
-    """The user's current preferences (the facts of type ``preference`` of that user)."""
+    """The user's standing profile: instructions, identity and preferences the user stated,
+    then the project's team rules, in the order the agent shows them in every turn."""
     caller.require(Role.READ)
     caller.check_project(project)
     user = caller.user(user_id)
     if user is None:
         raise InvalidInputError("profile needs a user_id (or a key bound to a user)")
     engine = await runtime_of(request).engine(caller)
-    where = FactFilter(
-        user_id=user, fact_types=[FactType.PREFERENCE], kinds=[FactKind.FACT], statuses=_CURRENT
-    )
-    preferences, _ = await list_page(engine, where, limit=1000, cursor=None)
-    return respond(ProfileResponse(user_id=user, preferences=preferences))
+    found = await engine.profile(user_id=user).entries()
+    entries = [
+        ProfileEntry(kind=(profile_kind(f) or ProfileKind.PREFERENCE).value, fact=f)
+        for f in found
+    ]
+    return respond(ProfileResponse(user_id=user, entries=entries))

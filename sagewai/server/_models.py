@@ -46,6 +46,7 @@ __all__ = [
     "Identifier",
     "KeyView",
     "MessageIn",
+    "ProfileEntry",
     "ProfileResponse",
     "ProjectInfo",
     "ProjectsResponse",
@@ -280,11 +281,19 @@ class ForgetResponse(BaseModel):
     note: str | None = None
 
 
+class ProfileEntry(BaseModel):
+    """One entry of a standing profile: its kind and the fact that holds it."""
+
+    kind: Literal["instruction", "identity", "preference"]
+    fact: Fact
+
+
 class ProfileResponse(BaseModel):
-    """What memory holds about a user's preferences."""
+    """A user's standing profile, as the agent shows it in every turn: the user's instructions,
+    identity and preferences, then the project's team rules (``ContextEngine.profile``)."""
 
     user_id: str
-    preferences: list[Fact]
+    entries: list[ProfileEntry]
 
 
 class ConsolidateRequest(_Request):

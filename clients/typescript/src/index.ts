@@ -24,6 +24,7 @@ export type ProvenanceResponse = Schemas["ProvenanceResponse"];
 export type ForgetRequest = Schemas["ForgetRequest"];
 export type ForgetResponse = Schemas["ForgetResponse"];
 export type ProfileResponse = Schemas["ProfileResponse"];
+export type ProfileEntry = Schemas["ProfileEntry"];
 export type ConsolidateRequest = Schemas["ConsolidateRequest"];
 export type ConsolidationRun = Schemas["ConsolidationRun"];
 export type ConsolidationReport = Schemas["ConsolidationReport"];
@@ -198,7 +199,8 @@ export class SagewaiClient {
     return this.json("POST", "/v1/forget", request);
   }
 
-  /** A user's current preferences (a key bound to a user: that user). */
+  /** A user's standing profile: instructions, identity, preferences, then the project's team
+   * rules, as the agent shows them (a key bound to a user: that user). */
   profile(userId?: string): Promise<ProfileResponse> {
     return this.json("GET", "/v1/profile", undefined, { user_id: userId });
   }

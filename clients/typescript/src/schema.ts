@@ -312,7 +312,8 @@ export interface paths {
         };
         /**
          * A user's profile
-         * @description The user's current preferences (the facts of type ``preference`` of that user).
+         * @description The user's standing profile: instructions, identity and preferences the user stated,
+         *     then the project's team rules, in the order the agent shows them in every turn.
          */
         get: operations["profile_v1_profile_get"];
         put?: never;
@@ -1080,12 +1081,25 @@ export interface components {
             role?: "user" | "assistant" | "system" | "tool";
         };
         /**
+         * ProfileEntry
+         * @description One entry of a standing profile: its kind and the fact that holds it.
+         */
+        ProfileEntry: {
+            fact: components["schemas"]["Fact"];
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "instruction" | "identity" | "preference";
+        };
+        /**
          * ProfileResponse
-         * @description What memory holds about a user's preferences.
+         * @description A user's standing profile, as the agent shows it in every turn: the user's instructions,
+         *     identity and preferences, then the project's team rules (``ContextEngine.profile``).
          */
         ProfileResponse: {
-            /** Preferences */
-            preferences: components["schemas"]["Fact"][];
+            /** Entries */
+            entries: components["schemas"]["ProfileEntry"][];
             /** User Id */
             user_id: string;
         };

@@ -164,9 +164,16 @@ describe("sagewai serve through the TypeScript client", () => {
 
   test("profile, projects, stats, graph, consolidation and export", async () => {
     const alice = client("alice");
-    await alice.remember({ messages: [{ content: "I prefer green tea." }], session_id: "t3" });
+    await alice.remember({
+      messages: [{ content: "I prefer green tea." }, { content: "Always answer in French." }],
+      session_id: "t3",
+    });
     const profile = await alice.profile();
-    assert.ok(profile.preferences.some((f) => f.content.includes("green tea")));
+    assert.ok(profile.entries.some((e) => e.kind === "preference" && e.fact.content.includes("green tea")));
+    const first = profile.entries[0];
+    assert.ok(first !== undefined);
+    assert.equal(first.kind, "instruction");
+    assert.match(first.fact.content, /French/);
     const admin = client("admin");
     assert.deepEqual((await admin.projects()).projects.map((p) => p.project_id), ["ts-app"]);
     await admin.addFacts([{ content: "The build server is ci-7.internal" }, { content: "The build server is ci-7.internal" }]);
