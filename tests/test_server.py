@@ -397,7 +397,8 @@ def test_profile_is_the_standing_profile_the_agent_shows(
         profile = alice.get("/v1/profile").json()
         assert profile["user_id"] == "alice"
         kinds = [(e["kind"], e["fact"]["content"]) for e in profile["entries"]]
-        assert kinds[0][0] == "instruction" and "French" in kinds[0][1], kinds
+        assert kinds[0][0] == "instruction", kinds
+        assert "French" in kinds[0][1], kinds
         assert any(k == "preference" and "green tea" in c for k, c in kinds), kinds
         # A key bound to another user reads that user's profile, never alice's.
         assert all(

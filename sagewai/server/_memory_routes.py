@@ -371,7 +371,6 @@ async def profile(
     engine = await runtime_of(request).engine(caller)
     found = await engine.profile(user_id=user).entries()
     entries = [
-        ProfileEntry(kind=(profile_kind(f) or ProfileKind.PREFERENCE).value, fact=f)
-        for f in found
+        ProfileEntry(kind=(profile_kind(f) or ProfileKind.PREFERENCE).value, fact=f) for f in found
     ]
     return respond(ProfileResponse(user_id=user, entries=entries))
