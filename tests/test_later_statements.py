@@ -136,3 +136,34 @@ async def test_search_and_the_memory_block_tell_the_present() -> None:
     lisbon = next(line for line in block.splitlines() if "Lisbon" in line)
     assert "maybe changed: said later" in lisbon
     assert "Madrid" in lisbon
+
+
+def test_a_question_about_my_sister_is_about_her_not_the_speaker() -> None:
+    """Found trying the seed's wiring: "Where does my sister work?" read as a question about the
+    speaker offered the speaker's move as a change of the sister's workplace."""
+    ranked = [
+        candidate("eva", "My sister Eva works at Siemens.", 0, 0.8),
+        candidate("lead", "Dana (the user) leads the platform team.", 0, 0.75),
+        candidate("move", "Actually I moved again, I live in Hamburg now.", 5, 0.7),
+        candidate("job", "I started a new job at Zalando.", 6, 0.6),
+    ]
+    moved, later = later_statements_first(
+        ranked, analyse_query("Where does my sister work?"), window=20
+    )
+    assert [c.fact.id for c in moved] == ["eva", "lead", "move", "job"]
+    assert later == {}
+    # "my manager" asks for the speaker's own manager.
+    assert order(
+        "Who is my manager?",
+        candidate("old", "My manager is Priya.", 0, 0.8),
+        candidate("new", "Since the reorg I report to Tomasz.", 9, 0.5),
+    ) == ["new", "old"]
+
+
+def test_only_a_statement_of_the_slot_is_offered_as_what_may_have_changed() -> None:
+    ranked = [
+        candidate("team", "I lead the platform team at Initech.", 0, 0.8),
+        candidate("move", "Actually I live in Hamburg now.", 5, 0.78),
+    ]
+    _, later = later_statements_first(ranked, analyse_query("Where do I work?"), window=20)
+    assert "team" not in later or later["team"].id != "move"

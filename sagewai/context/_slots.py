@@ -88,7 +88,7 @@ SLOTS: tuple[Slot, ...] = (
         "editor",
         _asks(r"(?:what|which)\b.*\b(?:editor|ide)\b"),
         _words(
-            r"editor ide code coding codes edit edits editing config dotfiles plugins? "
+            r"editors? ide code coding codes edit edits editing config dotfiles plugins? "
             r"keybindings uninstalled installed"
         ),
     ),
@@ -146,8 +146,19 @@ SLOTS: tuple[Slot, ...] = (
 )
 """The values people hold one at a time that a question names."""
 
+_GENERIC_FAMILIES = frozenset({"day", "team"})
+"""Slots whose family words are common to every change ("now", "moved", "switched"): a statement
+using them is not thereby of that slot."""
 _FIRST_PERSON_QUESTION = re.compile(r"\b(?:i|my|me|am|mine)\b")
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|me|mine|myself|the user)\b")
+_RELATIVE = re.compile(
+    r"\b(?:my|our)\s+(?:\w+\s+)?(sister|brother|mother|mom|mum|father|dad|wife|husband|partner|"
+    r"son|daughter|friend|colleague|coworker|cousin|aunt|uncle|niece|nephew|grandma|grandpa|"
+    r"grandmother|grandfather|girlfriend|boyfriend|fianc[eé]e?|roommate|flatmate|neighbou?r|"
+    r"landlord|kid|child|parents|teammate)s?\b"
+)
+"""A question about someone the speaker names by their relation ("my sister"): its subject is
+that person, not the speaker ("my manager" asks for the speaker's manager: not in the list)."""
 _THIRD_PERSON = re.compile(
     r"\b(?:he|she|they|his|her|their|him|them)\b|(?-i:[A-Z][a-z]+)(?:'s|’s)?\s+"
     r"(?:is|was|has|had|just|finally|got|moved|left|quit|joined|started|transferred|switched|"
@@ -196,9 +207,10 @@ def later_statements_first(
     for each earlier statement, the latest one that names another value (it may no longer
     hold: the agent's memory block says so).
 
-    A record takes part when it speaks of the question's subject (the person it names; for a
-    question in the first person, the speaker: a record in the first person or of no one else;
-    else the thing it names, "the auth service"), names a value (a capitalised word inside a
+    A record takes part when it speaks of the question's subject (the person it names; someone
+    the speaker names by relation, "my sister"; for a question in the first person, the
+    speaker: a record in the first person or of no one else; else the thing it names, "the
+    auth service"), names a value (a capitalised word inside a
     sentence, a number, an address) and speaks of the slot (a word of its family, or a score
     close to the best). See the module's docstring.
 
@@ -222,10 +234,16 @@ def later_statements_first(
     if slot is None or len(ranked) < 2:
         return unchanged
     names = analysis.names
-    first_person = not names and _FIRST_PERSON_QUESTION.search(analysis.text.lower()) is not None
+    low_question = analysis.text.lower()
+    relative = None if names else _RELATIVE.search(low_question)
+    first_person = (
+        not names and relative is None and _FIRST_PERSON_QUESTION.search(low_question) is not None
+    )
     subjects = [re.compile(rf"\b{re.escape(name)}\b", re.IGNORECASE) for name in names]
     thing: list[str] = []
-    if not names and not first_person:  # "What day is the design review?": the thing's words
+    if relative is not None:  # "Where does my sister work?": the sister, not the speaker
+        thing = [relative.group(1)]
+    elif not names and not first_person:  # "What day is the design review?": the thing's words
         thing = [word for word in analysis.keyword_text.split() if word not in _QUESTION_WORDS]
         if not thing:
             return unchanged
@@ -266,7 +284,16 @@ def later_statements_first(
         window=window,
         moves=lambda c: c.fact.id in movers,
     )
-    return order, _later_values([c for c in taking if c.fact.id in family | close], movers)
+    # A statement of another slot and not of this one ("I live in Hamburg now" for "Where do I
+    # work?") may move up for being close, but is not offered as what may have changed.
+    others = [o.family for o in SLOTS if o is not slot and o.name not in _GENERIC_FAMILIES]
+    offered = {
+        c.fact.id
+        for c in taking
+        if c.fact.id in family
+        or (c.fact.id in movers and not any(o.search(message_text(c.fact).lower()) for o in others))
+    }
+    return order, _later_values([c for c in taking if c.fact.id in family | close], offered)
 
 
 def _values(fact: Fact) -> frozenset[str]:
