@@ -165,7 +165,8 @@ def make_store(backend: str, dimension: int, folder: Path) -> VectorStore:
     if backend == "qdrant-edge":
         return QdrantEdgeVectorStore(folder / "edge", dimension, optimize_threshold=None)
     if backend == "sqlite":
-        return SqliteVectorStore(folder / "vectors.sqlite3", dimension)
+        # The cells made by the first search that needs them, as before: the index measured.
+        return SqliteVectorStore(folder / "vectors.sqlite3", dimension, cells_in_background=False)
     if backend == "sqlite-exact":
         return SqliteVectorStore(folder / "vectors.sqlite3", dimension, cells_from=None)
     return QdrantVectorStore(location=":memory:", dimension=dimension)

@@ -132,3 +132,43 @@ def test_cells_made_over_a_copy_with_deleted_rows_skip_them() -> None:
         doomed
     )
     assert _same(fast, exact, points[6_000:], everything) >= 0.99
+
+
+def test_cells_made_in_the_background_answer_exactly_until_ready_then_know_every_write() -> None:
+    rng = np.random.default_rng(5)
+    points = _topics(rng, 7_060, 60)
+    background = VectorIndex(DIM, cells_from=1_000, background=True)
+    exact = VectorIndex(DIM, cells_from=10**9)
+    ids = [f"f{n}" for n in range(6_000)]
+    changes = _changes(1, ids, points[:6_000], ["project:p:p"] * 6_000)
+    background.apply(changes)
+    exact.apply(changes)
+    where = VectorFilter(scope_keys=("project:p:p",))
+    queries = points[7_000:]
+    # The search that finds cells needed starts making them and is answered exactly.
+    assert background.search(queries, 10, where) == exact.search(queries, 10, where)
+    making = background._making
+    assert making is not None
+    assert background._cells is None
+    # Writes while they are being made: new rows, a rewritten row, a deleted one.
+    more = _changes(
+        6_001, [f"g{n}" for n in range(1_000)], points[6_000:7_000], ["project:p:p"] * 1_000
+    )
+    moved = _changes(7_001, ["f7"], points[6_500:6_501], ["project:p:p"])
+    gone = _changes(7_002, ["f8"], None, ["project:p:p"])
+    for batch in (more, moved, gone):
+        background.apply(batch)
+        exact.apply(batch)
+    assert making.done.wait(60)
+    assert background._usable_cells() is not None  # taken in, the writes filed
+    assert background._making is None
+    assert _same(background, exact, queries, where) >= 0.99
+    # A row written while the cells were made is found through them: each of the new rows and
+    # the rewritten one is its own nearest neighbour; the deleted one is never returned.
+    for point_id, vector in (
+        ("g17", points[6_017]),
+        ("g900", points[6_900]),
+        ("f7", points[6_500]),
+    ):
+        assert background.search(vector[None, :], 1, where)[0][0].id == point_id
+    assert all(h.id != "f8" for h in background.search(points[8:9], 10, where)[0])

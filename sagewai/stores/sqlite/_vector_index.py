@@ -14,6 +14,7 @@ Everything here is pure (no I/O), so it is tested without a database.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -28,7 +29,8 @@ __all__ = ["CELLS_FROM", "CHANGE_COLUMNS", "Change", "VectorIndex"]
 
 CELLS_FROM: Final = 200_000
 """Live rows from which a search reads cells instead of every row (below it exact search takes
-a few milliseconds; see ``docs/backends.md``)."""
+a few milliseconds; see ``docs/backends.md``). The store makes them in the background (see
+:class:`VectorIndex`), so no search waits for them."""
 
 CHANGE_COLUMNS: Final = (
     "seq, point_id, vector, project_id, scope_key, status, kind, fact_type, tags, "
@@ -56,9 +58,17 @@ class VectorIndex:
 
     Rows of deleted points are reused. Not thread-safe: its store calls it from one thread.
 
+    Making the cells takes seconds (a fifth of a minute at a million rows): with
+    ``background=True`` the search that finds them needed starts making them on a thread of
+    their own and is answered exactly, like every search until they are ready; the first search
+    after that files the rows written meanwhile and uses them. A short-lived process (a CLI
+    call) never waits for them.
+
     Args:
         dimension: Vector length.
         cells_from: Live rows from which searches use cells (see :meth:`search`).
+        background: Make the cells on a thread of their own (the store's default) instead of
+            in the search that first needs them.
 
     Example:
         >>> import numpy as np
@@ -71,11 +81,16 @@ class VectorIndex:
         [[VectorHit(id='a', score=1.0)]]
     """
 
-    def __init__(self, dimension: int, *, cells_from: int = CELLS_FROM) -> None:
+    def __init__(
+        self, dimension: int, *, cells_from: int = CELLS_FROM, background: bool = False
+    ) -> None:
         self.dimension = dimension
         self._cells_from = cells_from
+        self._background = background
         self._cells: Cells | None = None
         """The approximate index over the rows, made by the first search that needs it."""
+        self._making: _Making | None = None
+        """Cells being made on their own thread, and the rows written since they started."""
         self._declined_at = 0
         """Live rows when cells were last found not to pay (tried again at twice as many)."""
         self.seq = 0
@@ -148,6 +163,8 @@ class VectorIndex:
         self._live[rows] = True
         if self._cells is not None:
             self._cells.assign(self._matrix, rows)
+        if self._making is not None:
+            self._making.written.append(rows)
         for row, change in zip(rows.tolist(), kept, strict=True):
             self._set_tags(row, () if change[8] == "[]" else tuple(json.loads(change[8])))
 
@@ -320,9 +337,27 @@ class VectorIndex:
         if cells is None and self._declined_at and live <= 2 * self._declined_at:
             return None
         size = self._size
-        self._cells = Cells.train(self._matrix[:size], self._live[:size])
-        self._declined_at = 0 if self._cells is not None else live
-        return self._cells
+        if not self._background:
+            self._cells = Cells.train(self._matrix[:size], self._live[:size])
+            self._declined_at = 0 if self._cells is not None else live
+            return self._cells
+        making = self._making
+        if making is None:
+            # The thread reads this matrix while later writes may change its rows: every row
+            # written from now on is filed again when the cells are taken in.
+            self._making = _Making(self._matrix[:size], self._live[:size].copy())
+            return cells  # the old cells (or exact) until the new ones are ready
+        if not making.done.is_set():
+            return cells
+        self._making = None
+        made = making.cells
+        if made is None:
+            self._cells, self._declined_at = None, live
+            return None
+        if making.written:
+            made.assign(self._matrix, np.unique(np.concatenate(making.written)))
+        self._cells, self._declined_at = made, 0
+        return made
 
     def _search_cells(
         self, cells: Cells, query: np.ndarray[Any, Any], top_k: int, where: VectorFilter
@@ -392,3 +427,22 @@ class VectorIndex:
                 best = best_positions(line, keep)
                 out.append([VectorHit(str(ids[rows[i]]), float(line[i])) for i in best])
         return out
+
+
+class _Making:
+    """Cells made on a thread of their own (a daemon: a process may exit before they are done)."""
+
+    def __init__(self, matrix: np.ndarray[Any, Any], live: np.ndarray[Any, Any]) -> None:
+        self.cells: Cells | None = None
+        self.written: list[np.ndarray[Any, Any]] = []
+        """Rows written since the thread started (filed again when the cells are taken in)."""
+        self.done = threading.Event()
+        threading.Thread(
+            target=self._make, args=(matrix, live), name="sagewai-vector-cells", daemon=True
+        ).start()
+
+    def _make(self, matrix: np.ndarray[Any, Any], live: np.ndarray[Any, Any]) -> None:
+        try:
+            self.cells = Cells.train(matrix, live)
+        finally:
+            self.done.set()

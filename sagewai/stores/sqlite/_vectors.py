@@ -111,8 +111,11 @@ class SqliteVectorStore(VectorStore):
         busy_timeout: Seconds a write waits for another process's write.
         cells_from: Live vectors from which a search reads only the cells of vectors nearest
             to the query (an approximate index calibrated to find 99.7 % of the exact top 10,
-            made by this process's first search at that size; see ``docs/backends.md``);
+            made when this process's searches first need it; see ``docs/backends.md``);
             ``None``: every search is exact.
+        cells_in_background: Make the cells on a thread of their own while searches are
+            answered exactly (no search waits for them); ``False``: the first search that needs
+            them makes them (seconds at a million vectors) and uses them at once.
 
     Example:
         >>> import asyncio, tempfile
@@ -139,6 +142,7 @@ class SqliteVectorStore(VectorStore):
         *,
         busy_timeout: float = 5.0,
         cells_from: int | None = CELLS_FROM,
+        cells_in_background: bool = True,
     ) -> None:
         self._path = MEMORY if str(path) == MEMORY else str(Path(path))
         self._dimension = self._checked_dimension(dimension)
@@ -156,6 +160,7 @@ class SqliteVectorStore(VectorStore):
         ):
             raise InvalidInputError(f"cells_from must be an integer or None, got {cells_from!r}")
         self._cells_from = cells_from
+        self._cells_in_background = cells_in_background
         self._index: VectorIndex | None = None
         """The copy in memory, made on the first read; touched on the database's thread only."""
 
@@ -204,7 +209,9 @@ class SqliteVectorStore(VectorStore):
         db = self._database.connection
         if index is None:
             cells_from = sys.maxsize if self._cells_from is None else self._cells_from
-            index = VectorIndex(self._dimension, cells_from=cells_from)
+            index = VectorIndex(
+                self._dimension, cells_from=cells_from, background=self._cells_in_background
+            )
             # One allocation for the first load instead of one per growth step.
             (stored,) = db.execute(
                 "SELECT count(*) FROM vectors WHERE vector IS NOT NULL"
