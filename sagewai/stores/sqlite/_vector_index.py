@@ -268,13 +268,13 @@ class VectorIndex:
         def part(column: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
             return column[:size] if at is None else column[at]
 
-        def among(chosen: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-            """Which rows are in ``chosen`` (sorted)."""
-            if at is not None:
-                return _members(at, chosen)
+        def among(*chosen: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+            """Which rows are in one of ``chosen``: a mask over every row, read at ``at`` (a
+            scatter and a gather, where ``np.isin`` sorts both)."""
             mask = np.zeros(size, dtype=bool)
-            mask[chosen] = True
-            return mask
+            for rows in chosen:
+                mask[rows] = True
+            return mask if at is None else mask[at]
 
         mask = part(self._live).copy()
         for column, values in (
@@ -290,13 +290,10 @@ class VectorIndex:
                 return None
             mask &= found
         if where.tags_any is not None:
-            codes = sorted({self._codes[tag] for tag in where.tags_any if tag in self._codes})
-            holding = [self._rows_holding(code) for code in codes]
-            if len(holding) > 1:
-                holding = [np.unique(np.concatenate(holding))]
-            mask &= among(holding[0] if holding else np.zeros(0, dtype=np.int64))
+            codes = {self._codes[tag] for tag in where.tags_any if tag in self._codes}
+            mask &= among(*(self._rows_holding(code) for code in codes))
         if where.ids is not None:
-            chosen = sorted({self._row_of[i] for i in where.ids if i in self._row_of})
+            chosen = [self._row_of[i] for i in set(where.ids) if i in self._row_of]
             mask &= among(np.array(chosen, dtype=np.int64))
         if where.valid_at is not None:
             moment = where.valid_at
