@@ -172,3 +172,46 @@ def test_cells_made_in_the_background_answer_exactly_until_ready_then_know_every
     ):
         assert background.search(vector[None, :], 1, where)[0][0].id == point_id
     assert all(h.id != "f8" for h in background.search(points[8:9], 10, where)[0])
+
+
+def _tagged(changes: list[Change], tags: list[str]) -> list[Change]:
+    return [(*change[:8], tag, *change[9:]) for change, tag in zip(changes, tags, strict=True)]
+
+
+def test_narrow_filters_are_read_from_the_cells_with_the_results_of_exact_search() -> None:
+    rng = np.random.default_rng(13)
+    points = _topics(rng, 24_060, 24)  # large topics: a narrow filter's ten are near
+    fast, exact = VectorIndex(DIM, cells_from=1_000), VectorIndex(DIM, cells_from=10**9)
+    # one row in twenty holds "rare"; the tags change below, after the cells are made
+    tags = ['["rare"]' if rng.random() < 0.05 else '["common"]' for _ in range(24_000)]
+    ids = [f"f{n}" for n in range(24_000)]
+    changes = _tagged(_changes(1, ids, points[:24_000], [SCOPES[0]] * 24_000), tags)
+    for index in (fast, exact):
+        index.apply(changes)
+    cells = fast._usable_cells()
+    assert cells is not None
+    assert max(cells.probes) > 320  # calibrated deep enough for a filter passing 5 %
+    rare = VectorFilter(scope_keys=SCOPES, tags_any=("rare",))
+    queries = points[24_000:]
+    through_cells = [fast._search_cells(cells, query, 10, rare) for query in queries]
+    assert sum(hits is not None for hits in through_cells) >= 0.9 * len(queries)
+    assert _same(fast, exact, queries, rare) >= 0.99
+    # rows lose the tag, gain it, are deleted: the tag's rows follow
+    retagged = _tagged(
+        _changes(20_000, ids[:600], points[:600], [SCOPES[0]] * 600),
+        ['["common"]' if t == '["rare"]' else '["rare", "common"]' for t in tags[:600]],
+    )
+    deleted = _changes(21_000, ids[600:900], None, [SCOPES[0]] * 300)
+    for index in (fast, exact):
+        index.apply(retagged)
+        index.apply(deleted)
+    assert fast.count(rare) == exact.count(rare)
+    assert fast.count(rare) == sum(t == '["rare"]' for t in tags[900:]) + sum(
+        t != '["rare"]' for t in tags[:600]
+    )
+    assert _same(fast, exact, queries, rare) >= 0.99
+    for hits, truth in zip(
+        fast.search(queries, 10, rare), exact.search(queries, 10, rare), strict=True
+    ):
+        assert not {h.id for h in hits} & set(ids[600:900])
+        assert len(hits) == len(truth)

@@ -31,14 +31,22 @@ import numpy as np
 
 __all__ = ["DEPTHS", "MAX_SHARE", "TARGET_RECALL", "Cells"]
 
-DEPTHS: Final = (10, 20, 40, 80, 160, 320)
+DEPTHS: Final = (10, 20, 40, 80, 160, 320, 480, 640, 960, 1280, 1920, 2560, 3840, 5120)
 """How deep the probe counts are calibrated. A search for its ``top_k`` under a filter that
-passes a share ``s`` of the rows must find the nearest ``top_k / s`` rows of all of them."""
+passes a share ``s`` of the rows must find the nearest ``top_k / s`` rows of all of them (a
+filter passing 0.5 % of the rows, ``2 * 10 / 0.005``: 4,000; see ``VectorIndex``). Past 320
+the steps are half as large: a count calibrated for twice the depth a filter needs reads
+far more cells than it needs."""
 TARGET_RECALL: Final = 0.997
 """Share of the sample queries' exact top 10 the calibrated probe count must find."""
 MAX_SHARE: Final = 0.25
 """Above this share of the rows per search the index is not worth it: search stays exact."""
 _SAMPLE_QUERIES: Final = 128
+_SHALLOW: Final = 320
+"""Depths up to this are calibrated before every row is filed (they decide whether the cells
+pay); deeper ones after, from the rows' cells."""
+_FLOOR_ROWS: Final = 4096
+"""Held-out rows whose distance to their nearest centre sets :attr:`Cells.floor`."""
 _ROUNDS: Final = 6
 """k-means rounds (on a sample: the centres only need to be good enough to split the rows)."""
 _TRAIN_PER_CELL: Final = 32
@@ -74,6 +82,52 @@ def _two_nearest(centres: Array, vectors: Array) -> Array:
         out[start : start + len(scores), 0] = first
         out[start : start + len(scores), 1] = np.argmax(scores, axis=1)
     return out
+
+
+def _cell_ranks(rank: Array, cells: Array) -> Array:
+    """Each neighbour's nearer cell's rank (``cells``: the two cells of each sample query's
+    neighbours; ``rank``: each query's rank of each cell, 0 the nearest centre)."""
+    nearer: Array = np.minimum(
+        np.take_along_axis(rank, cells[..., 0], axis=1),
+        np.take_along_axis(rank, cells[..., 1], axis=1),
+    )
+    return nearer
+
+
+def _filtered_ranks(ranks: Array, depth: int, rng: np.random.Generator) -> Array:
+    """The cell ranks of the first :data:`DEPTHS` ``[0]`` neighbours that pass a random filter
+    of the share a search reads ``depth`` rows for (``2 * 10 / depth``, see ``VectorIndex``),
+    eight draws a query: what a filtered search must find, where every one of the nearest
+    ``depth`` rows is far more than it needs (on topics the last of 640 neighbours lay in the
+    hundredth cell)."""
+    passing = rng.random((8, *ranks.shape)) < 2 * DEPTHS[0] / depth
+    first = passing & (np.cumsum(passing, axis=2) <= DEPTHS[0])
+    return np.broadcast_to(ranks, passing.shape)[first]
+
+
+def _probe_counts(
+    ranks: list[tuple[int, Array]], sizes: Array, rows: int, at_least: int = 1
+) -> dict[int, int]:
+    """The fewest cells to read for each depth (see :meth:`Cells._calibrate`).
+
+    Args:
+        ranks: For each depth, ascending, the cell ranks of the neighbours it must find.
+        sizes: The rows in each cell (estimated or counted); the first depth whose count reads
+            more than :data:`MAX_SHARE` of the rows ends the list.
+        rows: The live rows.
+        at_least: The count of the depth before the first of ``depths`` (a deeper search
+            never reads fewer cells).
+    """
+    largest = np.cumsum(np.sort(sizes)[::-1])
+    probes: dict[int, int] = {}
+    count = at_least
+    for depth, found in ranks:
+        ordered = np.sort(found.ravel())
+        count = max(count, int(ordered[math.ceil(TARGET_RECALL * ordered.size) - 1]) + 1)
+        if largest[count - 1] > MAX_SHARE * rows:
+            break
+        probes[depth] = count
+    return probes
 
 
 class Cells:
@@ -117,7 +171,8 @@ class Cells:
             return None
         rng = np.random.default_rng(seed)
         count = cell_count(int(rows.size))
-        sample = matrix[np.sort(rng.choice(rows, min(rows.size, count * _TRAIN_PER_CELL), False))]
+        sampled = np.sort(rng.choice(rows, min(rows.size, count * _TRAIN_PER_CELL), False))
+        sample = matrix[sampled]
         centres = sample[rng.choice(len(sample), count, replace=False)].copy()
         for _ in range(_ROUNDS):
             owner = _nearest(centres, sample)
@@ -129,20 +184,30 @@ class Cells:
             filled = norms > 0
             centres[filled] = sums[filled] / norms[filled, None]
         cells = cls(centres, {}, int(rows.size))
-        cells.probes = cells._calibrate(matrix, rows, sample, rng)
-        if not cells.probes:
-            return None
-        cells.assign(matrix, rows)
-        return cells
+        cells._calibrate(matrix, rows, sampled, rng)
+        return cells if cells.probes else None
 
     def _calibrate(
-        self, matrix: Array, rows: Array, sample: Array, rng: np.random.Generator
-    ) -> dict[int, int]:
-        """For each depth of :data:`DEPTHS`: the fewest cells that find :data:`TARGET_RECALL` of
-        the samples' exact neighbours down to that depth, where that reads at most
-        :data:`MAX_SHARE` of the rows (cell sizes estimated from the training ``sample``, so
-        that declining costs no filing of every row)."""
-        picked = np.sort(rng.choice(rows, _SAMPLE_QUERIES, replace=False))
+        self, matrix: Array, rows: Array, sampled: Array, rng: np.random.Generator
+    ) -> None:
+        """Set :attr:`probes`: for each depth of :data:`DEPTHS`, the fewest cells that find
+        :data:`TARGET_RECALL` of the sample queries' exact neighbours down to that depth, where
+        that reads at most :data:`MAX_SHARE` of the rows; file every row when the cells pay.
+
+        The sample queries and :attr:`floor` come from rows the centres were not trained on
+        (the training rows lie nearer their centres than new vectors do: measured on topics,
+        5 % of new queries fell below a floor taken from them instead of 1 %). The shallow
+        depths, which decide whether the cells pay, file the neighbours with a matrix product
+        (cell sizes estimated from the training sample), so that declining costs no filing of
+        every row; the deeper depths, for filters that pass few rows, read the neighbours'
+        cells once every row is filed.
+        """
+        unseen = np.ones(len(matrix), dtype=bool)
+        unseen[sampled] = False
+        held_out = rows[unseen[rows]]
+        if held_out.size < _SAMPLE_QUERIES:
+            held_out = rows
+        picked = np.sort(rng.choice(held_out, _SAMPLE_QUERIES, replace=False))
         queries = matrix[picked]
         dead = np.ones(len(matrix), dtype=bool)
         dead[rows] = False  # scored with the rest (no copy of the matrix), then left out
@@ -161,28 +226,25 @@ class Cells:
         ranking = np.argsort(-(queries @ self.centres.T), axis=1)
         rank = np.empty_like(ranking)
         rank[np.arange(len(ranking))[:, None], ranking] = np.arange(ranking.shape[1])
-        cells = _two_nearest(self.centres, matrix[neighbours.ravel()]).reshape(
-            (*neighbours.shape, 2)
-        )
-        needed = np.minimum(
-            np.take_along_axis(rank, cells[..., 0], axis=1),
-            np.take_along_axis(rank, cells[..., 1], axis=1),
-        )
-        self.floor = float(np.quantile((sample @ self.centres.T).max(axis=1), 0.01))
-        filed = _two_nearest(self.centres, sample).ravel()
-        sizes = np.bincount(filed, minlength=len(self.centres)) * (rows.size / len(sample))
-        largest = np.cumsum(np.sort(sizes)[::-1])
-        probes: dict[int, int] = {}
-        count = 1
-        for depth in DEPTHS:
-            if depth > deepest:
-                break
-            ranks = np.sort(needed[:, :depth].ravel())
-            count = max(count, int(ranks[math.ceil(TARGET_RECALL * ranks.size) - 1]) + 1)
-            if largest[count - 1] > MAX_SHARE * rows.size:
-                break
-            probes[depth] = count
-        return probes
+        checked = rng.choice(held_out, min(held_out.size, _FLOOR_ROWS), replace=False)
+        closest = np.max(matrix[np.sort(checked)] @ self.centres.T, axis=1)
+        self.floor = float(np.quantile(closest, 0.01))
+        shallow = [depth for depth in DEPTHS if depth <= min(deepest, _SHALLOW)]
+        near = neighbours[:, : shallow[-1]] if shallow else neighbours[:, :0]
+        filed = _two_nearest(self.centres, matrix[sampled]).ravel()
+        sizes = np.bincount(filed, minlength=len(self.centres)) * (rows.size / len(sampled))
+        cells = _two_nearest(self.centres, matrix[near.ravel()]).reshape((*near.shape, 2))
+        ranks = _cell_ranks(rank, cells)
+        self.probes = _probe_counts([(d, ranks[:, :d]) for d in shallow], sizes, rows.size)
+        if not self.probes:
+            return
+        self.assign(matrix, rows)
+        deeper = [depth for depth in DEPTHS if _SHALLOW < depth <= deepest]
+        if deeper and len(self.probes) == len(shallow):
+            ranks = _cell_ranks(rank, self._cell[neighbours])
+            sizes = np.diff(self._starts).astype(np.float64)
+            found = [(d, _filtered_ranks(ranks[:, :d], d, rng)) for d in deeper]
+            self.probes.update(_probe_counts(found, sizes, rows.size, self.probes[shallow[-1]]))
 
     def probes_for(self, depth: float) -> int | None:
         """Cells to read to find the nearest ``depth`` rows; ``None``: search exactly."""
@@ -225,8 +287,9 @@ class Cells:
         return scores if float(scores.max()) >= self.floor else None
 
     def candidates(self, closeness: Array, probes: int) -> Array:
-        """The rows of the ``probes`` cells nearest to a query (its :meth:`closeness`), in row
-        order, once."""
+        """The rows of the ``probes`` cells nearest to a query (its :meth:`closeness`), unordered;
+        a row filed in two of them is there twice (the caller removes repeats from the few
+        rows its filter keeps: cheaper than sorting every candidate)."""
         near = np.argpartition(-closeness, probes - 1)[:probes]
         starts, order = self._starts, self._order
         parts = [order[starts[cell] : starts[cell + 1]] for cell in near.tolist()]
@@ -237,4 +300,4 @@ class Cells:
             wanted[near] = True
             moved = np.fromiter(self._moved, np.int64, len(self._moved))
             found = np.concatenate([found, moved[wanted[self._cell[moved]].any(axis=1)]])
-        return np.unique(found)  # a row in two of the cells read is read once
+        return found
