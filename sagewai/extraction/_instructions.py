@@ -35,6 +35,7 @@ from sagewai.core._profile import PROFILE_KEY, ProfileKind
 from sagewai.core._records import FactType
 from sagewai.extraction._base import ExtractedFact
 from sagewai.extraction._perspective import default_subject
+from sagewai.extraction._standing_shapes import standing_shape
 from sagewai.extraction._text import split_sentences
 
 __all__ = [
@@ -254,6 +255,7 @@ def _standing(body: str) -> bool:
         or _ANSWER_IN.search(body)
         or _CALL_ME.search(body)
         or (_PREFER_ANSWERS.match(body) and _LENGTH.search(body))
+        or standing_shape(body)
     )
 
 
