@@ -35,7 +35,7 @@ from sagewai.core._profile import PROFILE_KEY, ProfileKind
 from sagewai.core._records import FactType
 from sagewai.extraction._base import ExtractedFact
 from sagewai.extraction._perspective import default_subject
-from sagewai.extraction._standing_shapes import standing_shape
+from sagewai.extraction._standing_shapes import embedded_standing_clause, standing_shape
 from sagewai.extraction._text import split_sentences
 
 __all__ = [
@@ -428,7 +428,12 @@ def read_instructions(text: str, *, speaker: str | None = None) -> list[Extracte
         sentence = span.text.strip()
         reading = _read(sentence)
         if reading is None:
-            continue
+            # "I'm planning meals and we don't eat meat at home, can you ...?": the lasting
+            # clause of a request.
+            clause = embedded_standing_clause(sentence)
+            if clause is None:
+                continue
+            reading = _Reading(clause, clause)
         words = reading.said
         said = words[:1].upper() + words[1:]
         metadata: dict[str, JsonValue] = {

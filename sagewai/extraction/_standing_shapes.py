@@ -31,8 +31,12 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["standing_shape"]
+__all__ = ["MAX_CLAUSE_CHARS", "embedded_standing_clause", "standing_shape"]
 
+_DIETS = (
+    r"(?:vegan|vegetarian|kosher|halal|gluten-free|dairy-free|nut-free|pescatarian|meat-free|"
+    r"alcohol-free|plant-based)"
+)
 _VERBS = (
     r"keep|skip|stick|give|use|assume|avoid|include|mention|tell|lead|write|explain|treat|"
     r"match|round|describe|walk|show|make|suggest|recommend|leave|put|list|start|end|focus|"
@@ -101,8 +105,7 @@ _CONSTRAINT = re.compile(
     r"|^(?:i(?:'m| am)|we(?:'re| are))\s+on\s+an?\s+(?:[\w-]+\s+){1,2}(?:diet|plan|budget)\b"
     r"|^i(?:'m| am)\s+(?:more of|kind of|very much|definitely|really)\s+an?\b"
     r"|^(?:we(?:'re| are)|(?:our|my)\s+(?:household|home|family|house|kitchen)\s+is)\s+"
-    r"(?:strictly\s+|fully\s+)?(?:vegan|vegetarian|kosher|halal|gluten-free|dairy-free|"
-    r"nut-free|pescatarian|meat-free|alcohol-free|plant-based)\b"
+    rf"(?:strictly\s+|fully\s+)?{_DIETS}\b"
     r"|^(?:any|every|all|each)\s+(?!help\b)[\w-]+\s+you\s+(?!can\b|could\b|might\b|have\b)\w+"
     r"|^(?!(?:the|this|that|these|those|a|an|another|one|more|some|next|same)\b)"
     r"[a-z][\w -]{2,50},?\s+please$"
@@ -220,7 +223,7 @@ def _works_for_me(clause: str) -> bool:
             return False  # "Help me ..." is a request, "Thanks for the help" small talk
         if before and (before[-1] in _HEDGES or before[0] in _HEDGES):
             continue
-        if before and before[-1] in {"the", "for", "your", "of"}:
+        if before and before[-1] in _DETERMINERS:
             continue  # "thanks for the help", "with your help"
         return True
     return False
@@ -232,10 +235,12 @@ _ADVERBS = frozenset(
 _OPENERS = frozenset("yeah yes ok okay well i think feel guess believe".split())  # noqa: SIM905
 _HEDGE_WORDS = (
     "will 'll it'll that'll can could might may would should to gonna going it this that "
-    "which hopefully maybe perhaps overall plus they these those"
+    "which hopefully maybe perhaps overall plus they these those please you"
 )
 _HEDGES = frozenset(_HEDGE_WORDS.split())
 """Words before "helps me" that make it a guess about what will help, or feedback on this."""
+_DETERMINERS = frozenset("the for your of her his their my our its with".split())  # noqa: SIM905
+"""A word before "help" that makes it a noun ("thanks for the help", "grateful for her help")."""
 _NEGATIVE = re.compile(
     r"^(?:please\s+)?(?:don't|do not|never|no|nothing|avoid|skip|leave|only|stick|drop)\b"
     r"|\bonly$|\bout$",
@@ -282,7 +287,7 @@ def standing_shape(sentence: str) -> bool:
         >>> standing_shape("Make this email shorter."), standing_shape("My boss never eats.")
         (False, False)
     """
-    body = _LEAD.sub("", sentence.strip().strip("\"'“”")).strip().rstrip(".!;")
+    body = _LEAD.sub("", _TAIL.sub("", sentence).strip().strip("\"'“”")).strip().rstrip(".!;")
     if (
         not body
         or len(body) > 400
@@ -316,3 +321,63 @@ def standing_shape(sentence: str) -> bool:
     ):
         return True  # "Avoid wide tables, I read on my phone": a way, and why it lasts
     return any(_standing_imperative(part) for part in clauses[1:])
+
+
+_TAIL = re.compile(r"\s*->->.*$", re.DOTALL)
+_EMBEDDED_SPLIT = re.compile(
+    r"\s*(?:[,;:]|\s-\s|—|–)\s*(?:(?:and|but|so|because|since|as)\s+)?"
+    r"|\s+(?:and|but|so|because|since)\s+(?=(?:i|i'm|i've|we|we're|my|our)\b)",
+    re.IGNORECASE,
+)
+MAX_CLAUSE_CHARS = 160
+"""A longer clause inside a request is not read as one standing statement."""
+
+
+def embedded_standing_clause(sentence: str) -> str | None:
+    """The clause of a longer request or question that states a lasting preference or
+    constraint, or ``None``.
+
+    "I'm planning meals for the week and we don't eat meat at home, can you suggest some
+    dinners?" asks for something now and says something for good: the clause "we don't eat
+    meat at home" is read (by the works-for-me and constraint shapes only; an instruction
+    inside a request is this request's). Clauses that ask, or are about this one time, or
+    about someone else, are skipped.
+
+    Example:
+        >>> embedded_standing_clause("I'm planning meals and we don't eat meat at home, "
+        ...                          "can you suggest some dinners?")
+        "we don't eat meat at home"
+        >>> embedded_standing_clause("Can you suggest some dinners for tonight?") is None
+        True
+    """
+    text = _TAIL.sub("", sentence).strip().rstrip(".!?;")
+    for clause in _EMBEDDED_SPLIT.split(text):
+        clause = _LEAD.sub("", clause.strip()).strip(" \"'“”")
+        if (
+            len(clause) < 8
+            or len(clause) > MAX_CLAUSE_CHARS
+            or _ONE_OFF.search(clause)
+            or _REQUEST.search(clause)
+            or _OTHER_PERSON.match(clause)
+        ):
+            continue
+        if _works_for_me(clause) or _EMBEDDED_CONSTRAINT.search(clause):
+            return clause
+    return None
+
+
+_EMBEDDED_CONSTRAINT = re.compile(
+    r"^(?:we|i)\s+(?:(?:really|just|simply|generally)\s+)?(?:don't|do not|never|can't|"
+    r"cannot|can not|won't)\s+(?:eat|drink|drive|own|use|shop|fly|cook|smoke|celebrate|"
+    r"tolerate|digest)\b"
+    r"|^(?:we|i)\s+only\s+(?:use|eat|read|buy|shop|drink|watch|cook|fly|travel|speak|wear|"
+    r"code|write|run)\b"
+    r"|^(?:i(?:'m| am)|we(?:'re| are))\s+on\s+an?\s+(?:[\w-]+\s+){1,2}(?:diet|budget)\b"
+    r"|^(?:i(?:'m| am)|we(?:'re| are))\s+(?:not\s+)?(?:hopeless|useless|terrible|hard of|"
+    r"not good)\s+(?:with|at|of|hearing)\b"
+    r"|^i(?:'m| am)\s+(?:more of|very much)\s+an?\b"
+    r"|^(?:we(?:'re| are)|(?:our|my)\s+(?:household|home|family|house|kitchen)\s+is)\s+"
+    rf"(?:strictly\s+|fully\s+)?{_DIETS}\b"
+    r"|\b(?:is|are)\s+(?:a\s+no-go|off-limits|off the table|out of the question)\b",
+    re.IGNORECASE,
+)
