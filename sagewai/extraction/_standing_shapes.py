@@ -351,8 +351,10 @@ def embedded_standing_clause(sentence: str) -> str | None:
         True
     """
     text = _TAIL.sub("", sentence).strip().rstrip(".!?;")
-    for clause in _EMBEDDED_SPLIT.split(text):
-        clause = _LEAD.sub("", clause.strip()).strip(" \"'“”")
+    for part in _EMBEDDED_SPLIT.split(text):
+        if len(part) > 2 * MAX_CLAUSE_CHARS:
+            continue
+        clause = _LEAD.sub("", part.strip()).strip(" \"'“”")
         if (
             len(clause) < 8
             or len(clause) > MAX_CLAUSE_CHARS
