@@ -59,7 +59,7 @@ _ONE_OFF = re.compile(
     r"yesterday|for now|this time|just this once|below|above|attached|the following|"
     r"here's|here is|so far|last (?:night|week|month|year)|next (?:week|month|year)|"
     r"if you can|if possible|if you could|if you don't mind|when you get a chance|"
-    r"when you have (?:a )?(?:time|moment|minute))\b",
+    r"when you have (?:a )?(?:time|moment|minute)|(?:when|whenever) you can|when you're ready)\b",
     re.IGNORECASE,
 )
 _OTHER_PERSON = re.compile(
@@ -92,7 +92,8 @@ _WORKS_FOR_ME = re.compile(
     r"|\b(?:is|are)\s+(?:a\s+waste\s+of\s+(?:time|money)|(?:easier|harder|kinder|better|worse|"
     r"easy|hard)\s+on\s+(?:me|my\s+\w+))\b"
     r"|\b(?:lands?|lands|goes?|go down|sits?)\s+well\s+with\s+me\b"
-    r"|\b(?:really\s+|always\s+|usually\s+|truly\s+)?helps?(?:\s+me\b|\s+a\s+lot\b|$)",
+    r"|\b(?:really\s+|always\s+|usually\s+|truly\s+)?(?:helps(?:\s+me\b|\s+a\s+lot\b|$)|"
+    r"help\s+me\b)",
     re.IGNORECASE,
 )
 _CONSTRAINT = re.compile(
@@ -119,15 +120,15 @@ _CONSTRAINT = re.compile(
     r"|^(?:no|nothing)\s+(?!(?:problem|problems|worries|thanks|way|idea|rush|clue|wonder|"
     r"doubt|matter|kidding|one|time|luck|need|reason|longer|more|sooner|comment|"
     r"offense|offence|pressure|big deal|hard feelings)\b)[\w-]+(?:\s+[\w-]+)?"
-    r"\s*(?:,|\s+(?:in|at|for|with|on|please|ever|whatsoever)\b)"
+    r"\s+(?:in|at|for|with|on|please|ever|whatsoever)\b"
     r"|^[a-z][\w -]{1,30},\s*not\s+[\w -]{2,30}$",
     re.IGNORECASE,
 )
 _REMINDER = re.compile(
     r"^(?:please\s+)?(?:remember|keep in mind|bear in mind|note|don't forget)\s+(?:that\s+)?"
     r"(?:i|we|my|our|i'm|i've)\b"
-    r"|^let's\s+(?:always\s+)?(?:stick to|stay|avoid|speak|talk|write|keep\s+(?:things|it|"
-    r"everything|our|conversations|answers))\b"
+    r"|^let's\s+(?:always\s+)?(?:stick to|avoid|keep\s+(?:things|it|everything|our|"
+    r"conversations|answers)\s+(?!up\b|going\b|coming\b)\w+)"
     r"|^i(?:'d| would)\s+rather\s+(?:you|not|have|get|see|keep|use)\b"
     r"|^i(?:'d like|\s+would like|\s+want|\s+need|\s+like)\s+(?:(?:my|your|the|all|each|every)\s+)?"
     r"(?:[\w-]+\s+)?(?:answers?|repl(?:y|ies)|responses?|explanations?|summar(?:y|ies)|"
@@ -141,7 +142,8 @@ _DIRECTIVE = re.compile(
     r"|^[\w\s$'-]{3,60}\s+only$"
     r"|\b(?:is|are)\s+(?:a\s+no-go|off-limits|off the table|out of the question|out$)"
     r"|\bkeep (?:that|this|it) in mind\b"
-    r"|^[\w\s-]+\s+(?:should|must|need to|have to)\s+(?:be|use|include|stay|come|go|start)\b",
+    r"|^(?!(?:i|we|they|he|she)\b)[\w\s-]+\s+(?:should|must|need to|have to)\s+"
+    r"(?:be|use|include|stay|come|go|start)\b",
     re.IGNORECASE,
 )
 _IMPERATIVE = re.compile(rf"^(?:only\s+|just\s+|also\s+)?(?:{_VERBS})\b", re.IGNORECASE)
@@ -190,7 +192,7 @@ _CONDITION = re.compile(
     r"(?!(?:was|were|had|got|get home|can|could|have time|win|did)\b)[^,]{2,120},\s*(?P<rest>.+)$",
     re.IGNORECASE,
 )
-_CLAUSES = re.compile(r"\s*(?:;|,\s*so\b|\bso\s+(?=(?:no|don't|never|please)\b)|—|–| - )\s*")
+_CLAUSES = re.compile(r"\s*(?:;|,\s*so\b|,|\bso\s+(?=(?:no|don't|never|please)\b)|—|–| - )\s*")
 _SO_DIRECTIVE = re.compile(r"(?:,|;)?\s*\bso\s+(?P<rest>.+)$", re.IGNORECASE)
 _FIRST_PERSON = re.compile(
     r"^(?:i|i'm|i've|i'd|i am|my|we|we're|our|me)\b|\b(?:i|i'm|my|we|our|me)\b", re.IGNORECASE
@@ -235,7 +237,7 @@ _ADVERBS = frozenset(
 _OPENERS = frozenset("yeah yes ok okay well i think feel guess believe".split())  # noqa: SIM905
 _HEDGE_WORDS = (
     "will 'll it'll that'll can could might may would should to gonna going it this that "
-    "which hopefully maybe perhaps overall plus they these those please you"
+    "which hopefully maybe perhaps overall plus they these those please you your their his her"
 )
 _HEDGES = frozenset(_HEDGE_WORDS.split())
 """Words before "helps me" that make it a guess about what will help, or feedback on this."""
@@ -301,7 +303,7 @@ def standing_shape(sentence: str) -> bool:
         rest = condition.group("rest")
         return _directive(rest) or standing_shape(rest)
     clauses = [part for part in _CLAUSES.split(body) if part.strip()]
-    if any(_works_for_me(part) or _CONSTRAINT.search(part.strip()) for part in clauses):
+    if any(_works_for_me(part) or _CONSTRAINT.search(part.strip()) for part in [body, *clauses]):
         return True
     if _REMINDER.match(body) or _standing_imperative(body):
         return True
