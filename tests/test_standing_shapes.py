@@ -41,6 +41,11 @@ ONE_OFF = [
     "I think the daily reviews will really help me stay on track.",
     "No regrets here!",
     "Let's keep the laughter going!",
+    "Let's talk again soon!",
+    "Show me when you can!",
+    "No doubts, Caroline.",
+    "If we need help, we'll let you know.",
+    "Your encouragement really helps.",
 ]
 
 
