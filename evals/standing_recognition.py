@@ -30,12 +30,15 @@ from pathlib import Path
 from typing import Any
 
 from evals._common import RESULTS, write_json
-from sagewai.core._profile import PROFILE_KEY
+from sagewai.core import PROFILE_TAG
 from sagewai.extraction import ExtractionContext
 from sagewai.intelligence import RuleBasedFactExtractor
 
 DEFAULT_DATA = Path(__file__).resolve().parent / "data" / "standing_statements.jsonl"
 DEFAULT_OUT = RESULTS / "standing_recognition.json"
+MARK = PROFILE_TAG
+"""The metadata key of an extractor's profile mark: the bridge turns a marked fact of a user's
+turn into an entry tagged ``profile`` (the same word)."""
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -48,9 +51,9 @@ def recognised(extractor: RuleBasedFactExtractor, text: str) -> list[str]:
     """The profile entries (kind: words) the extractor marks in a user's ``text``."""
     analysis = extractor.analyze(text, ExtractionContext(role="user"))
     return [
-        f"{fact.metadata[PROFILE_KEY]}: {fact.content}"
+        f"{fact.metadata[MARK]}: {fact.content}"
         for fact in analysis.facts
-        if fact.metadata.get(PROFILE_KEY) is not None
+        if fact.metadata.get(MARK) is not None
     ]
 
 

@@ -33,6 +33,12 @@ import re
 
 __all__ = ["MAX_CLAUSE_CHARS", "embedded_standing_clause", "standing_shape"]
 
+_UNDERSTANDING = (
+    r"(?:understand|grasp|learn|follow|remember|focus|read|see|digest|stay on (?:task|track)|"
+    r"concentrate|decide|compare|visuali[sz]e|picture|retain|absorb|keep track)\b"
+)
+"""What help in an answer helps with: "Analogies help me grasp ideas" is a way to be answered,
+"Painting helps me express my feelings" is a pastime."""
 _DIETS = (
     r"(?:vegan|vegetarian|kosher|halal|gluten-free|dairy-free|nut-free|pescatarian|meat-free|"
     r"alcohol-free|plant-based)"
@@ -83,7 +89,7 @@ _WORKS_FOR_ME = re.compile(
     r"|\bmatters?\s+(?:a lot\s+|most\s+|so much\s+)?to\s+me\b"
     r"|\bmakes?\s+more\s+sense\s+(?:to|for)\s+me\b"
     r"|\bmeans?\s+nothing\s+to\s+me\b"
-    r"|\bkeeps?\s+me\s+(?:sane|focused|on track|motivated|organi[sz]ed|going|calm)\b"
+    r"|\bkeeps?\s+me\s+(?:sane|focused|on track|organi[sz]ed|calm)\b"
     r"|\b(?:loses?|confuses?|overwhelms?|bores?|stresses)\s+me\b(?!\s+out\s+(?:today|now))"
     r"|\bruins?\s+\w+\s+for\s+me\b"
     r"|\bi\s+(?:learn|work|think|read|focus|concentrate|understand)\s+(?:best|better)\b"
@@ -92,8 +98,8 @@ _WORKS_FOR_ME = re.compile(
     r"|\b(?:is|are)\s+(?:a\s+waste\s+of\s+(?:time|money)|(?:easier|harder|kinder|better|worse|"
     r"easy|hard)\s+on\s+(?:me|my\s+\w+))\b"
     r"|\b(?:lands?|lands|goes?|go down|sits?)\s+well\s+with\s+me\b"
-    r"|\b(?:really\s+|always\s+|usually\s+|truly\s+)?(?:helps(?:\s+me\b|\s+a\s+lot\b|$)|"
-    r"help\s+me\b)",
+    r"|\b(?:really\s+|always\s+|usually\s+|truly\s+)?(?:helps(?:\s+a\s+lot\b|$)|"
+    rf"helps?\s+me\s+(?:(?:far\s+)?more\b|{_UNDERSTANDING}))",
     re.IGNORECASE,
 )
 _CONSTRAINT = re.compile(
