@@ -86,10 +86,9 @@ _WORKS_FOR_ME = re.compile(
     r"\s+(?:for|to)\s+me\b"
     r"|\b(?:aren't|isn't|are not|is not|don't|doesn't|do not|does not)\s+(?:really\s+)?"
     r"(?:useful|helpful|relevant|work)\s+(?:for|to)\s+me\b"
-    r"|\bmatters?\s+(?:a lot\s+|most\s+|so much\s+)?to\s+me\b"
     r"|\bmakes?\s+more\s+sense\s+(?:to|for)\s+me\b"
     r"|\bmeans?\s+nothing\s+to\s+me\b"
-    r"|\bkeeps?\s+me\s+(?:sane|focused|on track|organi[sz]ed|calm)\b"
+    r"|\bkeeps?\s+me\s+(?:sane|focused|on track)\b"
     r"|\b(?:loses?|confuses?|overwhelms?|bores?|stresses)\s+me\b(?!\s+out\s+(?:today|now))"
     r"|\bruins?\s+\w+\s+for\s+me\b"
     r"|\bi\s+(?:learn|work|think|read|focus|concentrate|understand)\s+(?:best|better)\b"
@@ -98,8 +97,7 @@ _WORKS_FOR_ME = re.compile(
     r"|\b(?:is|are)\s+(?:a\s+waste\s+of\s+(?:time|money)|(?:easier|harder|kinder|better|worse|"
     r"easy|hard)\s+on\s+(?:me|my\s+\w+))\b"
     r"|\b(?:lands?|lands|goes?|go down|sits?)\s+well\s+with\s+me\b"
-    r"|\b(?:really\s+|always\s+|usually\s+|truly\s+)?(?:helps(?:\s+a\s+lot\b|$)|"
-    rf"helps?\s+me\s+(?:(?:far\s+)?more\b|{_UNDERSTANDING}))",
+    rf"|\bhelps?\s+me\s+(?:(?:far\s+)?more\b|{_UNDERSTANDING})",
     re.IGNORECASE,
 )
 _CONSTRAINT = re.compile(
