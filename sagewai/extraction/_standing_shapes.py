@@ -130,7 +130,7 @@ _CONSTRAINT = re.compile(
 )
 _REMINDER = re.compile(
     r"^(?:please\s+)?(?:remember|keep in mind|bear in mind|note|don't forget)\s+(?:that\s+)?"
-    r"(?:i|we|my|our|i'm|i've)\b"
+    r"(?:i|we|i'm|i've)\b(?!\s+(?:said|told|mentioned)\b)"
     r"|^let's\s+(?:always\s+)?(?:stick to|avoid|keep\s+(?:things|it|everything|our|"
     r"conversations|answers)\s+(?!up\b|going\b|coming\b)\w+)"
     r"|^i(?:'d| would)\s+rather\s+(?:you|not|have|get|see|keep|use)\b"
