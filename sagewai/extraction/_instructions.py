@@ -35,6 +35,7 @@ from sagewai.core._profile import PROFILE_KEY, ProfileKind
 from sagewai.core._records import FactType
 from sagewai.extraction._base import ExtractedFact
 from sagewai.extraction._perspective import default_subject
+from sagewai.extraction._standing_shapes import embedded_standing_clause, standing_shape
 from sagewai.extraction._text import split_sentences
 
 __all__ = [
@@ -49,6 +50,8 @@ __all__ = [
 
 INSTRUCTION_CONFIDENCE = 0.9
 """Confidence of a rule-read instruction: its wording is explicit."""
+SHAPE_EXTRACTOR = "rules.standing_shape"
+"""The ``extractor`` of an instruction read by its shape, with no standing marker."""
 MAX_INSTRUCTION_CHARS = 400
 """A longer sentence is not read as one instruction (it is kept as the message, verbatim)."""
 
@@ -266,6 +269,9 @@ class _Reading:
     about: str
     change: str | None = None
     replaces: str | None = None
+    shape: bool = False
+    """Read by its shape (:mod:`sagewai.extraction._standing_shapes`), with no standing
+    marker: a fact the rule extractor reads from the same words is kept instead."""
 
 
 def _cue(text: str, pattern: re.Pattern[str]) -> str | None:
@@ -323,6 +329,8 @@ def _read(sentence: str) -> _Reading | None:
         if instead is not None and instead.group("old2"):
             replaces = replaces or _tail(instead.group("old2"))
         return _Reading(body, core, change or _cue(raw, _CHANGE_CUE), replaces)
+    if standing_shape(core):  # "Bullet points work best for me.", "Keep answers short."
+        return _Reading(body, core, change or _cue(raw, _CHANGE_CUE), replaces, shape=True)
     if change is not None:  # "I've changed my mind, use bullet points."
         return _Reading(body, core, change, replaces)
     if instead is not None and _cue(raw, _RELEASE_CUE):
@@ -426,7 +434,12 @@ def read_instructions(text: str, *, speaker: str | None = None) -> list[Extracte
         sentence = span.text.strip()
         reading = _read(sentence)
         if reading is None:
-            continue
+            # "I'm planning meals and we don't eat meat at home, can you ...?": the lasting
+            # clause of a request.
+            clause = embedded_standing_clause(sentence)
+            if clause is None:
+                continue
+            reading = _Reading(clause, clause, shape=True)
         words = reading.said
         said = words[:1].upper() + words[1:]
         metadata: dict[str, JsonValue] = {
@@ -448,7 +461,7 @@ def read_instructions(text: str, *, speaker: str | None = None) -> list[Extracte
                 metadata=metadata,
                 source_span=(span.start, span.end),
                 speaker=speaker,
-                extractor="rules.instruction",
+                extractor=SHAPE_EXTRACTOR if reading.shape else "rules.instruction",
             )
         )
     return out
@@ -626,11 +639,13 @@ def with_profile_marks(
     left out: the instruction says it, and supersedes like one.
     """
     named = any(normalize_predicate(f.predicate) == "name" for f in facts)
-    instructions = [
+    read = [
         f
         for f in read_instructions(text, speaker=speaker)
         if not (named and f.predicate == f"{INSTRUCTION_PREFIX}address")
     ]
+    by_shape = [f for f in read if f.extractor == SHAPE_EXTRACTOR]
+    instructions = [f for f in read if f.extractor != SHAPE_EXTRACTOR]
     said = [f.object.casefold() for f in instructions if f.object]
     taken = {(f.object or "").casefold() for f in facts}
     preferences = [
@@ -652,4 +667,21 @@ def with_profile_marks(
         if kind is not None:
             fact = fact.model_copy(update={"metadata": {**fact.metadata, PROFILE_KEY: kind.value}})
         out.append(fact)
+    # A sentence read by its shape only when no preference was read from it: "I can't stand
+    # loud restaurants." stays the preference the rules read ("dislikes loud restaurants");
+    # "I'm a senior Java developer, skip the basics." is an identity fact and an instruction.
+    entered = [
+        f.source_span
+        for f in out
+        if f.metadata.get(PROFILE_KEY) == ProfileKind.PREFERENCE.value and f.source_span
+    ]
+    out[:0] = [
+        f
+        for f in by_shape
+        if f.source_span is None or not any(_overlap(f.source_span, span) for span in entered)
+    ]
     return out
+
+
+def _overlap(one: tuple[int, int], other: tuple[int, int]) -> bool:
+    return one[0] < other[1] and other[0] < one[1]
