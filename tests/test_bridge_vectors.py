@@ -105,6 +105,30 @@ async def test_a_context_record_sums_the_message_and_the_turn_before(tmp_path: P
     assert float(vectors[around.id] @ vectors[reply.id]) > between
 
 
+async def test_a_context_record_of_the_end_of_a_long_turn_is_embedded(tmp_path: Path) -> None:
+    """The record holds the last 300 characters of the turn before: the turn's vector says
+    what the rest of it says, so the record's own text is embedded (the default bridge)."""
+    long_turn = " ".join(f"Sentence {n} is about a different topic entirely." for n in range(20))
+    chat = [
+        {"role": "user", "content": long_turn, "speaker": "Ann"},
+        {"role": "user", "content": "Yes, it was great.", "speaker": "Bo"},
+        {"role": "user", "content": "Did you see Carl there?", "speaker": "Ann"},
+    ]
+    embedder = counting_embedder()
+    async with ContextEngine.local(tmp_path, embedder=embedder, project_id="p1") as ctx:
+        bridge = MemoryBridge(
+            context_engine=ctx, fact_extractor=RuleBasedFactExtractor(), save_episodes=False
+        )
+        await bridge.bridge_conversation(Conversation.of(chat, session_id="s1"))
+        contexts = {r.content for r in await ctx.get_all(kinds=["message"]) if is_context_record(r)}
+    assert len(contexts) == 2
+    cut = next(text for text in contexts if text.endswith(chat[1]["content"]))
+    whole = next(text for text in contexts if text.endswith(chat[2]["content"]))
+    assert len(cut) < len(long_turn)  # only the end of the long turn
+    assert cut in embedder.texts
+    assert whole not in embedder.texts  # the whole reply before it: shared
+
+
 def test_one_fact_per_message_takes_its_vector() -> None:
     source = Provenance(message_id="m1")
     facts = [

@@ -31,7 +31,7 @@ from sagewai.context._ranking import CONTEXT_MARK, REPLY_MARK
 from sagewai.context._reconcile import Candidate, SharedVector
 from sagewai.context.bridge._sessions import Said
 from sagewai.context.bridge._settings import BridgeSettings
-from sagewai.context.bridge._sharing import restating_fact
+from sagewai.context.bridge._sharing import holds_whole, restating_fact
 from sagewai.context.bridge._turns import (
     BridgeStats,
     BridgeTurn,
@@ -206,11 +206,17 @@ class RecordBuilder:
         record_id = context_record_id(self.project_id, turn.session_id, turn.message_id)
         return self._message(turn, record_id, f"{before}\n{text}", metadata, source)
 
-    def context_vector(self, around: Fact, message: Fact, previous: str) -> SharedVector:
+    def context_vector(
+        self, around: Fact, message: Fact, previous: str, previous_text: str
+    ) -> SharedVector | None:
         """The vector a context record shares: its message's and the turn before's
-        (``previous``, its record id), weighted by the characters of each it holds."""
+        (``previous``, its record id; ``previous_text``, its words), weighted by the characters
+        of each it holds; ``None`` (the record is embedded) when the record holds only the end
+        of the turn before (:func:`._sharing.holds_whole`)."""
         mark = around.metadata.get(CONTEXT_MARK)
         before = mark - 1 if isinstance(mark, int) and mark > 0 else 0
+        if not self.settings.share_vectors or not holds_whole(before, previous_text):
+            return None
         return SharedVector(((message.id, float(len(message.content))), (previous, float(before))))
 
     def restating(

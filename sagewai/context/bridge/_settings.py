@@ -89,12 +89,12 @@ class BridgeSettings(Settings):
     """Roles of the turn before a message that give it a context record (``None``: every role of
     ``roles``). ``("user",)`` adds what another user said before a message, not the end of an
     assistant's reply, which in a user-assistant chat is mostly a closing line."""
-    share_vectors: bool = False
-    """Embed each message once: its context record and the fact that restates it take vectors
-    made of the message's (and the turn before's) instead of embedding their own text, and a
-    text met again is not embedded again (``docs/bridge.md``, "One embedding per message"):
-    about 1.4 texts a LoCoMo turn instead of 2.4, ingest about twice as fast. Off by default:
-    on BEAM dev (conversations 1-3) it costs 0.010 of R@10 (0.732 -> 0.722)."""
+    share_vectors: bool = True
+    """Embed each message once: the fact that restates it, and its context record when that
+    holds the whole turn before it, take vectors made of the message's (and the turn before's)
+    instead of embedding their own text, and a text met again is not embedded again
+    (``docs/bridge.md``, "One embedding per message"): about 1.4 texts a LoCoMo turn instead of
+    2.4. ``False`` embeds every record's own text."""
 
     @field_validator("user_id")
     @classmethod

@@ -9,7 +9,9 @@ drawn from it, though the last two mostly say what is embedded already. The rule
 * its **context record** takes the sum of the message's vector and the vector of the turn
   before it, weighted by how much of each the record holds (its characters), normalised: a
   mean-pooled sentence embedding of two texts put together is close to that sum, and both
-  vectors are at hand;
+  vectors are at hand. Only when the record holds the whole turn before (:func:`holds_whole`):
+  a record that holds only the end of a long turn (the last 300 characters of a 4,000-character
+  reply) is embedded, since the turn's vector says what the rest of the turn says;
 * a **fact that restates its message** (:func:`restates`: it holds at least
   :data:`RESTATES` of the message's words, the speaker's pronouns aside) takes the message's
   vector, one fact per message (the one that holds most); any other fact is embedded.
@@ -24,7 +26,7 @@ from collections.abc import Sequence
 
 from sagewai.context._reconcile import Candidate, SharedVector
 
-__all__ = ["RESTATES", "restates", "restating_fact"]
+__all__ = ["RESTATES", "holds_whole", "restates", "restating_fact"]
 
 RESTATES = 0.8
 """The share of a message's words a fact must hold to take the message's vector."""
@@ -36,6 +38,19 @@ _PRONOUNS = frozenset(
 )
 """Words the rules rewrite in a fact ("I" -> "Dana", "my" -> "their") or that are pieces of
 contractions; a message is not judged by them."""
+
+
+def holds_whole(prefix_chars: int, previous: str) -> bool:
+    """Whether a context record whose prefix is ``prefix_chars`` long holds the whole turn
+    before it (``previous``), so the turn's vector says what the record holds of it.
+
+    Example:
+        >>> holds_whole(17, "  Did you go there?  ")
+        True
+        >>> holds_whole(300, "A long reply. " * 100)  # the record holds its last 300 characters
+        False
+    """
+    return prefix_chars > 0 and prefix_chars >= len(previous.strip())
 
 
 def _words(text: str) -> set[str]:

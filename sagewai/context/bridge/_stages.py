@@ -279,11 +279,13 @@ class RecordStage:
                 around = self.builder.context(turn, previous)
                 if (
                     around is not None
+                    and previous is not None
                     and before is not None
                     and len(own) == 1
-                    and self.settings.share_vectors
                 ):
-                    shared[around.id] = self.builder.context_vector(around, own[0], before)
+                    vector = self.builder.context_vector(around, own[0], before, previous[1])
+                    if vector is not None:
+                        shared[around.id] = vector
                 if around is not None and before is not None and before not in made:
                     check.setdefault(before, []).append(around)
                 elif around is not None:
