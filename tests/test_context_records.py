@@ -136,6 +136,20 @@ def test_a_group_shows_its_message_and_scores_as_its_best_record() -> None:
     assert alone.best.fact.id == "ctx"
 
 
+def test_a_restating_fact_that_ties_its_message_to_float_precision_shows_the_message() -> None:
+    """The message embedded in a batch and its restating fact alone differ by about 1e-7 in
+    cosine: still a tie, and the message (the words as said) is shown."""
+    said = candidate("msg", 0.7)
+    restated = RankedCandidate(
+        said.fact.model_copy(update={"id": "fact", "kind": FactKind.FACT}), 0.7 + 3e-7
+    )
+    [group] = group_by_source([restated, said])
+    assert group.best.fact.id == "msg"
+    clearly = RankedCandidate(restated.fact, 0.71)
+    [group] = group_by_source([clearly, said])
+    assert group.best.fact.id == "fact"
+
+
 def test_context_weight_scales_a_context_record_only() -> None:
     from datetime import UTC, datetime
 

@@ -662,6 +662,11 @@ class SourceGroup(NamedTuple):
     others: tuple[RankedCandidate, ...]
 
 
+_TIE = 1e-5
+"""Scores closer than this are a tie (float32 cosines of one text embedded alone and in a
+batch differ by about 1e-7)."""
+
+
 def group_by_source(
     ranked: Sequence[RankedCandidate], related_weight: float = 0.0
 ) -> list[SourceGroup]:
@@ -699,9 +704,12 @@ def group_by_source(
             missing *= 1.0 - related_weight * max(0.0, other.score)
         # The record shown is the message or a fact, not the context record that found them;
         # of two that score the same, the message (the words as said): a fact that restates
-        # its message shares the message's vector, so the two often tie exactly.
+        # its message shares the message's vector, so the two tie, exactly or (the message
+        # embedded in a batch, the fact alone) to the last digits of a float32 cosine.
         shown = [c for c in candidates if not is_context_record(c.fact)] or [top]
-        best = min(shown, key=lambda c: (-c.score, c.fact.kind is not FactKind.MESSAGE))
+        high = max(c.score for c in shown)
+        tied = [c for c in shown if c.score >= high - _TIE]
+        best = min(tied, key=lambda c: (c.fact.kind is not FactKind.MESSAGE, -c.score))
         others = tuple(c for c in candidates if c is not best)
         groups.append(SourceGroup(1.0 - missing, best, others))
     groups.sort(key=lambda g: (-g.score, g.best.fact.id))
