@@ -551,6 +551,21 @@ def read_preferences(text: str, *, speaker: str | None = None) -> list[Extracted
     subject = default_subject(speaker, "user")
     out: list[ExtractedFact] = []
     seen: set[str] = set()
+
+    def said(reading: str, clause: str, where: tuple[int, int]) -> ExtractedFact:
+        return ExtractedFact(
+            content=f"{_owner(subject)} preference: {reading}.",
+            fact_type=FactType.PREFERENCE,
+            confidence=0.7,
+            subject=subject,
+            predicate="prefers",
+            object=clause[:300],
+            metadata={"negated": False, PROFILE_KEY: ProfileKind.PREFERENCE.value},
+            source_span=where,
+            speaker=speaker,
+            extractor="rules.preference",
+        )
+
     for span in split_sentences(text):
         sentence = span.text
         if sentence.rstrip().endswith("?") and not re.search(r"\bi\b|\bi'", sentence, re.I):
@@ -576,38 +591,12 @@ def read_preferences(text: str, *, speaker: str | None = None) -> list[Extracted
                 else "chose to"
             )
             start = span.start + match.start()
-            out.append(
-                ExtractedFact(
-                    content=f"{_owner(subject)} preference: {verb} {clause}.",
-                    fact_type=FactType.PREFERENCE,
-                    confidence=0.7,
-                    subject=subject,
-                    predicate="prefers",
-                    object=clause[:300],
-                    metadata={"negated": False, PROFILE_KEY: ProfileKind.PREFERENCE.value},
-                    source_span=(start, start + len(match.group(0))),
-                    speaker=speaker,
-                    extractor="rules.preference",
-                )
-            )
+            out.append(said(f"{verb} {clause}", clause, (start, start + len(match.group(0)))))
         rather = None if found_here else _rather_than(sentence)
         if rather is not None and rather[0].lower() not in seen:
             seen.add(rather[0].lower())
             clause = _MY.sub("their", rather[0])
-            out.append(
-                ExtractedFact(
-                    content=f"{_owner(subject)} preference: {clause}.",
-                    fact_type=FactType.PREFERENCE,
-                    confidence=0.7,
-                    subject=subject,
-                    predicate="prefers",
-                    object=clause[:300],
-                    metadata={"negated": False, PROFILE_KEY: ProfileKind.PREFERENCE.value},
-                    source_span=(span.start + rather[1], span.start + rather[2]),
-                    speaker=speaker,
-                    extractor="rules.preference",
-                )
-            )
+            out.append(said(clause, clause, (span.start + rather[1], span.start + rather[2])))
     return out
 
 
