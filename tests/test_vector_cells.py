@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from sagewai.core._queries import VectorFilter
-from sagewai.stores.sqlite._vector_cells import Cells
+from sagewai.stores.sqlite._vector_cells import UNLIKE_DEPTH, Cells
 from sagewai.stores.sqlite._vector_index import Change, VectorIndex
 
 DIM = 32
@@ -110,13 +110,21 @@ def test_vectors_without_structure_are_searched_exactly() -> None:
     assert _same(fast, exact, points[:20], VectorFilter(scope_keys=SCOPES)) == 1.0
 
 
-def test_a_query_unlike_the_stored_vectors_is_searched_exactly() -> None:
+def test_a_query_unlike_the_stored_vectors_is_searched_deeper() -> None:
     rng = np.random.default_rng(9)
-    fast, exact = _pair(rng, _topics(rng, 6_000, 60))
-    assert fast._usable_cells() is not None
+    points = _topics(rng, 6_000, 60)
+    fast, exact = _pair(rng, points)
+    cells = fast._usable_cells()
+    assert cells is not None
     strangers = rng.standard_normal((40, DIM)).astype(np.float32)  # near no topic
     strangers /= np.linalg.norm(strangers, axis=1, keepdims=True)
-    assert _same(fast, exact, strangers, VectorFilter(scope_keys=SCOPES)) == 1.0
+    assert all(cells.depth(cells.closeness(q), 10) == UNLIKE_DEPTH for q in strangers)
+    assert _same(fast, exact, strangers, VectorFilter(scope_keys=SCOPES)) >= 0.99
+    # Between two topics (a question between the statements it asks about): the same.
+    pairs = rng.choice(len(points), (40, 2))
+    between = points[pairs[:, 0]] + points[pairs[:, 1]]
+    between = (between / np.linalg.norm(between, axis=1, keepdims=True)).astype(np.float32)
+    assert _same(fast, exact, between, VectorFilter(scope_keys=SCOPES)) >= 0.99
 
 
 def test_cells_made_over_a_copy_with_deleted_rows_skip_them() -> None:

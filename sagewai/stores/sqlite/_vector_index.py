@@ -390,10 +390,10 @@ class VectorIndex:
         self, cells: Cells, query: np.ndarray[Any, Any], top_k: int, where: VectorFilter
     ) -> list[VectorHit] | None:
         """One query through the cells; ``None``: search it exactly."""
-        wanted = max(top_k, DEPTHS[0])
-        probes = cells.probes_for(wanted)
         closeness = cells.closeness(query)
-        if probes is None or closeness is None:
+        wanted = cells.depth(closeness, max(top_k, DEPTHS[0]))
+        probes = cells.probes_for(wanted)
+        if probes is None:
             return None
         rows = cells.candidates(closeness, probes)
         mask = self._matching(where, rows)
@@ -416,11 +416,21 @@ class VectorIndex:
             mask = self._matching(where, rows)
             if mask is None:
                 return []
-        rows = np.unique(rows[mask])  # in row order (ties), once (a row is in two cells)
+        rows = self._once(rows[mask])  # in row order (ties), once (a row is in two cells)
         scores = self._matrix[rows] @ query
         ids = self._ids
         best = best_positions(scores, top_k)
         return [VectorHit(str(ids[rows[i]]), float(scores[i])) for i in best]
+
+    def _once(self, rows: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+        """``rows`` in row order, each once. From a few thousand rows they are marked in a mask of
+        every row and read back: at 20,000 of a million rows six times cheaper than sorting them
+        (measured), at 500 twice as dear."""
+        if rows.size * 500 < self._size:
+            return np.unique(rows)
+        seen = np.zeros(self._size, dtype=bool)
+        seen[rows] = True
+        return np.flatnonzero(seen)
 
     def _search_exact(
         self, queries: np.ndarray[Any, Any], top_k: int, where: VectorFilter
