@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -40,6 +40,13 @@ def _facts() -> list[Fact]:
                     speaker="Bob",
                     timestamp=datetime(2023, 5, 8, 13, 56, tzinfo=UTC),
                 ),
+                Provenance(document_id="d1", chunk_index=3, extractor="rules"),
+                Provenance(
+                    session_id="s2",
+                    timestamp=datetime(
+                        2023, 5, 9, 8, 1, 2, 345678, tzinfo=timezone(timedelta(hours=2))
+                    ),
+                ),
             ),
             status=FactStatus.SUPERSEDED,
             superseded_by="other",
@@ -66,6 +73,9 @@ async def test_fast_decoding_equals_validation(tmp_path: Path) -> None:
         assert [type(getattr(fast, name)) for name in Fact.model_fields] == [
             type(getattr(checked, name)) for name in Fact.model_fields
         ]
+        for quick, slow in zip(fast.sources, checked.sources, strict=True):
+            assert quick.model_fields_set == slow.model_fields_set
+            assert repr(quick) == repr(slow)
 
 
 def test_an_unknown_stored_value_still_fails() -> None:
@@ -125,3 +135,16 @@ def test_rows_decode_through_one_generated_function_per_dialect(
         monkeypatch.undo()
         _sql._row_decoder.cache_clear()
     assert fact_from_row(row, from_micros) == validated_fact_from_row(row, from_micros)
+
+
+def test_a_source_of_another_shape_is_validated() -> None:
+    """Sources decode without validation only in the shape the stores write (every field, an
+    aware ISO time); anything else goes through :class:`Provenance`'s validation."""
+    from pydantic import ValidationError
+
+    from sagewai.stores.base._sql import _sources
+
+    naive = _sources('[{"session_id": "s", "timestamp": "2024-03-13T09:30:00"}]')
+    assert naive[0].timestamp == datetime(2024, 3, 13, 9, 30, tzinfo=UTC)
+    with pytest.raises(ValidationError):
+        _sources('[{"session_id": "s", "unknown": 1}]')

@@ -323,11 +323,8 @@ def decide(
         >>> decide(new, [Neighbour(old, 0.8)]).action
         <ReconcileAction.UPDATE: 'update'>
     """
-    same_scope = [
-        n
-        for n in neighbours
-        if n.fact.scope_key == candidate.scope_key and n.fact.id != candidate.id
-    ]
+    scope = candidate.scope_key
+    same_scope = [n for n in neighbours if n.fact.scope_key == scope and n.fact.id != candidate.id]
     claim = Claim.of(candidate)
     change = StatedChange.of(candidate)
     if claim is not None:

@@ -17,7 +17,7 @@ names the session.
 
 from __future__ import annotations
 
-import unicodedata
+import re
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -70,13 +70,14 @@ def validate_identifier(value: str, what: str) -> str:
         raise InvalidInputError(f"{what} must not be empty")
     if len(value) > MAX_IDENTIFIER_LENGTH:
         raise InvalidInputError(f"{what} is longer than {MAX_IDENTIFIER_LENGTH} characters")
-    if any(unicodedata.category(ch) in _FORBIDDEN for ch in value):
+    if _FORBIDDEN.search(value):
         raise InvalidInputError(f"{what} must not contain control characters or lone surrogates")
     return value
 
 
-_FORBIDDEN = frozenset({"Cc", "Cs"})
-"""Control characters forge keys; a lone surrogate cannot be encoded (no store can hold it)."""
+_FORBIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+"""Unicode's control characters (category Cc) forge keys; a lone surrogate (Cs) cannot be
+encoded (no store can hold it). One pattern: identifiers are checked for every record built."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -191,7 +191,34 @@ def _utc(value: datetime) -> datetime:
 
 def _sources(value: Any) -> tuple[Provenance, ...]:
     listed = _from_json(value) if isinstance(value, str) else value
-    return _SOURCES.validate_python(listed) if listed else ()
+    if not listed:
+        return ()
+    if not isinstance(listed, list):
+        return _SOURCES.validate_python(listed)
+    return tuple(_source(item) for item in listed)
+
+
+_PROVENANCE_FIELDS = frozenset(Provenance.model_fields)
+
+
+def _source(item: Any) -> Provenance:
+    """One stored source, rebuilt as :func:`fact_from_row` rebuilds its fact: it was a
+    validated :class:`Provenance` when it was written (``_SOURCES.dump_json`` writes every
+    field), so only its time is decoded; anything of another shape is validated. Every
+    neighbour a write reads carries its sources, and validating them was a third of reading
+    a row."""
+    if not isinstance(item, dict) or item.keys() != _PROVENANCE_FIELDS:
+        return Provenance.model_validate(item)
+    when = item["timestamp"]
+    if when is not None:
+        try:
+            parsed = datetime.fromisoformat(when)
+        except (TypeError, ValueError):
+            return Provenance.model_validate(item)
+        if parsed.tzinfo is None:  # never written so; validation says what it means
+            return Provenance.model_validate(item)
+        item["timestamp"] = _utc(parsed)
+    return assembled(Provenance, item, complete=True)
 
 
 def _mapping(value: Any) -> Any:
