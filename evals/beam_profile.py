@@ -28,7 +28,10 @@ Method (issue 42, acceptance 2; ``docs/profile.md`` has the figures):
   is **found** when every evidence message is in the prompt (``all``); ``any`` counts a
   question when at least one is; ``statement`` when its first evidence message (the
   instruction or the preference as the user stated it; the others are follow-ups such as "Got
-  it, thanks!") is; ``evidence_recall`` is the mean share of evidence messages in the prompt.
+  it, thanks!") is; ``evidence_recall`` is the mean share of evidence messages in the prompt;
+  ``statement_in_profile`` when the statement is the source of any profile entry, shown or not
+  (a statement in the profile but not in the prompt was not chosen; one in neither was never
+  recognised: a total that says which to work on without reading a blind set's misses).
 * Splits: conversations 1-10 are the tuning split (the instruction rules were read against
   them), 11-20 the held-out split, reported separately. ``--profile-tokens`` below what a
   conversation's profile needs (150) shows how the section chooses when it does not all fit,
@@ -70,13 +73,24 @@ class Tally:
     found_all: int = 0
     found_any: int = 0
     found_first: int = 0
+    first_in_profile: int = 0
+    """Questions whose statement is the source of some profile entry, shown or not: a
+    statement missing from the prompt but counted here was recognised and not chosen (the
+    budget, the selection), one missing from both was never recognised."""
     recall: float = 0.0
     tokens: int = 0
     """Tokens of the memory block and the profile section, summed over the questions."""
     by_category: dict[str, list[int]] = field(default_factory=dict)
     missed: list[str] = field(default_factory=list)
 
-    def add(self, question: Question, shown: set[str], conversation: str, tokens: int = 0) -> None:
+    def add(
+        self,
+        question: Question,
+        shown: set[str],
+        conversation: str,
+        tokens: int = 0,
+        profiled: frozenset[str] = frozenset(),
+    ) -> None:
         evidence = set(question.evidence)
         every, some = evidence <= shown, bool(evidence & shown)
         self.questions += 1
@@ -84,6 +98,7 @@ class Tally:
         self.found_all += every
         self.found_any += some
         self.found_first += question.evidence[0] in shown
+        self.first_in_profile += question.evidence[0] in profiled
         self.recall += len(evidence & shown) / len(evidence)
         counts = self.by_category.setdefault(question.category, [0, 0])
         counts[0] += 1
@@ -98,6 +113,7 @@ class Tally:
             "evidence_in_prompt_all": round(self.found_all / n, 4),
             "evidence_in_prompt_any": round(self.found_any / n, 4),
             "statement_in_prompt": round(self.found_first / n, 4),
+            "statement_in_profile": round(self.first_in_profile / n, 4),
             "evidence_recall": round(self.recall / n, 4),
             "prompt_tokens_mean": round(self.tokens / n, 1),
             "by_category": {
@@ -142,6 +158,8 @@ async def ask(
 ) -> None:
     """Ask the conversation's questions with the profile off and on."""
     questions = [q for q in conversation.questions if q.category in CATEGORIES]
+    entries = await engine.profile(user_id=USER).entries()
+    profiled = frozenset(await shown_sources(engine, [entry.id for entry in entries]))
     for name, budget in (("memory_block_only", 0), ("with_profile", profile_tokens)):
         llm = ScriptedLLM(["ok"] * len(questions))
         async with UniversalAgent(
@@ -162,6 +180,7 @@ async def ask(
                     await shown_sources(engine, ids),
                     conversation.name,
                     reply.memory.tokens + reply.profile.tokens,
+                    profiled,
                 )
 
 
@@ -253,7 +272,8 @@ async def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             f"{on['evidence_in_prompt_all']:.3f} / {on['evidence_in_prompt_any']:.3f} / "
             f"{on['statement_in_prompt']:.3f} / {on['evidence_recall']:.3f}; prompt tokens "
             f"(memory block + profile, mean) {off['prompt_tokens_mean']:.0f} -> "
-            f"{on['prompt_tokens_mean']:.0f}"
+            f"{on['prompt_tokens_mean']:.0f}; statement in the profile, shown or not "
+            f"{on['statement_in_profile']:.3f}"
         )
     write_json(args.out, payload)
     return payload

@@ -65,5 +65,7 @@ async def test_the_profile_puts_the_statements_in_the_prompt(tmp_path: Path) -> 
     assert split["with_profile"]["questions"] == 2  # the other categories are not asked
     assert split["with_profile"]["evidence_in_prompt_all"] == 1.0
     assert split["with_profile"]["statement_in_prompt"] == 1.0
+    assert split["with_profile"]["statement_in_profile"] == 1.0  # recognised, whatever is shown
+    assert split["memory_block_only"]["statement_in_profile"] == 1.0
     assert split["memory_block_only"]["evidence_in_prompt_all"] < 1.0
     assert json.loads(out.read_text())["conversations"] == ["11"]
