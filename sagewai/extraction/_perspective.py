@@ -208,6 +208,9 @@ def resolve_perspective(
         >>> resolve_perspective("My team and I lead the platform team", speaker=None,
         ...                     user_name="Dana")
         'Dana (the user) and their team lead the platform team'
+        >>> resolve_perspective("I moved again, I live in Hamburg now", speaker=None,
+        ...                     user_name="Dana")
+        'Dana (the user) moved again, Dana lives in Hamburg now'
     """
     text = _team_first(text)
     name = display_name(speaker, role, user_name)
@@ -244,7 +247,8 @@ def resolve_perspective(
             continue
         if lower == "i":
             pieces.append(text[cursor:start])
-            pieces.append(name)
+            # "Dana (the user)" once; a second "I" of the sentence reads "Dana".
+            pieces.append(name.removesuffix(" (the user)") if named else name)
             named = True
             cursor = end
             if clitic:
