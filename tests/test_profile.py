@@ -109,6 +109,21 @@ async def test_narration_questions_and_requests_are_not_instructions(said: str) 
 @pytest.mark.parametrize(
     "said",
     [
+        "My favourite number today is 63.",
+        "I feel like pizza tonight.",
+        "Right now I prefer the window seat.",
+    ],
+)
+async def test_a_preference_of_the_moment_is_not_a_standing_one(said: str) -> None:
+    async with ContextEngine.in_memory(embedder=FakeEmbedder()) as ctx:
+        await bridge_of(ctx).process_message(said, session_id="s1", user_id="dana")
+        entries = await ctx.profile(user_id="dana").entries(kinds=["preference"])
+        assert entries == [], said
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
         "We walked rather than drove to the park yesterday.",
         "It was more of a gut feeling rather than a plan.",
     ],

@@ -404,7 +404,10 @@ _I_PREFER = re.compile(
 
 def _content(subject: str, said: str) -> str:
     """How an instruction reads as a fact: a preference in the third person ("The user prefers
-    short answers."), any other instruction as the user's own words after its owner."""
+    short answers."), any other instruction as the user's own words after its owner. Never with
+    the name the user gave: the profile's identity entry names them, and forgetting the name
+    (``forget(subject="Dana")``, which erases every record naming Dana) leaves the user's rules.
+    """
     found = _I_PREFER.match(said)
     if found is not None:
         who = "The user" if subject == "user" else subject
@@ -600,11 +603,12 @@ def read_preferences(text: str, *, speaker: str | None = None) -> list[Extracted
     return out
 
 
-def profile_mark(fact: ExtractedFact, *, speaker: str | None) -> ProfileKind | None:
+def profile_mark(fact: ExtractedFact, *, speaker: str | None, said: str = "") -> ProfileKind | None:
     """The profile kind of a rule fact about the speaker (``None``: not part of a profile).
 
     Identity: the speaker's name, work, home, origin, languages, allergies, diet, age. A
-    preference: a preference-typed fact or a likes/prefers triple about the speaker.
+    preference: a preference-typed fact or a likes/prefers triple about the speaker, unless it
+    (or ``said``, the sentence it was read from) is of the moment (:data:`_FOR_NOW`).
     """
     if fact.metadata.get(PROFILE_KEY) is not None:
         return ProfileKind(str(fact.metadata[PROFILE_KEY]))
@@ -615,8 +619,25 @@ def profile_mark(fact: ExtractedFact, *, speaker: str | None) -> ProfileKind | N
     if predicate in _IDENTITY:
         return ProfileKind.IDENTITY
     if predicate in _PREFERENCE or fact.fact_type is FactType.PREFERENCE:
-        return ProfileKind.PREFERENCE
+        now = _FOR_NOW.search(fact.content) or _FOR_NOW.search(said)
+        return None if now else ProfileKind.PREFERENCE
     return None
+
+
+_FOR_NOW = re.compile(
+    r"\b(?:today|tonight|right now|at the moment|for now|"
+    r"this (?:morning|afternoon|evening|week))\b",
+    re.IGNORECASE,
+)
+"""A preference of the moment ("my favourite number today is 63", "I feel like pizza tonight")
+is memory, not a standing preference shown in every later turn."""
+
+
+def _sentence_of(text: str, span: tuple[int, int] | None) -> str:
+    """The sentence of ``text`` a fact was read from (its ``span`` may be a clause of it)."""
+    if span is None:
+        return ""
+    return next((s.text for s in split_sentences(text) if s.start <= span[0] < s.end), "")
 
 
 def with_profile_marks(
@@ -652,7 +673,7 @@ def with_profile_marks(
             and any(obj in sentence for sentence in said)
         ):
             continue
-        kind = profile_mark(fact, speaker=speaker)
+        kind = profile_mark(fact, speaker=speaker, said=_sentence_of(text, fact.source_span))
         if kind is not None:
             fact = fact.model_copy(update={"metadata": {**fact.metadata, PROFILE_KEY: kind.value}})
         out.append(fact)
