@@ -55,6 +55,13 @@ async def texts(ctx: ContextEngine, user_id: str | None = "dana") -> list[str]:
     return [entry.content for entry in await ctx.profile(user_id=user_id).entries()]
 
 
+async def entries_after(said: str, *kinds: str) -> list[Fact]:
+    """Dana's profile entries (of ``kinds``; every kind without) after she says ``said``."""
+    async with ContextEngine.in_memory(embedder=FakeEmbedder()) as ctx:
+        await bridge_of(ctx).process_message(said, session_id="s1", user_id="dana")
+        return await ctx.profile(user_id="dana").entries(kinds=list(kinds) or None)
+
+
 # --------------------------------------------------------------------------- recognised
 
 
@@ -81,11 +88,9 @@ async def texts(ctx: ContextEngine, user_id: str | None = "dana") -> list[str]:
 async def test_the_users_instructions_preferences_and_identity_enter_the_profile(
     said: str, kind: str
 ) -> None:
-    async with ContextEngine.in_memory(embedder=FakeEmbedder()) as ctx:
-        await bridge_of(ctx).process_message(said, session_id="s1", user_id="dana")
-        entries = await ctx.profile(user_id="dana").entries()
-        assert [e.metadata["profile"] for e in entries][:1] == [kind], said
-        assert all(PROFILE_TAG in e.tags and origin_of(e) is Origin.USER for e in entries)
+    entries = await entries_after(said)
+    assert [e.metadata["profile"] for e in entries][:1] == [kind], said
+    assert all(PROFILE_TAG in e.tags and origin_of(e) is Origin.USER for e in entries)
 
 
 @pytest.mark.parametrize(
@@ -100,10 +105,7 @@ async def test_the_users_instructions_preferences_and_identity_enter_the_profile
     ],
 )
 async def test_narration_questions_and_requests_are_not_instructions(said: str) -> None:
-    async with ContextEngine.in_memory(embedder=FakeEmbedder()) as ctx:
-        await bridge_of(ctx).process_message(said, session_id="s1", user_id="dana")
-        instructions = await ctx.profile(user_id="dana").entries(kinds=["instruction"])
-        assert instructions == [], said
+    assert await entries_after(said, "instruction") == [], said
 
 
 @pytest.mark.parametrize(
@@ -115,10 +117,7 @@ async def test_narration_questions_and_requests_are_not_instructions(said: str) 
     ],
 )
 async def test_a_preference_of_the_moment_is_not_a_standing_one(said: str) -> None:
-    async with ContextEngine.in_memory(embedder=FakeEmbedder()) as ctx:
-        await bridge_of(ctx).process_message(said, session_id="s1", user_id="dana")
-        entries = await ctx.profile(user_id="dana").entries(kinds=["preference"])
-        assert entries == [], said
+    assert await entries_after(said, "preference") == [], said
 
 
 @pytest.mark.parametrize(
@@ -129,10 +128,7 @@ async def test_a_preference_of_the_moment_is_not_a_standing_one(said: str) -> No
     ],
 )
 async def test_narrated_rather_than_is_no_preference(said: str) -> None:
-    async with ContextEngine.in_memory(embedder=FakeEmbedder()) as ctx:
-        await bridge_of(ctx).process_message(said, session_id="s1", user_id="dana")
-        entries = await ctx.profile(user_id="dana").entries()
-        assert not any("rather than" in (e.object or "") for e in entries), said
+    assert not any("rather than" in (e.object or "") for e in await entries_after(said)), said
 
 
 async def test_a_changed_instruction_supersedes_the_old_one_on_every_backend(
