@@ -36,7 +36,7 @@ from sagewai.core._records import FactType
 from sagewai.extraction._base import ExtractedFact
 from sagewai.extraction._perspective import default_subject
 from sagewai.extraction._standing_shapes import embedded_standing_clause, standing_shape
-from sagewai.extraction._text import split_sentences
+from sagewai.extraction._text import Span, split_sentences
 
 __all__ = [
     "INSTRUCTION_CONFIDENCE",
@@ -633,11 +633,11 @@ _FOR_NOW = re.compile(
 is memory, not a standing preference shown in every later turn."""
 
 
-def _sentence_of(text: str, span: tuple[int, int] | None) -> str:
-    """The sentence of ``text`` a fact was read from (its ``span`` may be a clause of it)."""
+def _sentence_of(sentences: Sequence[Span], span: tuple[int, int] | None) -> str:
+    """The sentence a fact was read from (its ``span`` may be a clause of it)."""
     if span is None:
         return ""
-    return next((s.text for s in split_sentences(text) if s.start <= span[0] < s.end), "")
+    return next((s.text for s in sentences if s.start <= span[0] < s.end), "")
 
 
 def with_profile_marks(
@@ -665,6 +665,7 @@ def with_profile_marks(
         and (f.object or "").casefold() not in taken
     ]
     out = [*instructions, *preferences]
+    sentences = split_sentences(text)
     for fact in facts:
         obj = (fact.object or "").casefold()
         if (
@@ -673,7 +674,7 @@ def with_profile_marks(
             and any(obj in sentence for sentence in said)
         ):
             continue
-        kind = profile_mark(fact, speaker=speaker, said=_sentence_of(text, fact.source_span))
+        kind = profile_mark(fact, speaker=speaker, said=_sentence_of(sentences, fact.source_span))
         if kind is not None:
             fact = fact.model_copy(update={"metadata": {**fact.metadata, PROFILE_KEY: kind.value}})
         out.append(fact)
